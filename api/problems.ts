@@ -1,0 +1,39 @@
+// Problem types (RFC 9457) the API answers with; one per kind of failure.
+
+export const PROBLEMS = {
+  'invalid-request': { status: 400, title: 'Invalid request' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  'not-found': { status: 404, title: 'Not found' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  conflict: { status: 409, title: 'Conflict with the current state' },
+  'payload-too-large': { status: 413, title: 'Payload too large' },
+  'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
+  'unprocessable': { status: 422, title: 'Nothing could be processed' },
+  'rate-limited': { status: 429, title: 'Too many requests' },
+  'internal': { status: 500, title: 'Internal error' },
+} as const;
+export type ProblemKind = keyof typeof PROBLEMS;
+
+/** One bad input: `name` is the query parameter, path parameter or JSON pointer into the body. */
+export interface FieldError {
+  in: 'query' | 'path' | 'body' | 'header';
+  name: string;
+  detail: string;
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  /** The same text as detail: what simple REST clients display. */
+  message: string;
+  instance?: string;
+  errors?: FieldError[];
+  [extension: string]: unknown;
+}
+
+export function problemType(kind: ProblemKind): string {
+  return `/problems/${kind}`;
+}

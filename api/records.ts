@@ -1,0 +1,94 @@
+// The records the API returns (§2), as this project's server shapes them.
+import type {
+  AnswerType, CampaignState, CampaignType, DialerMode, EndType, NumberDetailStatus, NumberStatus, Outcome, RingResult, Role,
+} from './enums.ts';
+
+export interface Campaign {
+  id: string;
+  name: string;
+  state: CampaignState;
+  type: CampaignType;
+  phoneSystemId: string | null;
+  extensionId: string | null;
+  dialer: { mode: DialerMode };
+  tagIds: string[];
+  /** UTC timestamps, `YYYY-MM-DDTHH:MM:SSZ`. */
+  startDate: string | null;
+  endDate: string | null;
+  startedAt: string | null;
+  endedAt: string | null;
+  callflowIds: string[];
+  callBehavior: { humanAnswerCallflowId: string | null; answeringMachineCallflowId: string | null };
+  webhookEndpointId: string | null;
+  isArchived: boolean;
+  numbersCount: number;
+  createdAt: string;
+}
+
+export interface CampaignNumber {
+  id: string;
+  number: string;
+  status: NumberStatus;
+  attempts: number;
+  varNames: string[];
+  varValues: string[];
+}
+
+export interface CallDetail {
+  id: string;
+  numberId: string;
+  number: string;
+  attempt: number;
+  /** Local timestamps in the account's time zone, `YYYY-MM-DDTHH:MM:SS`. */
+  startedAtLocal: string;
+  answeredAtLocal: string | null;
+  endedAtLocal: string;
+  ringResult: RingResult;
+  answerType: AnswerType | null;
+  sipResponseCode: number;
+  endType: EndType | null;
+  queueId: string | null;
+  outcome: Outcome;
+}
+
+export interface NumberDetail {
+  id: string;
+  number: string;
+  status: NumberDetailStatus;
+  attempts: number;
+  varNames: string[];
+  varValues: string[];
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  roles: Role[];
+  campaignIds: string[] | null;
+  /** The first characters of the token, enough to recognise it; never the token. */
+  tokenPrefix: string;
+  createdAt: string;
+  expiresAt: string | null;
+  deletedAt: string | null;
+}
+
+/** Body of 201 from POST .../numbers. */
+export interface AddNumbersResult {
+  created: CampaignNumber[];
+  rejected: { index: number; number: unknown; reason: string; code: RejectionCode }[];
+}
+
+/** Body of 201 from POST .../numbers/upload. */
+export interface UploadResult {
+  rows: number;
+  createdCount: number;
+  rejectedCount: number;
+  /** The first rejected rows (at most UPLOAD_REJECTIONS_SHOWN), line numbers 1-based as in the file. */
+  rejected: { line: number; value: string; reason: string; code: RejectionCode }[];
+  varNames: string[];
+  /** Whether the first row was read as a header (given, or detected: a first cell without digits). */
+  firstRowIsHeader: boolean;
+  varCount: number;
+}
+
+export type RejectionCode = 'invalid_number' | 'duplicate' | 'wrong_column_count';

@@ -1,0 +1,199 @@
+// Builds the reference server: fastify with the /v1 API, the /console API, auth, rate limits and problem+json errors.
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Operation } from '../api/enums.ts';
+import { authenticate, authorize } from './auth.ts';
+import { ApiError } from './errors.ts';
+import { bodyParams, sendProblem } from './http.ts';
+import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitPolicy } from './rate-limit.ts';
+import type { Account, KeyRecord } from './store/accounts.ts';
+import type { Store } from './store/store.ts';
+import { campaignRoutes } from './routes/campaigns.ts';
+import { consoleRoutes } from './routes/console.ts';
+import { numberRoutes } from './routes/numbers.ts';
+import { reportRoutes } from './routes/reports.ts';
+
+export interface Limits {
+  /** Largest JSON body. */
+  jsonBodyBytes: number;
+  /** Largest CSV upload (the whole multipart body). */
+  uploadBytes: number;
+  /** Most numbers in one POST .../numbers. */
+  numbersPerRequest: number;
+  /** Most campaign ids in one DELETE .../campaigns, and number ids in one DELETE .../numbers. */
+  idsPerDelete: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  jsonBodyBytes: 10 * 1024 * 1024,
+  uploadBytes: 512 * 1024 * 1024,
+  numbersPerRequest: 10_000,
+  idsPerDelete: 10_000,
+};
+
+export interface ServerOptions {
+  store: Store;
+  consoleToken: string;
+  rateLimit?: RateLimitPolicy;
+  limits?: Partial<Limits>;
+  now?: () => Date;
+  logger?: boolean;
+}
+
+export interface Deps {
+  store: Store;
+  limits: Limits;
+  now: () => Date;
+  /** The account and key of an API request, after 401/403 checks for the operation. */
+  guard(request: FastifyRequest, op: Operation): { account: Account; key: KeyRecord };
+}
+
+const EXPOSED = 'X-Total-Count, Content-Range, RateLimit, RateLimit-Policy, Retry-After, Location';
+
+export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const now = options.now ?? (() => new Date());
+  const limiter = new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
+  const store = options.store;
+  const authResults = new WeakMap<FastifyRequest, KeyRecord | ApiError>();
+
+  const app = Fastify({
+    logger: options.logger ? { level: 'info' } : false,
+    bodyLimit: limits.jsonBodyBytes,
+    // The problem+json error handler answers every error; fastify's own 4xx become problems there.
+    return503OnClosing: true,
+  });
+
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, new URLSearchParams(body as string));
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('access-control-allow-origin', '*');
+    reply.header('access-control-expose-headers', EXPOSED);
+    if (!request.url.startsWith('/v1/')) return;
+    let bucket = `ip:${request.ip}`;
+    try {
+      const key = authenticate(store, request.headers.authorization, now());
+      authResults.set(request, key);
+      bucket = `key:${key.id}`;
+    } catch (err) {
+      authResults.set(request, err as ApiError);
+    }
+    const decision = limiter.take(bucket);
+    for (const [k, v] of Object.entries(decision.headers)) reply.header(k, v);
+    if (!decision.allowed) {
+      throw new ApiError('rate-limited',
+        `rate limit of ${limiter.policy.rate} requests/s (bursts of ${limiter.policy.burst}) exceeded; retry in ${decision.retryAfterSeconds} s`,
+        { headers: { 'retry-after': String(decision.retryAfterSeconds) } });
+    }
+  });
+
+  // GET bodies are not parsed by fastify; list parameters may arrive there url-encoded.
+  app.addHook('preValidation', async (request) => {
+    if (request.method !== 'GET' || !hasBody(request)) return;
+    const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const text = await readRaw(request, 1024 * 1024);
+    if (text.trim() === '') return;
+    if (type !== 'application/x-www-form-urlencoded' && type !== '') {
+      throw new ApiError('unsupported-media-type',
+        `a GET body may only carry url-encoded parameters (application/x-www-form-urlencoded); got ${JSON.stringify(type)}`);
+    }
+    bodyParams.set(request, new URLSearchParams(text));
+  });
+
+  app.options('*', async (_request, reply) => {
+    return reply
+      .code(204)
+      .header('access-control-allow-methods', 'GET, POST, PUT, DELETE, OPTIONS')
+      .header('access-control-allow-headers', 'Authorization, Content-Type')
+      .header('access-control-max-age', '600')
+      .send();
+  });
+
+  app.setErrorHandler((err, request, reply) => {
+    if (err instanceof ApiError) return sendProblem(reply, err);
+    const e = err as { statusCode?: number; code?: string; message: string };
+    const status = e.statusCode ?? 500;
+    if (status >= 500) {
+      request.log.error({ err }, 'unhandled error');
+      return sendProblem(reply, new ApiError('internal', 'the server failed to handle this request; it has been logged'));
+    }
+    return sendProblem(reply, fromFastifyError(e, request));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    sendProblem(reply, new ApiError('not-found', `no operation at ${request.method} ${request.url.split('?')[0]}`));
+  });
+
+  const consoleHash = createHash('sha256').update(options.consoleToken).digest();
+  const guardConsole = (request: FastifyRequest): void => {
+    const m = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '');
+    const given = createHash('sha256').update(m?.[1] ?? '').digest();
+    if (!m || !timingSafeEqual(given, consoleHash)) {
+      throw new ApiError('unauthorized', 'the console needs "Authorization: Bearer <console token>" (CONSOLE_TOKEN)');
+    }
+  };
+
+  const deps: Deps = {
+    store, limits, now,
+    guard(request, op) {
+      const auth = authResults.get(request);
+      if (!auth) throw new Error('guard used outside /v1');
+      if (auth instanceof ApiError) throw auth;
+      const account = store.accounts.byId((request.params as { accountId: string }).accountId);
+      authorize(auth, account?.pk, op);
+      return { account: account!, key: auth };
+    },
+  };
+
+  await app.register(multipart, {
+    limits: { fileSize: limits.uploadBytes, files: 1, fields: 10, fieldSize: 1024, parts: 12 },
+  });
+  await app.register(async (v1) => {
+    campaignRoutes(v1, deps);
+    numberRoutes(v1, deps);
+    reportRoutes(v1, deps);
+  }, { prefix: '/v1/accounts/:accountId' });
+  await app.register(async (c) => {
+    c.addHook('onRequest', async (request) => guardConsole(request));
+    consoleRoutes(c, deps);
+  }, { prefix: '/console' });
+  return app;
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  const len = request.headers['content-length'];
+  return (len !== undefined && len !== '0') || request.headers['transfer-encoding'] !== undefined;
+}
+
+async function readRaw(request: FastifyRequest, max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request.raw) {
+    size += (chunk as Buffer).length;
+    if (size > max) throw new ApiError('payload-too-large', `a GET body may hold at most ${max} bytes of parameters`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** fastify's own client errors (bad JSON, wrong media type, too large) as problems that say what to fix. */
+function fromFastifyError(e: { statusCode?: number; code?: string; message: string }, request: FastifyRequest): ApiError {
+  const type = request.headers['content-type'];
+  switch (e.statusCode) {
+    case 413:
+      return new ApiError('payload-too-large', `the request body is too large: ${e.message}`);
+    case 415:
+      return new ApiError('unsupported-media-type',
+        `content type ${JSON.stringify(type ?? '(none)')} is not accepted here; send application/json (multipart/form-data for uploads)`);
+    default:
+      if (e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new ApiError('invalid-request', 'the request body is empty; send JSON');
+      if (e.code?.startsWith('FST_ERR_CTP') || e instanceof SyntaxError || e.statusCode === 400) {
+        return new ApiError('invalid-request', `the request body is not valid JSON: ${e.message}`,
+          { errors: [{ in: 'body', name: '', detail: e.message }] });
+      }
+      return new ApiError('invalid-request', e.message);
+  }
+}

@@ -1,0 +1,92 @@
+// What every route shares: merged request parameters, list responses, problem+json rendering.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { formatContentRange, type ListResource } from '../api/content-range.ts';
+import { PROBLEMS, problemType, type FieldError, type Problem, type ProblemKind } from '../api/problems.ts';
+import { ApiError, invalid } from './errors.ts';
+
+/** Parameters sent url-encoded in a GET body (curl --data-urlencode without --get), read by app.ts. */
+export const bodyParams = new WeakMap<FastifyRequest, URLSearchParams>();
+
+/**
+ * The request's parameters: the query string, plus url-encoded ones from the body of a GET or of a
+ * form-encoded POST. The query string wins where both give one. A parameter given twice is a 400.
+ */
+export function params(request: FastifyRequest): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  const errors: FieldError[] = [];
+  const fromBody = bodyParams.get(request) ?? (request.body instanceof URLSearchParams ? request.body : undefined);
+  if (fromBody) {
+    for (const key of new Set(fromBody.keys())) {
+      const all = fromBody.getAll(key);
+      if (all.length > 1) errors.push({ in: 'query', name: key, detail: `${key} is given ${all.length} times; give it once` });
+      out[key] = all[0];
+    }
+  }
+  for (const [key, value] of Object.entries(request.query as Record<string, string | string[]>)) {
+    if (Array.isArray(value)) errors.push({ in: 'query', name: key, detail: `${key} is given ${value.length} times; give it once` });
+    else out[key] = value;
+  }
+  if (errors.length) throw invalid(errors);
+  return out;
+}
+
+/** 400 naming every parameter that is not one of `allowed`. */
+export function onlyParams(p: Record<string, string | undefined>, allowed: readonly string[]): void {
+  const unknown = Object.keys(p).filter((k) => !allowed.includes(k));
+  if (unknown.length) {
+    throw invalid(unknown.map((name) => ({
+      in: 'query', name,
+      detail: `unknown parameter ${JSON.stringify(name)}; this operation takes ${allowed.length ? allowed.join(', ') : 'no parameters'}`,
+    })));
+  }
+}
+
+export function sendList(reply: FastifyReply, resource: ListResource, range: [number, number], records: unknown[], total: number): unknown {
+  reply.header('x-total-count', String(total));
+  reply.header('content-range', formatContentRange(resource, range[0], records.length, total));
+  return reply.code(200).send(records);
+}
+
+export function problem(kind: ProblemKind, detail: string, instance: string, errors?: FieldError[], extensions: Record<string, unknown> = {}): Problem {
+  const p: Problem = {
+    type: problemType(kind), title: PROBLEMS[kind].title, status: PROBLEMS[kind].status, detail, message: detail,
+    instance, ...extensions,
+  };
+  if (errors?.length) p.errors = errors;
+  return p;
+}
+
+export function sendProblem(reply: FastifyReply, err: ApiError): FastifyReply {
+  const instance = reply.request.url.split('?')[0]!;
+  for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+  return reply
+    .code(err.status)
+    .type('application/problem+json; charset=utf-8')
+    .send(problem(err.kind, err.message, instance, err.errors, err.extensions));
+}
+
+/** `true`/`false` (also 1/0) for boolean query parameters. */
+export function booleanParam(name: string, raw: string | undefined): boolean | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw invalid([{ in: 'query', name, detail: `${name} must be true or false; got ${JSON.stringify(raw)}` }]);
+}
+
+export function integerParam(name: string, raw: string | undefined, min: number, max: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= min && n <= max)) {
+    throw invalid([{ in: 'query', name, detail: `${name} must be an integer from ${min} to ${max}; got ${JSON.stringify(raw)}` }]);
+  }
+  return n;
+}
+
+export function jsonParam(name: string, raw: string | undefined): unknown {
+  if (raw === undefined) return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw invalid([{ in: 'query', name, detail: `${name} must be url-encoded JSON; got ${JSON.stringify(raw.slice(0, 80))}` }]);
+  }
+}

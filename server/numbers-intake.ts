@@ -1,0 +1,55 @@
+// Admits new numbers into a campaign: validates and normalises each, drops duplicates, inserts, reports rejections.
+import type { RejectionCode } from '../api/records.ts';
+import { checkPhoneNumber } from './phone-numbers.ts';
+import type { Store } from './store/store.ts';
+
+export interface Candidate {
+  /** Where the entry came from: its index in a JSON body or its line in a CSV file. */
+  position: number;
+  raw: string;
+  varValues: string[];
+}
+
+export interface Rejection {
+  position: number;
+  value: string;
+  reason: string;
+  code: RejectionCode;
+}
+
+export interface Admitted {
+  position: number;
+  id: number;
+  number: string;
+}
+
+/**
+ * Validates, normalises and inserts a batch in one transaction. A phone number already live in
+ * the campaign, or earlier in the same batch, is rejected as a duplicate.
+ */
+export function admit(store: Store, campaignPk: number, varNames: string[], batch: readonly Candidate[]):
+  { admitted: Admitted[]; rejected: Rejection[] } {
+  const rejected: Rejection[] = [];
+  const valid: { c: Candidate; e164: string }[] = [];
+  const seen = new Map<string, number>();
+  for (const c of batch) {
+    const check = checkPhoneNumber(c.raw);
+    if (!check.ok) { rejected.push({ position: c.position, value: c.raw, reason: check.reason, code: 'invalid_number' }); continue; }
+    const earlier = seen.get(check.e164);
+    if (earlier !== undefined) {
+      rejected.push({ position: c.position, value: c.raw, reason: `${check.e164} is given earlier in this request (at ${earlier})`, code: 'duplicate' });
+      continue;
+    }
+    seen.set(check.e164, c.position);
+    valid.push({ c, e164: check.e164 });
+  }
+  const ids = store.numbers.insert(campaignPk, valid.map((v) => ({ number: v.e164, varNames, varValues: v.c.varValues })));
+  const admitted: Admitted[] = [];
+  ids.forEach((id, i) => {
+    const { c, e164 } = valid[i]!;
+    if (id === null) rejected.push({ position: c.position, value: c.raw, reason: `${e164} is already in this campaign`, code: 'duplicate' });
+    else admitted.push({ position: c.position, id, number: e164 });
+  });
+  rejected.sort((a, b) => a.position - b.position);
+  return { admitted, rejected };
+}

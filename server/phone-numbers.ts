@@ -1,0 +1,36 @@
+// Phone number validation and E.164 normalisation (libphonenumber-js), for JSON adds and CSV uploads.
+import { parsePhoneNumberFromString, validatePhoneNumberLength } from 'libphonenumber-js/min';
+
+export type PhoneCheck = { ok: true; e164: string } | { ok: false; reason: string };
+
+const SEPARATORS = /[\s().\-\/]/g;
+const MAX_RAW = 64;
+
+/**
+ * Accepts international numbers with a plus, with a 00 international prefix, or without either
+ * (a CSV may carry `4930123456`). There is no default country: a national-format number is ambiguous.
+ */
+export function checkPhoneNumber(raw: string): PhoneCheck {
+  if (raw.length > MAX_RAW) return { ok: false, reason: `longer than ${MAX_RAW} characters` };
+  let s = raw.replace(SEPARATORS, '');
+  if (s.startsWith('00')) s = `+${s.slice(2)}`;
+  else if (!s.startsWith('+')) s = `+${s}`;
+  if (!/^\+\d+$/.test(s)) return { ok: false, reason: 'not a phone number: only digits, an optional leading +, spaces, dashes, dots and parentheses are allowed' };
+  if (s.length < 4) return { ok: false, reason: 'too short to be a phone number' };
+  const lengthProblem = validatePhoneNumberLength(s);
+  if (lengthProblem) return { ok: false, reason: LENGTH_REASONS[lengthProblem] ?? 'not a valid phone number' };
+  const parsed = parsePhoneNumberFromString(s);
+  if (!parsed || !parsed.isValid()) {
+    const where = parsed?.country ? ` for ${parsed.country}` : parsed ? ` for country code +${parsed.countryCallingCode}` : '';
+    return { ok: false, reason: `not a valid phone number${where}` };
+  }
+  return { ok: true, e164: parsed.number };
+}
+
+const LENGTH_REASONS: Record<string, string> = {
+  INVALID_COUNTRY: 'unknown country calling code',
+  NOT_A_NUMBER: 'not a phone number',
+  TOO_SHORT: 'too short for its country',
+  TOO_LONG: 'too long for its country',
+  INVALID_LENGTH: 'wrong length for its country',
+};

@@ -1,0 +1,133 @@
+// The console API (/console): what the spec's web console does — accounts, campaigns, their numbers, API keys.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { CAMPAIGN_STATES, CAMPAIGN_TYPES, DIALER_MODES, ROLES } from '../../api/enums.ts';
+import type { FieldError } from '../../api/problems.ts';
+import { formatUtc, parseTimestamp, timestampToUtcMillis } from '../../api/timestamps.ts';
+import type { Deps } from '../app.ts';
+import { invalid, notFound } from '../errors.ts';
+import { admit } from '../numbers-intake.ts';
+import { publicKey, type Account } from '../store/accounts.ts';
+import { campaignRecord } from '../store/campaigns.ts';
+import { numberRecord } from '../store/numbers.ts';
+import { isTimeZone } from '../time-zones.ts';
+import { MAX_VAR_VALUE, MAX_VARIABLES, varNamesParam } from './numbers.ts';
+import { jsonParam, onlyParams, params } from '../http.ts';
+
+const id = z.string().min(1).max(200);
+const timestamp = z.string().refine((s) => parseTimestamp(s) !== null, 'must be a timestamp YYYY-MM-DDTHH:MM:SS (optionally with Z or an offset)')
+  .transform((s) => formatUtc(timestampToUtcMillis(parseTimestamp(s)!)));
+
+const AccountBody = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin').default('UTC'),
+});
+
+const CampaignBody = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  state: z.enum(CAMPAIGN_STATES).default('Draft'),
+  type: z.enum(CAMPAIGN_TYPES).default('Static'),
+  phoneSystemId: id.nullable().default(null),
+  extensionId: id.nullable().default(null),
+  dialer: z.strictObject({ mode: z.enum(DIALER_MODES) }).default({ mode: 'Power' }),
+  tagIds: z.array(id).max(100).default([]),
+  startDate: timestamp.nullable().default(null),
+  endDate: timestamp.nullable().default(null),
+  startedAt: timestamp.nullable().default(null),
+  endedAt: timestamp.nullable().default(null),
+  callflowIds: z.array(id).max(100).default([]),
+  callBehavior: z.strictObject({
+    humanAnswerCallflowId: id.nullable().default(null),
+    answeringMachineCallflowId: id.nullable().default(null),
+  }).default({ humanAnswerCallflowId: null, answeringMachineCallflowId: null }),
+  webhookEndpointId: id.nullable().default(null),
+  isArchived: z.boolean().default(false),
+});
+
+const NumbersBody = z.array(z.strictObject({
+  number: z.string(),
+  varValues: z.array(z.string().max(MAX_VAR_VALUE)).max(MAX_VARIABLES).default([]),
+})).min(1).max(100_000);
+
+const KeyBody = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  roles: z.array(z.enum(ROLES)).min(1).transform((r) => [...new Set(r)]),
+  campaignIds: z.array(id).min(1).max(10_000).nullable().default(null),
+  expiresAt: timestamp.nullable().default(null),
+});
+
+/** zod's verdict as the API's 400: one FieldError per issue, named by JSON pointer. */
+function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
+  const r = schema.safeParse(body);
+  if (r.success) return r.data;
+  throw invalid(r.error.issues.map((i): FieldError => ({
+    in: 'body', name: '/' + i.path.map(String).join('/'),
+    detail: `${i.path.length ? i.path.join('.') : 'body'}: ${i.message}`,
+  })));
+}
+
+export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
+  const { store } = deps;
+  const account = (request: FastifyRequest): Account => {
+    const aid = (request.params as { accountId: string }).accountId;
+    const a = store.accounts.byId(aid);
+    if (!a) throw notFound('account', aid);
+    return a;
+  };
+
+  app.post('/accounts', async (request, reply) => {
+    const b = parseBody(AccountBody, request.body);
+    return reply.code(201).send(accountRecord(store.accounts.create(b.name, b.timezone, deps.now())));
+  });
+
+  app.get('/accounts/:accountId', async (request) => accountRecord(account(request)));
+
+  app.post('/accounts/:accountId/campaigns', async (request, reply) => {
+    const a = account(request);
+    const b = parseBody(CampaignBody, request.body);
+    const row = store.campaigns.create(a.pk, {
+      ...b, dialerMode: b.dialer.mode, humanAnswerCallflowId: b.callBehavior.humanAnswerCallflowId,
+      answeringMachineCallflowId: b.callBehavior.answeringMachineCallflowId,
+    }, deps.now());
+    return reply.code(201).send(campaignRecord(row));
+  });
+
+  // Any type and state: this is how Static campaigns get their lists.
+  app.post('/accounts/:accountId/campaigns/:campaignId/numbers', async (request, reply) => {
+    const a = account(request);
+    const cid = (request.params as { campaignId: string }).campaignId;
+    const row = store.campaigns.byId(a.pk, cid);
+    if (!row) throw notFound('campaign', cid);
+    const p = params(request);
+    onlyParams(p, ['varNames']);
+    const entries = parseBody(NumbersBody, request.body);
+    const width = Math.max(0, ...entries.map((e) => e.varValues.length));
+    const varNames = varNamesParam(jsonParam('varNames', p.varNames)) ?? Array.from({ length: width }, (_, i) => `var${i + 1}`);
+    const { admitted, rejected } = admit(store, row.pk, varNames,
+      entries.map((e, i) => ({ position: i, raw: e.number, varValues: e.varValues })));
+    return reply.code(201).send({
+      created: store.numbers.byIds(row.pk, admitted.map((x) => x.id)).map(numberRecord),
+      rejected: rejected.map((r) => ({ index: r.position, number: r.value, reason: r.reason, code: r.code })),
+    });
+  });
+
+  app.post('/accounts/:accountId/apiKeys', async (request, reply) => {
+    const a = account(request);
+    const b = parseBody(KeyBody, request.body);
+    const { key, token } = store.accounts.createKey(a, b, deps.now());
+    return reply.code(201).send({ ...publicKey(key), token });
+  });
+
+  app.get('/accounts/:accountId/apiKeys', async (request) => store.accounts.keys(account(request)).map(publicKey));
+
+  app.delete('/accounts/:accountId/apiKeys/:keyId', async (request, reply) => {
+    const a = account(request);
+    const kid = (request.params as { keyId: string }).keyId;
+    if (!store.accounts.deleteKey(a, kid, deps.now())) throw notFound('API key', kid);
+    return reply.code(204).send();
+  });
+}
+
+function accountRecord(a: Account) {
+  return { id: a.id, name: a.name, timezone: a.timezone, createdAt: a.createdAt };
+}

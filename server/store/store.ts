@@ -1,0 +1,26 @@
+// The reference server's storage: one SQLite database (file or :memory:) and a store per kind of record.
+import { Accounts } from './accounts.ts';
+import { CallDetails } from './call-details.ts';
+import { Campaigns } from './campaigns.ts';
+import { Database } from './db.ts';
+import { Numbers } from './numbers.ts';
+
+export class Store {
+  readonly db: Database;
+  readonly accounts: Accounts;
+  readonly campaigns: Campaigns;
+  readonly numbers: Numbers;
+  readonly callDetails: CallDetails;
+
+  constructor(path: string) {
+    this.db = new Database(path);
+    this.accounts = new Accounts(this.db);
+    this.campaigns = new Campaigns(this.db);
+    this.numbers = new Numbers(this.db);
+    this.callDetails = new CallDetails(this.db);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

@@ -1,0 +1,83 @@
+// Starts a real reference server on a loopback port with its own SQLite store, and talks to it over HTTP.
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { Role } from '../../api/enums.ts';
+import type { Campaign } from '../../api/records.ts';
+import { buildServer, type ServerOptions } from '../../server/app.ts';
+import type { RateLimitPolicy } from '../../server/rate-limit.ts';
+import { Store } from '../../server/store/store.ts';
+
+export interface TestServer {
+  url: string;
+  app: FastifyInstance;
+  store: Store;
+  consoleToken: string;
+  /** fetch against the server with an optional bearer token. */
+  request(path: string, init?: RequestInit & { token?: string; json?: unknown }): Promise<Response>;
+  console<T = any>(method: string, path: string, body?: unknown): Promise<T>;
+  close(): Promise<void>;
+}
+
+export const NO_LIMIT: RateLimitPolicy = { rate: 1e9, burst: 1e9 };
+
+export async function startServer(options: { db?: string; rateLimit?: RateLimitPolicy; limits?: ServerOptions['limits']; now?: () => Date } = {}): Promise<TestServer> {
+  const store = new Store(options.db ?? ':memory:');
+  const consoleToken = `console_${randomBytes(16).toString('hex')}`;
+  const app = await buildServer({ store, consoleToken, rateLimit: options.rateLimit ?? NO_LIMIT, limits: options.limits, now: options.now });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  const request: TestServer['request'] = (path, init = {}) => {
+    const headers = new Headers(init.headers);
+    if (init.token) headers.set('authorization', `Bearer ${init.token}`);
+    let body = init.body;
+    if (init.json !== undefined) {
+      headers.set('content-type', 'application/json');
+      body = JSON.stringify(init.json);
+    }
+    return fetch(url + path, { ...init, headers, body });
+  };
+  return {
+    url, app, store, consoleToken, request,
+    async console(method, path, body) {
+      const res = await request(`/console${path}`, { method, token: consoleToken, ...(body === undefined ? {} : { json: body }) });
+      const text = await res.text();
+      if (res.status >= 300) throw new Error(`console ${method} ${path}: ${res.status} ${text}`);
+      return (text ? JSON.parse(text) : undefined) as any;
+    },
+    async close() {
+      await app.close();
+      store.close();
+    },
+  };
+}
+
+/** An account with a key of the given roles; returns ids and the token. */
+export async function createAccount(s: TestServer, name = 'Acme', timezone = 'Europe/Berlin'): Promise<{ id: string }> {
+  return s.console('POST', '/accounts', { name, timezone });
+}
+
+export async function createKey(s: TestServer, accountId: string, roles: Role[], campaignIds?: string[]): Promise<string> {
+  const key = await s.console('POST', `/accounts/${accountId}/apiKeys`, { name: roles.join('+'), roles, ...(campaignIds ? { campaignIds } : {}) });
+  return key.token as string;
+}
+
+export async function createCampaign(s: TestServer, accountId: string, fields: Record<string, unknown> = {}): Promise<Campaign> {
+  return s.console('POST', `/accounts/${accountId}/campaigns`, { name: 'Campaign', ...fields });
+}
+
+export async function addNumbers(s: TestServer, accountId: string, campaignId: string, numbers: (string | { number: string; varValues?: string[] })[]) {
+  return s.console('POST', `/accounts/${accountId}/campaigns/${campaignId}/numbers`,
+    numbers.map((n) => (typeof n === 'string' ? { number: n } : n)));
+}
+
+/** A list request's query string from plain values (JSON-encoded as §4.1 wants). */
+export function q(params: { range?: unknown; sort?: unknown; filter?: unknown; [k: string]: unknown }): string {
+  const sp = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) sp.set(k, typeof v === 'string' ? v : JSON.stringify(v));
+  const s = sp.toString();
+  return s ? `?${s}` : '';
+}
+
+/** n valid, distinct US phone numbers in E.164. */
+export function phoneNumbers(n: number, start = 0): string[] {
+  return Array.from({ length: n }, (_, i) => `+1212555${String(start + i).padStart(4, '0')}`);
+}
