@@ -81,3 +81,19 @@ export function q(params: { range?: unknown; sort?: unknown; filter?: unknown; [
 export function phoneNumbers(n: number, start = 0): string[] {
   return Array.from({ length: n }, (_, i) => `+1212555${String(start + i).padStart(4, '0')}`);
 }
+
+/** A request with node:http, for what fetch refuses to send (a GET with a body). */
+export async function rawRequest(url: string, method: string, headers: Record<string, string>, body: string):
+  Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  const { request } = await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(url), { method, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (r) => {
+      let text = '';
+      r.setEncoding('utf8');
+      r.on('data', (c: string) => (text += c));
+      r.on('end', () => resolve({ status: r.statusCode!, headers: r.headers, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}

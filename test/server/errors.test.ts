@@ -1,0 +1,211 @@
+// Errors, limits and robustness: problem+json everywhere, 400/404/413/415/429, CORS, and no 500 from any input.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addNumbers, createAccount, createCampaign, createKey, q, rawRequest, startServer, type TestServer } from '../support/server.ts';
+
+let s: TestServer;
+let acc: string;
+let token: string;
+let cid: string;
+const api = (path: string) => `/v1/accounts/${acc}${path}`;
+
+beforeAll(async () => {
+  s = await startServer({ limits: { jsonBodyBytes: 4096 } });
+  acc = (await createAccount(s)).id;
+  token = await createKey(s, acc, ['CampaignAdmin']);
+  cid = (await createCampaign(s, acc, { type: 'Dynamic', state: 'Active' })).id;
+});
+afterAll(() => s.close());
+
+async function expectProblem(res: Response, status: number): Promise<Record<string, any>> {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const p = await res.json();
+  expect(p).toMatchObject({ status, type: expect.stringMatching(/^\/problems\//), title: expect.any(String), detail: expect.any(String) });
+  expect(p.message).toBe(p.detail);
+  return p;
+}
+
+describe('problem responses', () => {
+  it('400 for malformed JSON, naming the body', async () => {
+    const res = await s.request(api(`/campaigns/${cid}/numbers`), { method: 'POST', token, body: '[{"number": ', headers: { 'content-type': 'application/json' } });
+    const p = await expectProblem(res, 400);
+    expect(p.detail).toContain('not valid JSON');
+  });
+
+  it('400 for an empty JSON body', async () => {
+    await expectProblem(await s.request(api(`/campaigns/${cid}/numbers`), { method: 'POST', token, headers: { 'content-type': 'application/json' } }), 400);
+  });
+
+  it('400 for a prototype-poisoning body', async () => {
+    const res = await s.request(api(`/campaigns/${cid}/numbers`), { method: 'POST', token, body: '[{"number":"+12125550100","__proto__":{"x":1}}]', headers: { 'content-type': 'application/json' } });
+    await expectProblem(res, 400);
+  });
+
+  it('415 for an unsupported media type', async () => {
+    const res = await s.request(api(`/campaigns/${cid}/numbers`), { method: 'POST', token, body: '<numbers/>', headers: { 'content-type': 'application/xml' } });
+    const p = await expectProblem(res, 415);
+    expect(p.detail).toContain('application/xml');
+  });
+
+  it('415 for a GET body that is not url-encoded parameters', async () => {
+    const res = await rawRequest(s.url + api('/campaigns'), 'GET', { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, '{"range":[0,1]}');
+    expect(res.status).toBe(415);
+    expect(JSON.parse(res.text).detail).toContain('application/x-www-form-urlencoded');
+  });
+
+  it('413 for a body over the JSON limit', async () => {
+    const body = JSON.stringify(Array.from({ length: 400 }, () => ({ number: '+12125550100' })));
+    await expectProblem(await s.request(api(`/campaigns/${cid}/numbers`), { method: 'POST', token, body, headers: { 'content-type': 'application/json' } }), 413);
+  });
+
+  it('404 for an unknown route and for unknown ids', async () => {
+    await expectProblem(await s.request('/v2/anything', { token }), 404);
+    await expectProblem(await s.request(api('/campaigns/unknown/numbers'), { token }), 404);
+    await expectProblem(await s.request(api('/campaigns/unknown/reports/callDetails'), { token }), 404);
+  });
+
+  it('403 for an account id that is not the key\'s', async () => {
+    await expectProblem(await s.request('/v1/accounts/someone-else/campaigns', { token }), 403);
+  });
+
+  it('400 for a parameter given twice', async () => {
+    const p = await expectProblem(await s.request(api('/campaigns') + '?range=[0,1]&range=[2,3]', { token }), 400);
+    expect(p.errors[0].name).toBe('range');
+  });
+
+  it('lists every bad parameter in errors', async () => {
+    const p = await expectProblem(await s.request(api('/campaigns') + q({ range: [2, 1], sort: ['x', 'ASC'], filter: { y: 1 } }), { token }), 400);
+    expect(p.errors.map((e: { name: string }) => e.name)).toEqual(['range', 'sort', 'filter.y']);
+  });
+});
+
+describe('CORS', () => {
+  it('answers preflight requests and exposes the list headers', async () => {
+    const res = await s.request(api('/campaigns'), { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-headers')).toContain('Authorization');
+    const get = await s.request(api('/campaigns'), { token });
+    expect(get.headers.get('access-control-expose-headers')).toContain('X-Total-Count');
+  });
+});
+
+describe('no input crashes or 500s', () => {
+  const junk = ['', '%', '%zz', '[', '{"a":', 'null', '[null,null]', '"\u0000"', 'x'.repeat(5000), '[1e309,2]', '{"number":{"$gt":""}}', '[9007199254740993,9007199254740999]'];
+  const paths = () => [
+    ['GET', '/campaigns'], ['GET', `/campaigns/${cid}/numbers`], ['GET', `/campaigns/${cid}/reports/callDetails`], ['GET', `/campaigns/${cid}/reports/numberDetails`],
+    ['POST', `/campaigns/${cid}/duplicate`], ['PUT', `/campaigns/${cid}/state`], ['DELETE', `/campaigns/${cid}`], ['DELETE', '/campaigns'],
+    ['POST', `/campaigns/${cid}/numbers`], ['POST', `/campaigns/${cid}/numbers/upload`], ['DELETE', `/campaigns/${cid}/numbers`],
+  ] as const;
+
+  it('answers every junk parameter and body on every endpoint with a 4xx problem', async () => {
+    let checked = 0;
+    for (const [method, path] of paths()) {
+      for (const value of junk) {
+        const qs = ['range', 'sort', 'filter', 'varNames', 'numbersFilter', 'includeNumbers', 'varCount', 'firstRowIsHeader', 'newCampaignName']
+          .map((k) => `${k}=${value.startsWith('%') ? value : encodeURIComponent(value)}`).join('&');
+        const res = await s.request(`${api(path)}?${qs}`, {
+          method, token, ...(method === 'GET' ? {} : { body: value, headers: { 'content-type': 'application/json' } }),
+        });
+        expect(res.status, `${method} ${path} with ${JSON.stringify(value).slice(0, 40)}`).toBeGreaterThanOrEqual(400);
+        expect(res.status).toBeLessThan(500);
+        checked++;
+      }
+    }
+    expect(checked).toBe(paths().length * junk.length);
+    // the campaign survived all of it
+    expect((await s.request(api('/campaigns') + q({ filter: { ids: [cid] } }), { token }).then((r) => r.json()))[0].state).toBe('Active');
+  });
+});
+
+describe('rate limit', () => {
+  it('answers 429 with Retry-After past the burst, with RateLimit headers on every response', async () => {
+    const limited = await startServer({ rateLimit: { rate: 1, burst: 3 } });
+    try {
+      const a = (await createAccount(limited)).id;
+      const t = await createKey(limited, a, ['CampaignReader']);
+      const statuses: number[] = [];
+      let last: Response | undefined;
+      for (let i = 0; i < 5; i++) {
+        last = await limited.request(`/v1/accounts/${a}/campaigns`, { token: t });
+        statuses.push(last.status);
+        expect(last.headers.get('ratelimit-policy')).toBe('"default";q=3;w=3');
+        expect(last.headers.get('ratelimit')).toMatch(/^"default";r=\d+;t=\d+$/);
+      }
+      expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);
+      expect(statuses[4]).toBe(429);
+      const p = await expectProblem(last!, 429);
+      expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(p.detail).toContain('rate limit');
+      // unauthenticated requests have their own bucket (by address) and the headers too
+      const anon = await limited.request(`/v1/accounts/${a}/campaigns`);
+      expect(anon.status).toBe(401);
+      expect(anon.headers.get('ratelimit')).not.toBeNull();
+      // another key is not limited by the first one's use
+      const t2 = await createKey(limited, a, ['CampaignReader']);
+      expect((await limited.request(`/v1/accounts/${a}/campaigns`, { token: t2 })).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('persistence', () => {
+  it('keeps accounts, keys, campaigns and numbers across a restart with the same file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cdk-'));
+    const db = join(dir, 'server.db');
+    try {
+      const first = await startServer({ db });
+      const a = (await createAccount(first)).id;
+      const t = await createKey(first, a, ['CampaignAdmin']);
+      const c = await createCampaign(first, a, { name: 'Kept', type: 'Dynamic', state: 'Active' });
+      await addNumbers(first, a, c.id, ['+12125550900', '+12125550901']);
+      await first.close();
+
+      const second = await startServer({ db });
+      try {
+        const list = await second.request(`/v1/accounts/${a}/campaigns`, { token: t });
+        expect(list.status).toBe(200);
+        expect(await list.json()).toEqual([expect.objectContaining({ id: c.id, name: 'Kept', numbersCount: 2 })]);
+        const nums = await second.request(`/v1/accounts/${a}/campaigns/${c.id}/numbers` + q({ filter: { status: ['NotContacted'] } }), { token: t });
+        expect(nums.headers.get('x-total-count')).toBe('2');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('console', () => {
+  it('needs the console token', async () => {
+    await expectProblem(await s.request('/console/accounts', { method: 'POST', json: { name: 'x' } }), 401);
+    await expectProblem(await s.request('/console/accounts', { method: 'POST', json: { name: 'x' }, token: 'wrong' }), 401);
+  });
+
+  it('validates bodies, naming each bad field', async () => {
+    const res = await s.request('/console/accounts', { method: 'POST', token: s.consoleToken, json: { name: '', timezone: 'Mars/Olympus' } });
+    const p = await expectProblem(res, 400);
+    expect(p.errors.map((e: { name: string }) => e.name).sort()).toEqual(['/name', '/timezone']);
+    const bad = await s.request(`/console/accounts/${acc}/apiKeys`, { method: 'POST', token: s.consoleToken, json: { name: 'k', roles: ['Owner'] } });
+    expect((await expectProblem(bad, 400)).errors[0].name).toBe('/roles/0');
+  });
+
+  it('shows the token only at creation and never stores it', async () => {
+    const key = await s.console('POST', `/accounts/${acc}/apiKeys`, { name: 'once', roles: ['CampaignReader'] });
+    expect(key.token).toMatch(/^cdk_[A-Za-z0-9_-]{43}$/);
+    expect(key.tokenPrefix).toBe(key.token.slice(0, 12));
+    const keys = await s.console('GET', `/accounts/${acc}/apiKeys`);
+    expect(JSON.stringify(keys)).not.toContain(key.token);
+    const stored = s.store.db.all<Record<string, unknown>>('SELECT * FROM api_keys');
+    expect(JSON.stringify(stored.map((r) => ({ ...r, token_hash: Buffer.from(r.token_hash as Uint8Array).toString('hex') })))).not.toContain(key.token.slice(4));
+  });
+
+  it('404 for deleting an unknown key', async () => {
+    await expectProblem(await s.request(`/console/accounts/${acc}/apiKeys/nope`, { method: 'DELETE', token: s.consoleToken }), 404);
+  });
+});

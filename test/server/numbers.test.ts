@@ -1,0 +1,277 @@
+// §4.7–§4.9 over HTTP: adding numbers as JSON, uploading CSV, deleting numbers.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CampaignNumber } from '../../api/records.ts';
+import { addNumbers, createAccount, createCampaign, createKey, phoneNumbers, q, startServer, type TestServer } from '../support/server.ts';
+
+let s: TestServer;
+let acc: string;
+let token: string;
+const api = (path: string) => `/v1/accounts/${acc}${path}`;
+const dynamicActive = () => createCampaign(s, acc, { type: 'Dynamic', state: 'Active' });
+
+beforeAll(async () => {
+  s = await startServer({ limits: { numbersPerRequest: 100, uploadBytes: 64 * 1024 } });
+  acc = (await createAccount(s)).id;
+  token = await createKey(s, acc, ['CampaignAdmin']);
+});
+afterAll(() => s.close());
+
+const add = (cid: string, body: unknown, params: Record<string, unknown> = {}) =>
+  s.request(api(`/campaigns/${cid}/numbers`) + q(params), { method: 'POST', token, json: body });
+
+const listAll = async (cid: string): Promise<CampaignNumber[]> =>
+  (await s.request(api(`/campaigns/${cid}/numbers`) + q({ range: [0, 999] }), { token })).json();
+
+describe('add numbers (JSON)', () => {
+  it('normalises to E.164, returns created records with ids, and reports each rejected entry', async () => {
+    const c = await dynamicActive();
+    const res = await add(c.id, [
+      { number: '+1 (212) 555-0100', varValues: ['Ann', 'Boston'] },
+      { number: '0049 30 901820' },
+      { number: '442079460000' },
+      { number: 'call me' },
+      { number: '+1 212 555 0100' },
+      { number: '+1555' },
+    ], { varNames: ['name', 'city'] });
+    expect(res.status).toBe(201);
+    const body = await res.json();
+    expect(body.created).toEqual([
+      { id: expect.any(String), number: '+12125550100', status: 'NotContacted', attempts: 0, varNames: ['name', 'city'], varValues: ['Ann', 'Boston'] },
+      expect.objectContaining({ number: '+4930901820', varValues: [] }),
+      expect.objectContaining({ number: '+442079460000' }),
+    ]);
+    expect(body.rejected).toEqual([
+      { index: 3, number: 'call me', code: 'invalid_number', reason: expect.stringContaining('not a phone number') },
+      { index: 4, number: '+1 212 555 0100', code: 'duplicate', reason: expect.stringContaining('earlier in this request') },
+      { index: 5, number: '+1555', code: 'invalid_number', reason: expect.stringMatching(/short|length|valid/) },
+    ]);
+    expect((await listAll(c.id)).map((n) => n.number)).toEqual(['+12125550100', '+4930901820', '+442079460000']);
+  });
+
+  it('names variables var1..varN when varNames is omitted', async () => {
+    const c = await dynamicActive();
+    const body = await (await add(c.id, [{ number: '+12125550101', varValues: ['a', 'b'] }])).json();
+    expect(body.created[0].varNames).toEqual(['var1', 'var2']);
+  });
+
+  it('rejects a number already in the campaign, and answers 422 when nothing was added', async () => {
+    const c = await dynamicActive();
+    expect((await add(c.id, [{ number: '+12125550102' }])).status).toBe(201);
+    const res = await add(c.id, [{ number: '12125550102' }]);
+    expect(res.status).toBe(422);
+    const p = await res.json();
+    expect(p.rejected).toEqual([expect.objectContaining({ index: 0, code: 'duplicate', reason: '+12125550102 is already in this campaign' })]);
+    expect(p.errors[0].name).toBe('/0/number');
+    expect(await listAll(c.id)).toHaveLength(1);
+  });
+
+  it.each([
+    ['Static', 'Active'], ['Dynamic', 'Draft'], ['Dynamic', 'Paused'], ['Dynamic', 'Finished'], ['Dynamic', 'Canceled'],
+  ])('409 for a %s %s campaign', async (type, state) => {
+    const c = await createCampaign(s, acc, { type, state });
+    const res = await add(c.id, [{ number: '+12125550103' }]);
+    expect(res.status).toBe(409);
+    expect((await res.json()).detail).toContain('only to a Dynamic campaign that is Active');
+  });
+
+  it.each([
+    ['an object body', { number: '+12125550104' }, ''],
+    ['an empty array', [], ''],
+    ['a number that is not a string', [{ number: 12125550104 }], '/0/number'],
+    ['an unknown field', [{ number: '+12125550104', phone: 'x' }], '/0/phone'],
+    ['varValues that are not strings', [{ number: '+12125550104', varValues: [1] }], '/0/varValues'],
+    ['a null entry', [null], '/0'],
+  ])('400 for %s, naming %j, adding nothing', async (_why, body, name) => {
+    const c = await dynamicActive();
+    const res = await add(c.id, body);
+    expect(res.status).toBe(400);
+    expect((await res.json()).errors[0].name).toBe(name);
+    expect(await listAll(c.id)).toHaveLength(0);
+  });
+
+  it('400 when an entry has more values than varNames names', async () => {
+    const c = await dynamicActive();
+    const res = await add(c.id, [{ number: '+12125550105', varValues: ['a', 'b'] }], { varNames: ['only'] });
+    expect(res.status).toBe(400);
+    expect((await res.json()).errors[0].name).toBe('/0/varValues');
+  });
+
+  it.each([['not JSON', 'name'], ['{"a":1}', ''], ['["a","a"]', '']])('400 for varNames %s', async (raw) => {
+    const c = await dynamicActive();
+    const res = await s.request(api(`/campaigns/${c.id}/numbers`) + '?varNames=' + encodeURIComponent(raw), { method: 'POST', token, json: [{ number: '+12125550106' }] });
+    expect(res.status).toBe(400);
+    expect((await res.json()).errors[0].name).toBe('varNames');
+  });
+
+  it('413 above the per-request maximum', async () => {
+    const c = await dynamicActive();
+    const res = await add(c.id, phoneNumbers(101).map((number) => ({ number })));
+    expect(res.status).toBe(413);
+    expect((await res.json()).detail).toContain('at most 100 per request');
+  });
+});
+
+const upload = (cid: string, csv: string | Blob, params: Record<string, unknown> = {}, fields: Record<string, string> = {}, part = 'file') => {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  form.append(part, typeof csv === 'string' ? new Blob([csv], { type: 'text/csv' }) : csv, 'numbers.csv');
+  return s.request(api(`/campaigns/${cid}/numbers/upload`) + q(params), { method: 'POST', token, body: form });
+};
+
+describe('upload CSV', () => {
+  it('adds good rows and reports bad ones by line, value and reason', async () => {
+    const c = await dynamicActive();
+    const csv = 'phone,first,last\n+12125550200,Ann,Lee\n12125550201,Bob,Ray\n\nnot-a-number,X,Y\n+12125550200,Dup,Row\n"+1 212 555 0202","Quoted, with comma",Z\n+12125550203,only-one\n';
+    const res = await upload(c.id, csv, { firstRowIsHeader: 'true', varCount: '2' });
+    expect(res.status).toBe(201);
+    const r = await res.json();
+    expect(r).toMatchObject({ rows: 6, createdCount: 4, rejectedCount: 2, varNames: ['first', 'last'], firstRowIsHeader: true, varCount: 2 });
+    expect(r.rejected).toEqual([
+      { line: 5, value: 'not-a-number', code: 'invalid_number', reason: expect.stringContaining('not a phone number') },
+      { line: 6, value: '+12125550200', code: 'duplicate', reason: expect.stringContaining('earlier in this request') },
+    ]);
+    const nums = await listAll(c.id);
+    expect(nums.map((n) => [n.number, ...n.varValues])).toEqual([
+      ['+12125550200', 'Ann', 'Lee'], ['+12125550201', 'Bob', 'Ray'], ['+12125550202', 'Quoted, with comma', 'Z'], ['+12125550203', 'only-one', ''],
+    ]);
+  });
+
+  it('detects a header when not told, and takes every column after the number as a variable', async () => {
+    const c = await dynamicActive();
+    const r = await (await upload(c.id, 'Number;x\n')).json();
+    expect(r.status).toBe(400);
+    const ok = await (await upload(c.id, '\ufeffphone,name\n+12125550210,Ann\n')).json();
+    expect(ok).toMatchObject({ firstRowIsHeader: true, varCount: 1, varNames: ['name'], createdCount: 1 });
+    const noHeader = await (await upload(c.id, '+12125550211,Bob,NY\n12125550212,Cy,LA\n')).json();
+    expect(noHeader).toMatchObject({ firstRowIsHeader: false, varCount: 2, varNames: ['var1', 'var2'], createdCount: 2 });
+  });
+
+  it('rejects rows with more columns than the number and varCount', async () => {
+    const c = await dynamicActive();
+    const r = await (await upload(c.id, '+12125550220,a\n+12125550221,a,b\n+12125550222,a,,\n', { varCount: '1' })).json();
+    expect(r).toMatchObject({ createdCount: 2, rejectedCount: 1 });
+    expect(r.rejected[0]).toMatchObject({ line: 2, code: 'wrong_column_count' });
+  });
+
+  it('takes firstRowIsHeader and varCount as form fields too', async () => {
+    const c = await dynamicActive();
+    const r = await (await upload(c.id, '12125550230,a,b\n', {}, { firstRowIsHeader: 'false', varCount: '2' })).json();
+    expect(r).toMatchObject({ createdCount: 1, varCount: 2 });
+  });
+
+  it('reports an unclosed quote as a bad row', async () => {
+    const c = await dynamicActive();
+    const res = await upload(c.id, '+12125550240,a\n"+12125550241,b\n');
+    const r = await res.json();
+    expect(r.createdCount).toBe(1);
+    expect(r.rejectedCount).toBeGreaterThanOrEqual(1);
+  });
+
+  it('422 when no row was added', async () => {
+    const c = await dynamicActive();
+    const res = await upload(c.id, 'x1,a\nx2,b\n', { firstRowIsHeader: 'false' });
+    expect(res.status).toBe(422);
+    expect((await res.json()).rejectedCount).toBe(2);
+  });
+
+  it.each([
+    [{ firstRowIsHeader: 'yes' }, 'firstRowIsHeader'], [{ varCount: '-1' }, 'varCount'], [{ varCount: 'two' }, 'varCount'], [{ other: '1' }, 'other'],
+  ])('400 for %j', async (params, name) => {
+    const c = await dynamicActive();
+    const res = await upload(c.id, '+12125550250\n', params);
+    expect(res.status).toBe(400);
+    expect((await res.json()).errors[0].name).toBe(name);
+  });
+
+  it('400 for a file part with another name, or none', async () => {
+    const c = await dynamicActive();
+    expect((await upload(c.id, '+12125550260\n', {}, {}, 'csv')).status).toBe(400);
+    const form = new FormData();
+    form.append('varCount', '0');
+    const res = await s.request(api(`/campaigns/${c.id}/numbers/upload`), { method: 'POST', token, body: form });
+    expect(res.status).toBe(400);
+  });
+
+  it('415 for a body that is not multipart', async () => {
+    const c = await dynamicActive();
+    const res = await s.request(api(`/campaigns/${c.id}/numbers/upload`), { method: 'POST', token, body: '+12125550270\n', headers: { 'content-type': 'text/csv' } });
+    expect(res.status).toBe(415);
+    expect(res.headers.get('content-type')).toMatch(/problem\+json/);
+  });
+
+  it('413 above the upload size limit', async () => {
+    const c = await dynamicActive();
+    const big = phoneNumbers(9000).join('\n');
+    const res = await upload(c.id, big);
+    expect(res.status).toBe(413);
+  });
+
+  it('409 unless the campaign is Dynamic and Active', async () => {
+    const c = await createCampaign(s, acc, { type: 'Dynamic', state: 'Paused' });
+    expect((await upload(c.id, '+12125550280\n')).status).toBe(409);
+  });
+});
+
+describe('delete numbers', () => {
+  it('deletes NotContacted and RetryPending numbers, cancelling the retry; others block with 409', async () => {
+    const c = await dynamicActive();
+    await addNumbers(s, acc, c.id, phoneNumbers(6, 300));
+    const nums = await listAll(c.id);
+    const pk = s.store.campaigns.byId(s.store.accounts.byId(acc)!.pk, c.id)!.pk;
+    const set = (i: number, status: string, retryAt: number | null = null) => {
+      s.store.db.run('UPDATE numbers SET status = ?, next_attempt_at = ? WHERE id = ?', status, retryAt, Number(nums[i]!.id));
+      s.store.numbers.move(pk, 'NotContacted', status as never, 1);
+    };
+    set(1, 'RetryPending', Date.now() + 60_000);
+    set(2, 'Success');
+    set(3, 'Failure');
+    set(4, 'Contacting');
+    set(5, 'Blacklisted');
+
+    const blocked = await s.request(api(`/campaigns/${c.id}/numbers`), { method: 'DELETE', token, json: nums.map((n) => n.id) });
+    expect(blocked.status).toBe(409);
+    const p = await blocked.json();
+    expect(p.blockingIds.sort()).toEqual([nums[2]!.id, nums[3]!.id, nums[4]!.id, nums[5]!.id].sort());
+    expect(await listAll(c.id)).toHaveLength(6);
+
+    const ok = await s.request(api(`/campaigns/${c.id}/numbers`), { method: 'DELETE', token, json: [nums[0]!.id, nums[1]!.id] });
+    expect(ok.status).toBe(204);
+    expect((await listAll(c.id)).map((n) => n.id)).toEqual(nums.slice(2).map((n) => n.id));
+    const row = s.store.db.get<{ status: string; next_attempt_at: number | null }>('SELECT status, next_attempt_at FROM numbers WHERE id = ?', Number(nums[1]!.id));
+    expect(row).toEqual({ status: 'Deleted', next_attempt_at: null });
+    const campaigns = await (await s.request(api('/campaigns') + q({ filter: { ids: [c.id] } }), { token })).json();
+    expect(campaigns[0].numbersCount).toBe(4);
+  });
+
+  it('404 for unknown ids and for phone numbers given as ids', async () => {
+    const c = await dynamicActive();
+    await addNumbers(s, acc, c.id, ['+12125550400']);
+    const [n] = await listAll(c.id);
+    const res = await s.request(api(`/campaigns/${c.id}/numbers`), { method: 'DELETE', token, json: [n!.id, '+12125550400', '999999'] });
+    expect(res.status).toBe(404);
+    const p = await res.json();
+    expect(p.missingIds).toEqual(['+12125550400', '999999']);
+    expect(p.detail).toContain('not phone numbers');
+    expect(await listAll(c.id)).toHaveLength(1);
+  });
+
+  it('404 for a number of another campaign, and for one already deleted', async () => {
+    const a = await dynamicActive();
+    const b = await dynamicActive();
+    await addNumbers(s, acc, a.id, ['+12125550410']);
+    const [n] = await listAll(a.id);
+    expect((await s.request(api(`/campaigns/${b.id}/numbers`), { method: 'DELETE', token, json: [n!.id] })).status).toBe(404);
+    expect((await s.request(api(`/campaigns/${a.id}/numbers`), { method: 'DELETE', token, json: [n!.id] })).status).toBe(204);
+    expect((await s.request(api(`/campaigns/${a.id}/numbers`), { method: 'DELETE', token, json: [n!.id] })).status).toBe(404);
+  });
+
+  it('a deleted phone number can be added again', async () => {
+    const c = await dynamicActive();
+    await add(c.id, [{ number: '+12125550420' }]);
+    const [n] = await listAll(c.id);
+    await s.request(api(`/campaigns/${c.id}/numbers`), { method: 'DELETE', token, json: [n!.id] });
+    expect((await add(c.id, [{ number: '+12125550420' }])).status).toBe(201);
+    const details = await (await s.request(api(`/campaigns/${c.id}/reports/numberDetails`), { token })).json();
+    expect(details.map((d: { status: string }) => d.status)).toEqual(['Deleted', 'NotContacted']);
+  });
+});
