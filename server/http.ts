@@ -1,6 +1,7 @@
 // What every route shares: merged request parameters, list responses, problem+json rendering.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { formatContentRange, type ListResource } from '../api/content-range.ts';
+import { decodeListQuery, type ListQuery, type ListSpec } from '../api/list-query.ts';
 import { PROBLEMS, problemType, type FieldError, type Problem, type ProblemKind } from '../api/problems.ts';
 import { ApiError, invalid } from './errors.ts';
 
@@ -39,6 +40,15 @@ export function onlyParams(p: Record<string, string | undefined>, allowed: reado
       detail: `unknown parameter ${JSON.stringify(name)}; this operation takes ${allowed.length ? allowed.join(', ') : 'no parameters'}`,
     })));
   }
+}
+
+/** The decoded range, sort and filter of a list request; 400 for anything else or anything wrong. */
+export function listQuery(request: FastifyRequest, spec: ListSpec): ListQuery {
+  const p = params(request);
+  onlyParams(p, ['range', 'sort', 'filter']);
+  const q = decodeListQuery(spec, p);
+  if (!q.ok) throw invalid(q.errors);
+  return q.value;
 }
 
 export function sendList(reply: FastifyReply, resource: ListResource, range: [number, number], records: unknown[], total: number): unknown {

@@ -1,13 +1,13 @@
 // Routes of §4.2–§4.5: list, duplicate, change state, delete one and delete many campaigns.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DELETABLE_CAMPAIGN_STATES, NUMBER_STATUSES, SETTABLE_STATES, type NumberStatus, type Operation, type SettableState } from '../../api/enums.ts';
-import { LIST_SPECS, decodeListQuery, isPlainObject } from '../../api/list-query.ts';
+import { LIST_SPECS, isPlainObject } from '../../api/list-query.ts';
 import { formatUtc } from '../../api/timestamps.ts';
 import type { Deps } from '../app.ts';
 import { authorizeCampaign } from '../auth.ts';
 import { canMove, isNoOp, TRANSITIONS } from '../campaign-states.ts';
 import { ApiError, invalid, notFound } from '../errors.ts';
-import { booleanParam, jsonParam, onlyParams, params, sendList } from '../http.ts';
+import { booleanParam, jsonParam, listQuery, onlyParams, params, sendList } from '../http.ts';
 import { campaignRecord, type CampaignRow } from '../store/campaigns.ts';
 
 type CampaignParams = { accountId: string; campaignId: string };
@@ -29,12 +29,9 @@ export function campaignRoutes(app: FastifyInstance, deps: Deps): void {
 
   app.get('/campaigns', async (request, reply) => {
     const { account } = deps.guard(request, 'campaigns.list');
-    const p = params(request);
-    onlyParams(p, ['range', 'sort', 'filter']);
-    const q = decodeListQuery(LIST_SPECS.campaigns, p);
-    if (!q.ok) throw invalid(q.errors);
-    const { rows, total } = store.campaigns.list(account.pk, q.value, account.timezone);
-    return sendList(reply, 'campaigns', q.value.range, rows.map(campaignRecord), total);
+    const query = listQuery(request, LIST_SPECS.campaigns);
+    const { rows, total } = store.campaigns.list(account.pk, query, account.timezone);
+    return sendList(reply, 'campaigns', query.range, rows.map(campaignRecord), total);
   });
 
   app.post('/campaigns/:campaignId/duplicate', async (request, reply) => {

@@ -1,13 +1,13 @@
 // Routes of §4.6–§4.9: list, add (JSON), upload (CSV) and delete the numbers of a campaign.
 import type { FastifyInstance } from 'fastify';
 import { DELETABLE_NUMBER_STATUSES } from '../../api/enums.ts';
-import { LIST_SPECS, decodeListQuery, isPlainObject } from '../../api/list-query.ts';
+import { LIST_SPECS, isPlainObject } from '../../api/list-query.ts';
 import type { FieldError } from '../../api/problems.ts';
 import type { AddNumbersResult } from '../../api/records.ts';
 import type { Deps } from '../app.ts';
 import { uploadCsv } from '../csv-upload.ts';
 import { ApiError, invalid } from '../errors.ts';
-import { jsonParam, onlyParams, params, sendList } from '../http.ts';
+import { jsonParam, listQuery, onlyParams, params, sendList } from '../http.ts';
 import { admit, type Candidate } from '../numbers-intake.ts';
 import type { CampaignRow } from '../store/campaigns.ts';
 import { numberRecord } from '../store/numbers.ts';
@@ -21,12 +21,9 @@ export function numberRoutes(app: FastifyInstance, deps: Deps): void {
 
   app.get('/campaigns/:campaignId/numbers', async (request, reply) => {
     const { row, timeZone } = campaignFor(deps, request, 'numbers.list');
-    const p = params(request);
-    onlyParams(p, ['range', 'sort', 'filter']);
-    const q = decodeListQuery(LIST_SPECS.numbers, p);
-    if (!q.ok) throw invalid(q.errors);
-    const { rows, total } = store.numbers.list(row.pk, q.value, timeZone, false);
-    return sendList(reply, 'numbers', q.value.range, rows.map(numberRecord), total);
+    const query = listQuery(request, LIST_SPECS.numbers);
+    const { rows, total } = store.numbers.list(row.pk, query, timeZone, false);
+    return sendList(reply, 'numbers', query.range, rows.map(numberRecord), total);
   });
 
   app.post('/campaigns/:campaignId/numbers', async (request, reply) => {
