@@ -72,7 +72,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.addHook('onRequest', async (request, reply) => {
     reply.header('access-control-allow-origin', '*');
     reply.header('access-control-expose-headers', EXPOSED);
-    if (!request.url.startsWith('/v1/')) return;
+    // Decide by the matched route, not the raw URL: the router decodes %-escapes (/%761/ is /v1/).
+    if (request.method === 'OPTIONS' || request.routeOptions.url?.startsWith('/console')) return;
     let bucket = `ip:${request.ip}`;
     try {
       const key = authenticate(store, request.headers.authorization, now());
@@ -129,7 +130,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   const consoleHash = createHash('sha256').update(options.consoleToken).digest();
   const guardConsole = (request: FastifyRequest): void => {
-    const m = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '');
+    const m = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
     const given = createHash('sha256').update(m?.[1] ?? '').digest();
     if (!m || !timingSafeEqual(given, consoleHash)) {
       throw new ApiError('unauthorized', 'the console needs "Authorization: Bearer <console token>" (CONSOLE_TOKEN)');

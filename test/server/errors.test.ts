@@ -67,6 +67,19 @@ describe('problem responses', () => {
     await expectProblem(await s.request(api('/campaigns/unknown/reports/callDetails'), { token }), 404);
   });
 
+  it('treats a percent-encoded path like the decoded one: 401 without a key, 200 with one', async () => {
+    await expectProblem(await s.request(`/%761/accounts/${acc}/campaigns`), 401);
+    const res = await s.request(`/%761/accounts/${acc}/campaigns`, { token });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('ratelimit')).not.toBeNull();
+  });
+
+  it('gives rate-limit headers to a 404 for an unknown /v1 route too', async () => {
+    const res = await s.request('/v1/nowhere', { token });
+    await expectProblem(res, 404);
+    expect(res.headers.get('ratelimit-policy')).not.toBeNull();
+  });
+
   it('403 for an account id that is not the key\'s', async () => {
     await expectProblem(await s.request('/v1/accounts/someone-else/campaigns', { token }), 403);
   });
