@@ -17,14 +17,14 @@ export function checkPhoneNumber(raw: string): PhoneCheck {
   else if (!s.startsWith('+')) s = `+${s}`;
   if (!/^\+\d+$/.test(s)) return { ok: false, reason: 'not a phone number: only digits, an optional leading +, spaces, dashes, dots and parentheses are allowed' };
   if (s.length < 4) return { ok: false, reason: 'too short to be a phone number' };
+  // s is already bare `+digits`: extract: false skips searching it for a number inside text.
+  const parsed = parsePhoneNumberFromString(s, { extract: false });
+  if (parsed?.isValid()) return { ok: true, e164: parsed.number };
+  // Only a rejected number pays for the second parse that says why.
   const lengthProblem = validatePhoneNumberLength(s);
   if (lengthProblem) return { ok: false, reason: LENGTH_REASONS[lengthProblem] ?? 'not a valid phone number' };
-  const parsed = parsePhoneNumberFromString(s);
-  if (!parsed || !parsed.isValid()) {
-    const where = parsed?.country ? ` for ${parsed.country}` : parsed ? ` for country code +${parsed.countryCallingCode}` : '';
-    return { ok: false, reason: `not a valid phone number${where}` };
-  }
-  return { ok: true, e164: parsed.number };
+  const where = parsed?.country ? ` for ${parsed.country}` : parsed ? ` for country code +${parsed.countryCallingCode}` : '';
+  return { ok: false, reason: `not a valid phone number${where}` };
 }
 
 const LENGTH_REASONS: Record<string, string> = {

@@ -1,0 +1,630 @@
+// `./dev bench server [--numbers 1000000 ...]`: benchmarks the reference server over loopback HTTP.
+//
+// Starts the server in this process (buildServer, rate limit off, SQLite file in a temp directory), then
+// measures CSV upload and JSON add throughput, the latency of filtered+sorted list pages on a campaign of
+// `--numbers` numbers with a realistic status mix, requests/s at a given concurrency, and peak RSS.
+// Prints a figures table and writes it as JSON to bench/results/server.json. Every size is a flag
+// (or BENCH_<FLAG> in the environment, e.g. BENCH_NUMBERS=200000); `--help` lists them.
+import { createWriteStream, mkdirSync, mkdtempSync, openAsBlob, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { SQLInputValue } from 'node:sqlite';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { FastifyInstance } from 'fastify';
+import { buildServer } from '../server/app.ts';
+import { Store } from '../server/store/store.ts';
+
+// ---------------------------------------------------------------------------------------------- options
+
+const FLAGS = {
+  numbers: { def: 1_000_000, help: 'rows in the uploaded CSV (the big campaign)' },
+  'json-numbers': { def: 100_000, help: 'numbers added through POST .../numbers (second campaign)' },
+  'json-batch': { def: 1_000, help: 'numbers per POST .../numbers request' },
+  'page-size': { def: 100, help: 'records per list page' },
+  'first-pages': { def: 200, help: 'random first pages per query kind (offsets 0..--first-max-offset)' },
+  'first-max-offset': { def: 5_000, help: 'largest offset of a "first page"' },
+  'seq-pages': { def: 100, help: 'consecutive pages read per query kind, from offset 0' },
+  'deep-pages': { def: 5, help: 'deep pages per query kind' },
+  'deep-offset': { def: 500_000, help: 'offset of the deep pages (capped at the last page of the kind)' },
+  warmup: { def: 10, help: 'unmeasured requests per query kind before measuring' },
+  concurrency: { def: 4, help: 'keep-alive connections for the requests/s figure' },
+  'throughput-requests': { def: 2_000, help: 'requests (mixed first pages) for the requests/s figure' },
+  'phase-seconds': { def: 15, help: 'time cap of each first/sequential/deep loop of one query kind (fewer samples if slow)' },
+  'throughput-seconds': { def: 30, help: 'time cap of the requests/s loop' },
+  'max-seconds': { def: 900, help: 'watchdog: abort (and clean up) after this many seconds' },
+} as const;
+type Flag = keyof typeof FLAGS;
+
+function readOptions(): Record<Flag, number> & { keepDb: boolean } {
+  const parsed = parseArgs({
+    options: {
+      ...Object.fromEntries(Object.keys(FLAGS).map((k) => [k, { type: 'string' as const }])),
+      'keep-db': { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
+    strict: true,
+  }).values as Record<string, string | boolean | undefined>;
+  if (parsed.help) {
+    console.log('usage: ./dev bench server [flags]   (each flag also as env BENCH_<FLAG>, e.g. BENCH_NUMBERS=200000)');
+    for (const [k, v] of Object.entries(FLAGS)) console.log(`  --${k.padEnd(20)} ${String(v.def).padStart(9)}  ${v.help}`);
+    console.log(`  --${'keep-db'.padEnd(20)} ${''.padStart(9)}  keep the SQLite file (its path is printed)`);
+    process.exit(0);
+  }
+  const out = {} as Record<Flag, number>;
+  for (const [k, v] of Object.entries(FLAGS) as [Flag, { def: number }][]) {
+    const raw = (parsed[k] as string | undefined) ?? process.env[`BENCH_${k.toUpperCase().replaceAll('-', '_')}`];
+    const n = raw === undefined ? v.def : Number(raw.replaceAll('_', ''));
+    if (!Number.isInteger(n) || n < 0) throw new Error(`--${k} must be a non-negative integer; got ${raw}`);
+    out[k] = n;
+  }
+  if (out['page-size'] < 1 || out['json-batch'] < 1 || out.concurrency < 1) throw new Error('--page-size, --json-batch and --concurrency must be >= 1');
+  if (out.numbers < 1) throw new Error('--numbers must be >= 1');
+  if (out.numbers + out['json-numbers'] > NUMBER_SPACE) throw new Error(`--numbers + --json-numbers must be <= ${NUMBER_SPACE}`);
+  return { ...out, keepDb: Boolean(parsed['keep-db'] ?? process.env.BENCH_KEEP_DB) };
+}
+
+// ------------------------------------------------------------------------------------- phone numbers
+
+/** Valid NANP numbers: +1, area 212/646/917, exchange 2-9xx, 4 digits: 3 × 8,000,000 distinct numbers. */
+const AREAS = ['212', '646', '917'] as const;
+const NUMBER_SPACE = AREAS.length * 8_000_000;
+/** i ↦ (i·A + B) mod NUMBER_SPACE is a permutation (A is a prime not dividing 24e6): distinct numbers in scrambled order. */
+const PERM_A = 15_485_863;
+const PERM_B = 7_777_777;
+
+function phone(i: number): string {
+  const k = Number((BigInt(i) * BigInt(PERM_A) + BigInt(PERM_B)) % BigInt(NUMBER_SPACE));
+  return `+1${AREAS[k % 3]}${2_000_000 + Math.floor(k / 3)}`;
+}
+
+const NAMES = ['Alice', 'Bob', 'Carol', 'Dave', 'Erin', 'Frank', 'Grace', 'Heidi', 'Ivan', 'Judy', 'Mallory', 'Niaj', 'Olivia', 'Peggy'];
+const CITIES = ['New York', 'Brooklyn', 'Queens', 'Bronx', 'Staten Island', 'Newark', 'Yonkers', 'Jersey City'];
+
+/** Deterministic PRNG (mulberry32) for offsets, so runs are comparable. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// ------------------------------------------------------------------------------------- measurements
+
+interface Stats { n: number; p50: number; p90: number; p99: number; max: number; mean: number }
+
+function stats(samples: number[]): Stats {
+  if (!samples.length) return { n: 0, p50: 0, p90: 0, p99: 0, max: 0, mean: 0 };
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
+  const r = (x: number) => Math.round(x * 100) / 100;
+  return { n: s.length, p50: r(at(0.5)), p90: r(at(0.9)), p99: r(at(0.99)), max: r(s[s.length - 1]!), mean: r(s.reduce((a, b) => a + b, 0) / s.length) };
+}
+
+const MB = 1024 * 1024;
+const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** Peak RSS overall and per phase (sampled every 50 ms), and the longest event-loop stall per phase. */
+class Monitor {
+  peakRss = 0;
+  phasePeak = 0;
+  readonly phases: Record<string, { peakRssMb: number; maxEventLoopBlockMs: number; seconds: number }> = {};
+  private readonly loop = monitorEventLoopDelay({ resolution: 10 });
+  private readonly timer: NodeJS.Timeout;
+  private phaseName = '';
+  private phaseStart = 0;
+
+  constructor() {
+    this.loop.enable();
+    this.timer = setInterval(() => this.sample(), 50);
+    this.timer.unref();
+  }
+
+  sample(): void {
+    const rss = process.memoryUsage.rss();
+    if (rss > this.peakRss) this.peakRss = rss;
+    if (rss > this.phasePeak) this.phasePeak = rss;
+  }
+
+  phase(name: string): void {
+    this.end();
+    this.phaseName = name;
+    this.phaseStart = performance.now();
+    this.phasePeak = 0;
+    this.loop.reset();
+    this.sample();
+  }
+
+  end(): void {
+    if (!this.phaseName) return;
+    this.sample();
+    this.phases[this.phaseName] = {
+      peakRssMb: round(this.phasePeak / MB),
+      maxEventLoopBlockMs: round(this.loop.max / 1e6),
+      seconds: round((performance.now() - this.phaseStart) / 1000, 2),
+    };
+    this.phaseName = '';
+  }
+
+  stop(): void {
+    this.end();
+    clearInterval(this.timer);
+    this.loop.disable();
+  }
+}
+
+/** Server-side SQL time of the list queries (db.get / db.all wrapped), and the last SQL of each sort. */
+interface SqlCapture { sql: string; params: SQLInputValue[] }
+class SqlProbe {
+  countMs = 0;
+  pageMs = 0;
+  /** fastify's reply.elapsedTime of the last response: request received to response written. */
+  serverMs = 0;
+  lastCount: SqlCapture | null = null;
+  lastPage: SqlCapture | null = null;
+
+  constructor(store: Store) {
+    const db = store.db;
+    const get = db.get.bind(db);
+    const all = db.all.bind(db);
+    const probe = this;
+    db.get = function <T>(sql: string, ...params: SQLInputValue[]): T | undefined {
+      const t = performance.now();
+      const r = get<T>(sql, ...params);
+      if (sql.startsWith('SELECT count(*) AS n FROM numbers')) {
+        probe.countMs += performance.now() - t;
+        probe.lastCount = { sql, params };
+      }
+      return r;
+    };
+    db.all = function <T>(sql: string, ...params: SQLInputValue[]): T[] {
+      const t = performance.now();
+      const r = all<T>(sql, ...params);
+      if (sql.startsWith('SELECT * FROM numbers WHERE') && sql.includes(' ORDER BY ')) {
+        probe.pageMs += performance.now() - t;
+        probe.lastPage = { sql, params };
+      }
+      return r;
+    };
+  }
+
+  /** Server-side time of each request, without touching the server's code: an onResponse hook. */
+  attach(app: FastifyInstance): void {
+    app.addHook('onResponse', async (_request, reply) => { this.serverMs = reply.elapsedTime; });
+  }
+
+  reset(): void {
+    this.countMs = 0;
+    this.pageMs = 0;
+    this.serverMs = 0;
+    this.lastCount = null;
+    this.lastPage = null;
+  }
+}
+
+// ------------------------------------------------------------------------------------------ the run
+
+const started = performance.now();
+const loadAtStart = loadavg().map((x) => round(x, 2));
+const opts = readOptions();
+const dir = mkdtempSync(join(tmpdir(), 'cdk-bench-'));
+const dbPath = join(dir, 'bench.db');
+const csvPath = join(dir, 'numbers.csv');
+const monitor = new Monitor();
+const failures: string[] = [];
+const fail = (msg: string) => { if (failures.length < 50) failures.push(msg); };
+
+let cleanedUp = false;
+function cleanup(): void {
+  if (cleanedUp) return;
+  cleanedUp = true;
+  if (opts.keepDb) {
+    rmSync(csvPath, { force: true });
+    console.log(`database kept: ${dbPath}`);
+  } else {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+const watchdog = setTimeout(() => {
+  console.error(`bench: still running after ${opts['max-seconds']} s (--max-seconds); aborting`);
+  cleanup();
+  process.exit(3);
+}, opts['max-seconds'] * 1000);
+watchdog.unref();
+
+const store = new Store(dbPath);
+const probe = new SqlProbe(store);
+const consoleToken = `console_${randomBytes(16).toString('hex')}`;
+const app = await buildServer({ store, consoleToken, rateLimit: { rate: 1e9, burst: 1e9 } });
+probe.attach(app);
+const base = await app.listen({ port: 0, host: '127.0.0.1' });
+const startRss = process.memoryUsage.rss();
+
+try {
+  await run();
+} finally {
+  await app.close();
+  store.close();
+  cleanup();
+  clearTimeout(watchdog);
+}
+
+async function run(): Promise<void> {
+  console.log(`bench server: ${base}, Node ${process.version}, SQLite file in ${dir}`);
+  console.log(`options: ${JSON.stringify(opts)}`);
+
+  // 1. account, key, campaigns ---------------------------------------------------------------------
+  const consoleCall = async <T>(path: string, body: unknown): Promise<T> => {
+    const res = await fetch(`${base}/console${path}`, {
+      method: 'POST', body: JSON.stringify(body),
+      headers: { authorization: `Bearer ${consoleToken}`, 'content-type': 'application/json' },
+    });
+    const text = await res.text();
+    if (res.status >= 300) throw new Error(`console POST ${path}: ${res.status} ${text}`);
+    return JSON.parse(text) as T;
+  };
+  const account = await consoleCall<{ id: string }>('/accounts', { name: 'Bench', timezone: 'America/New_York' });
+  const { token } = await consoleCall<{ token: string }>(`/accounts/${account.id}/apiKeys`, { name: 'bench', roles: ['CampaignAdmin'] });
+  const big = await consoleCall<{ id: string }>(`/accounts/${account.id}/campaigns`, { name: 'Bench upload', type: 'Dynamic', state: 'Active' });
+  const small = await consoleCall<{ id: string }>(`/accounts/${account.id}/campaigns`, { name: 'Bench JSON add', type: 'Dynamic', state: 'Active' });
+  const auth = { authorization: `Bearer ${token}` };
+  const campaignUrl = (id: string) => `${base}/v1/accounts/${account.id}/campaigns/${id}`;
+  const bigPk = store.db.get<{ pk: number }>('SELECT pk FROM campaigns WHERE id = ?', big.id)!.pk;
+
+  // 2. CSV upload ----------------------------------------------------------------------------------
+  monitor.phase('csv-generate');
+  const tGen = performance.now();
+  await writeCsv(csvPath, opts.numbers);
+  const csvBytes = statSync(csvPath).size;
+  const genSeconds = (performance.now() - tGen) / 1000;
+  console.log(`\ngenerated ${opts.numbers} CSV rows (${round(csvBytes / MB)} MB) in ${round(genSeconds, 2)} s`);
+
+  monitor.phase('csv-upload');
+  const form = new FormData();
+  form.set('file', await openAsBlob(csvPath, { type: 'text/csv' }), 'numbers.csv'); // file-backed Blob: streamed, not loaded
+  const tUp = performance.now();
+  const upRes = await fetch(`${campaignUrl(big.id)}/numbers/upload?firstRowIsHeader=false&varCount=2`, { method: 'POST', body: form, headers: auth });
+  const upText = await upRes.text();
+  const upSeconds = (performance.now() - tUp) / 1000;
+  monitor.end();
+  if (upRes.status !== 201) throw new Error(`upload: ${upRes.status} ${upText.slice(0, 2000)}`);
+  const up = JSON.parse(upText) as { rows: number; createdCount: number; rejectedCount: number };
+  if (up.rows !== opts.numbers || up.createdCount !== opts.numbers || up.rejectedCount !== 0) {
+    fail(`upload: expected ${opts.numbers} rows all created; got rows=${up.rows} created=${up.createdCount} rejected=${up.rejectedCount}`);
+  }
+  const upload = {
+    rows: up.rows, createdCount: up.createdCount, rejectedCount: up.rejectedCount, fileMb: round(csvBytes / MB),
+    seconds: round(upSeconds, 2), rowsPerSecond: Math.round(up.rows / upSeconds), mbPerSecond: round(csvBytes / MB / upSeconds, 2),
+    target: '>100000 rows/s', ok: up.rows / upSeconds > 100_000,
+    peakRssMb: monitor.phases['csv-upload']!.peakRssMb, maxEventLoopBlockMs: monitor.phases['csv-upload']!.maxEventLoopBlockMs,
+  };
+  console.log(`upload: ${upload.rows} rows in ${upload.seconds} s = ${upload.rowsPerSecond} rows/s (created ${upload.createdCount}, rejected ${upload.rejectedCount})`);
+  rmSync(csvPath, { force: true });
+
+  // 3. JSON add ------------------------------------------------------------------------------------
+  monitor.phase('json-add');
+  const varNames = encodeURIComponent(JSON.stringify(['name', 'city']));
+  const batchMs: number[] = [];
+  let created = 0;
+  const tJson = performance.now();
+  for (let from = 0; from < opts['json-numbers']; from += opts['json-batch']) {
+    const n = Math.min(opts['json-batch'], opts['json-numbers'] - from);
+    const body = Array.from({ length: n }, (_, j) => {
+      const i = opts.numbers + from + j;
+      return { number: phone(i), varValues: [NAMES[i % NAMES.length]!, CITIES[i % CITIES.length]!] };
+    });
+    const t = performance.now();
+    const res = await fetch(`${campaignUrl(small.id)}/numbers?varNames=${varNames}`, {
+      method: 'POST', body: JSON.stringify(body), headers: { ...auth, 'content-type': 'application/json' },
+    });
+    const text = await res.text();
+    batchMs.push(performance.now() - t);
+    if (res.status !== 201) { fail(`json add at ${from}: ${res.status} ${text.slice(0, 300)}`); continue; }
+    const r = JSON.parse(text) as { created: unknown[]; rejected: unknown[] };
+    created += r.created.length;
+    if (r.created.length !== n) fail(`json add at ${from}: ${r.created.length} of ${n} created, ${r.rejected.length} rejected`);
+  }
+  const jsonSeconds = (performance.now() - tJson) / 1000;
+  monitor.end();
+  const jsonAdd = {
+    numbers: opts['json-numbers'], created, batch: opts['json-batch'], requests: batchMs.length, seconds: round(jsonSeconds, 2),
+    numbersPerSecond: Math.round(created / jsonSeconds), batchLatencyMs: stats(batchMs),
+  };
+  console.log(`json add: ${created} numbers in ${jsonAdd.seconds} s = ${jsonAdd.numbersPerSecond} numbers/s (batch p50 ${jsonAdd.batchLatencyMs.p50} ms)`);
+
+  // 4. status mix ------------------------------------------------------------------------------------
+  monitor.phase('status-mix');
+  const tMix = performance.now();
+  const statusMix = applyStatusMix(bigPk);
+  const mixSeconds = (performance.now() - tMix) / 1000;
+  monitor.end();
+  console.log(`status mix in ${round(mixSeconds, 2)} s: ${JSON.stringify(statusMix.statuses)}; attempts ${JSON.stringify(statusMix.attempts)}`);
+
+  // 5. pages -------------------------------------------------------------------------------------------
+  const kinds: Kind[] = [
+    { name: 'numbers: no filter, number ASC', path: 'numbers', sort: ['number', 'ASC'], where: 'deleted = 0', check: byNumber('ASC') },
+    { name: 'numbers: status NotContacted+RetryPending, number ASC', path: 'numbers',
+      filter: { status: ['NotContacted', 'RetryPending'] }, sort: ['number', 'ASC'],
+      where: `deleted = 0 AND status IN ('NotContacted','RetryPending')`, check: byNumber('ASC') },
+    { name: 'numbers: status Failure, attempts DESC', path: 'numbers',
+      filter: { status: ['Failure'] }, sort: ['attempts', 'DESC'], where: `deleted = 0 AND status = 'Failure'`, check: byAttempts('DESC') },
+    { name: 'numbers: attempts_gt 1, number DESC', path: 'numbers',
+      filter: { attempts_gt: 1 }, sort: ['number', 'DESC'], where: 'deleted = 0 AND attempts > 1', check: byNumber('DESC') },
+    { name: 'numbers: number "555" (partial), number ASC', path: 'numbers',
+      filter: { number: '555' }, sort: ['number', 'ASC'], where: `deleted = 0 AND number LIKE '%555%'`, check: byNumber('ASC') },
+    { name: 'numberDetails: status Success, number ASC', path: 'reports/numberDetails',
+      filter: { status: 'Success' }, sort: ['number', 'ASC'], where: `status = 'Success'`, check: byNumber('ASC') },
+    { name: 'numberDetails: status RetryPending, attempts DESC', path: 'reports/numberDetails',
+      filter: { status: 'RetryPending' }, sort: ['attempts', 'DESC'], where: `status = 'RetryPending'`, check: byAttempts('DESC') },
+  ];
+  const random = prng(42);
+  const size = opts['page-size'];
+  const pageUrl = (kind: Kind, offset: number) => `${campaignUrl(big.id)}/${kind.path}?` + new URLSearchParams({
+    range: JSON.stringify([offset, offset + size - 1]), sort: JSON.stringify(kind.sort),
+    ...(kind.filter ? { filter: JSON.stringify(kind.filter) } : {}),
+  }).toString();
+  const lastPageOf = (total: number) => Math.max(0, Math.floor((total - 1) / size) * size);
+  /** A "first page": a random page-aligned offset in 0..--first-max-offset (and within the result). */
+  const firstOffset = (total: number) => Math.floor(random() * (Math.min(opts['first-max-offset'], lastPageOf(total)) / size + 1)) * size;
+  const pageResults: PageResult[] = [];
+  monitor.phase('pages');
+  for (const kind of kinds) {
+    // Straight from SQLite (not through the probe): the X-Total-Count every page must carry.
+    const total = Number((store.db.sqlite.prepare(`SELECT count(*) AS n FROM numbers WHERE campaign_pk = ? AND ${kind.where}`)
+      .get(bigPk) as { n: number }).n);
+    const page = (offset: number) => fetchPage(pageUrl(kind, offset), offset, total, size, kind, auth);
+    const lastPage = lastPageOf(total);
+
+    probe.reset();
+    for (let i = 0; i < opts.warmup; i++) await page(firstOffset(total));
+
+    const first: number[] = []; const firstServer: number[] = []; const firstSql: number[] = []; const firstCountSql: number[] = [];
+    const tFirst = performance.now();
+    const capped = (since: number) => performance.now() - since > opts['phase-seconds'] * 1000;
+    for (let i = 0; i < opts['first-pages'] && !capped(tFirst); i++) {
+      probe.reset();
+      first.push(await page(firstOffset(total)));
+      firstServer.push(probe.serverMs); firstSql.push(probe.pageMs); firstCountSql.push(probe.countMs);
+    }
+    const firstSeconds = (performance.now() - tFirst) / 1000;
+    const ran = opts.warmup + first.length > 0;
+    const captured = { count: probe.lastCount, page: probe.lastPage };
+
+    const seq: number[] = [];
+    const tSeq = performance.now();
+    for (let i = 0; i < opts['seq-pages'] && i * size < Math.max(total, 1) && !capped(tSeq); i++) seq.push(await page(i * size));
+
+    const deep: number[] = []; const deepServer: number[] = []; const deepSql: number[] = [];
+    let deepAt = 0;
+    const tDeep = performance.now();
+    for (let i = 0; i < opts['deep-pages'] && !capped(tDeep); i++) {
+      const jitter = Math.round((random() - 0.5) * 0.02 * opts['deep-offset'] / size) * size; // within ±1%
+      deepAt = Math.max(0, Math.min(lastPage, opts['deep-offset'] + jitter));
+      probe.reset();
+      deep.push(await page(deepAt));
+      deepServer.push(probe.serverMs); deepSql.push(probe.pageMs + probe.countMs);
+    }
+    const result: PageResult = {
+      kind: kind.name, request: { path: kind.path, filter: kind.filter ?? null, sort: kind.sort }, total,
+      first: { ...stats(first), requestsPerSecond: first.length ? Math.round(first.length / firstSeconds) : 0 },
+      firstServerMs: stats(firstServer), firstSqlMs: { page: stats(firstSql), count: stats(firstCountSql) },
+      sequential: stats(seq), deep: { ...stats(deep), offset: deepAt }, deepServerMs: stats(deepServer), deepSqlMs: stats(deepSql),
+      firstTargetOk: stats(first).p99 < 10,
+      plan: {
+        count: captured.count ? explain(captured.count) : [ran ? '(no count(*): answered from the number_counts counters)' : '(not run)'],
+        page: captured.page ? explain(captured.page) : ['(not run)'],
+      },
+      sql: { count: captured.count?.sql ?? null, page: captured.page?.sql ?? '' },
+    };
+    pageResults.push(result);
+    console.log(`pages: ${kind.name}: total ${total}, first p50 ${result.first.p50} ms p99 ${result.first.p99} ms, ` +
+      `sequential p50 ${result.sequential.p50} ms, deep p50 ${result.deep.p50} ms`);
+  }
+  monitor.end();
+
+  // Requests/s at a concurrency of N keep-alive connections: first pages of every kind, round robin.
+  monitor.phase('throughput');
+  const totals = pageResults.map((r) => r.total);
+  let next = 0;
+  const loadMs: number[] = [];
+  const tLoad = performance.now();
+  const worker = async () => {
+    while (next < opts['throughput-requests'] && performance.now() - tLoad < opts['throughput-seconds'] * 1000) {
+      const i = next++;
+      const kind = kinds[i % kinds.length]!;
+      const total = totals[i % kinds.length]!;
+      const offset = firstOffset(total);
+      loadMs.push(await fetchPage(pageUrl(kind, offset), offset, total, size, kind, auth));
+    }
+  };
+  await Promise.all(Array.from({ length: opts.concurrency }, worker));
+  const loadSeconds = (performance.now() - tLoad) / 1000;
+  monitor.end();
+  const throughput = {
+    concurrency: opts.concurrency, requests: loadMs.length, seconds: round(loadSeconds, 2),
+    requestsPerSecond: loadMs.length ? Math.round(loadMs.length / loadSeconds) : 0, latencyMs: stats(loadMs),
+  };
+  console.log(`throughput: ${throughput.requests} requests at concurrency ${throughput.concurrency}: ${throughput.requestsPerSecond} req/s`);
+
+  // 6. report ------------------------------------------------------------------------------------------
+  monitor.stop();
+  const dbMb = ['', '-wal', '-shm'].reduce((sum, ext) => { try { return sum + statSync(dbPath + ext).size; } catch { return sum; } }, 0) / MB;
+  const seconds = round((performance.now() - started) / 1000, 1);
+  const report = {
+    date: new Date().toISOString(), node: process.version, options: opts, seconds,
+    machine: { cpus: availableParallelism(), loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg().map((x) => round(x, 2)) },
+    upload, jsonAdd, statusMix: { ...statusMix, seconds: round(mixSeconds, 2) },
+    pages: pageResults,
+    throughput,
+    memory: { startRssMb: round(startRss / MB), peakRssMb: round(monitor.peakRss / MB), phases: monitor.phases, dbFileMb: round(dbMb) },
+    checks: { failed: failures.length, failures },
+  };
+  printReport(report);
+  const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'server.json');
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, JSON.stringify(report, null, 2) + '\n');
+  console.log(`\nwritten ${out}`);
+  if (failures.length) process.exitCode = 1;
+}
+
+// ----------------------------------------------------------------------------------------- helpers
+
+interface Kind {
+  name: string;
+  path: 'numbers' | 'reports/numberDetails';
+  filter?: Record<string, unknown>;
+  sort: [string, 'ASC' | 'DESC'];
+  /** The same filter in SQL, for the expected X-Total-Count. */
+  where: string;
+  check: (records: { number: string; attempts: number }[]) => boolean;
+}
+
+interface PageResult {
+  kind: string;
+  request: { path: string; filter: Record<string, unknown> | null; sort: [string, string] };
+  total: number;
+  first: Stats & { requestsPerSecond: number };
+  firstServerMs: Stats;
+  firstSqlMs: { page: Stats; count: Stats };
+  sequential: Stats;
+  deep: Stats & { offset: number };
+  deepServerMs: Stats;
+  deepSqlMs: Stats;
+  firstTargetOk: boolean;
+  plan: { count: string[]; page: string[] };
+  sql: { count: string | null; page: string };
+}
+
+function byNumber(dir: 'ASC' | 'DESC') {
+  return (records: { number: string }[]) => records.every((r, i) => i === 0 || (dir === 'ASC' ? records[i - 1]!.number <= r.number : records[i - 1]!.number >= r.number));
+}
+
+function byAttempts(dir: 'ASC' | 'DESC') {
+  return (records: { attempts: number }[]) => records.every((r, i) => i === 0 || (dir === 'ASC' ? records[i - 1]!.attempts <= r.attempts : records[i - 1]!.attempts >= r.attempts));
+}
+
+/** One list page; returns its latency in ms (request start to body parsed) and records what is wrong with it. */
+async function fetchPage(url: string, offset: number, total: number, size: number, kind: Kind, headers: Record<string, string>): Promise<number> {
+  const t = performance.now();
+  const res = await fetch(url, { headers });
+  const text = await res.text();
+  const ms = performance.now() - t;
+  const where = `${kind.name} @${offset}`;
+  if (res.status !== 200) { fail(`${where}: status ${res.status} ${text.slice(0, 200)}`); return ms; }
+  const header = res.headers.get('x-total-count');
+  if (header === null || !/^\d+$/.test(header)) { fail(`${where}: X-Total-Count is ${JSON.stringify(header)}`); return ms; }
+  if (Number(header) !== total) fail(`${where}: X-Total-Count ${header}, expected ${total}`);
+  const records = JSON.parse(text) as { number: string; attempts: number }[];
+  const want = Math.max(0, Math.min(size, total - offset));
+  if (records.length !== want) fail(`${where}: ${records.length} records, expected ${want}`);
+  if (!kind.check(records)) fail(`${where}: records out of order for sort ${JSON.stringify(kind.sort)}`);
+  return ms;
+}
+
+async function writeCsv(path: string, rows: number): Promise<void> {
+  const out = createWriteStream(path);
+  const CHUNK = 10_000;
+  for (let from = 0; from < rows; from += CHUNK) {
+    let s = '';
+    for (let i = from; i < Math.min(rows, from + CHUNK); i++) s += `${phone(i)},${NAMES[i % NAMES.length]} ${i % 997},${CITIES[i % CITIES.length]}\n`;
+    if (!out.write(s)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+}
+
+/**
+ * ~60% NotContacted, 20% Success, 10% Failure, 8% RetryPending, 2% Blacklisted, attempts 0–3, straight in
+ * SQLite (a hash of the row id picks the status, so the mix is uncorrelated with the number order);
+ * then number_counts and numbers_count are recomputed so X-Total-Count stays right.
+ */
+function applyStatusMix(campaignPk: number) {
+  const h = '((id * 2654435761) % 1000)';
+  const g = '(((id * 2654435761) / 1000) % 3)'; // higher digits of the same hash: independent of the status pick
+  const db = store.db;
+  db.transaction(() => {
+    db.run(`UPDATE numbers SET
+      status = CASE WHEN ${h} < 600 THEN 'NotContacted' WHEN ${h} < 800 THEN 'Success' WHEN ${h} < 900 THEN 'Failure'
+                    WHEN ${h} < 980 THEN 'RetryPending' ELSE 'Blacklisted' END,
+      attempts = CASE WHEN ${h} < 600 THEN 0 WHEN ${h} < 900 THEN 1 + ${g} WHEN ${h} < 980 THEN 1 + ${g} % 2 ELSE 0 END
+      WHERE campaign_pk = ? AND deleted = 0`, campaignPk);
+    db.run('DELETE FROM number_counts WHERE campaign_pk = ?', campaignPk);
+    db.run(`INSERT INTO number_counts(campaign_pk, status, n)
+      SELECT campaign_pk, status, count(*) FROM numbers WHERE campaign_pk = ? GROUP BY status`, campaignPk);
+    db.run('UPDATE campaigns SET numbers_count = (SELECT count(*) FROM numbers WHERE campaign_pk = ? AND deleted = 0) WHERE pk = ?', campaignPk, campaignPk);
+  });
+  const statuses = Object.fromEntries(db.all<{ status: string; n: number }>(
+    'SELECT status, n FROM number_counts WHERE campaign_pk = ? ORDER BY n DESC', campaignPk).map((r) => [r.status, r.n]));
+  const attempts = Object.fromEntries(db.all<{ attempts: number; n: number }>(
+    'SELECT attempts, count(*) AS n FROM numbers WHERE campaign_pk = ? GROUP BY attempts', campaignPk).map((r) => [r.attempts, r.n]));
+  return { statuses, attempts };
+}
+
+/** EXPLAIN QUERY PLAN of a captured statement with its parameters, as indented lines. */
+function explain(c: SqlCapture): string[] {
+  const rows = store.db.sqlite.prepare(`EXPLAIN QUERY PLAN ${c.sql}`).all(...c.params) as { id: number; parent: number; detail: string }[];
+  const depth = new Map<number, number>();
+  return rows.map((r) => {
+    const d = (depth.get(r.parent) ?? -1) + 1;
+    depth.set(r.id, d);
+    return `${'  '.repeat(d)}${r.detail}`;
+  });
+}
+
+function printReport(r: {
+  seconds: number; machine: { cpus: number; loadAverageAtStart: number[]; loadAverageAtEnd: number[] }; upload: { rows: number; seconds: number; rowsPerSecond: number; mbPerSecond: number; createdCount: number; rejectedCount: number; ok: boolean; peakRssMb: number; maxEventLoopBlockMs: number };
+  jsonAdd: { created: number; seconds: number; numbersPerSecond: number; batch: number; batchLatencyMs: Stats };
+  statusMix: { seconds: number };
+  pages: PageResult[];
+  throughput: { concurrency: number; requests: number; requestsPerSecond: number; latencyMs: Stats };
+  memory: { startRssMb: number; peakRssMb: number; phases: Monitor['phases']; dbFileMb: number };
+  checks: { failed: number; failures: string[] };
+}): void {
+  const line = '-'.repeat(118);
+  const mark = (ok: boolean) => (ok ? 'ok  ' : 'MISS');
+  console.log(`\n${line}\nFIGURES (total run ${r.seconds} s; ${r.machine.cpus} CPUs, load average ` +
+    `${r.machine.loadAverageAtStart.join('/')} at start, ${r.machine.loadAverageAtEnd.join('/')} at end)\n${line}`);
+  console.log(`CSV upload        ${r.upload.rows} rows in ${r.upload.seconds} s: ${r.upload.rowsPerSecond} rows/s, ${r.upload.mbPerSecond} MB/s ` +
+    `[target >100000 rows/s: ${mark(r.upload.ok)}]  created ${r.upload.createdCount}, rejected ${r.upload.rejectedCount}; ` +
+    `longest event-loop block ${r.upload.maxEventLoopBlockMs} ms`);
+  console.log(`JSON add          ${r.jsonAdd.created} numbers in ${r.jsonAdd.seconds} s: ${r.jsonAdd.numbersPerSecond} numbers/s ` +
+    `(batches of ${r.jsonAdd.batch}: p50 ${r.jsonAdd.batchLatencyMs.p50} ms, p99 ${r.jsonAdd.batchLatencyMs.p99} ms)`);
+  console.log(`status mix        direct SQL update + counter recompute: ${r.statusMix.seconds} s`);
+  console.log(line);
+  const w = Math.max(...r.pages.map((p) => p.kind.length)) + 2;
+  const cols = (a: string, ...rest: string[]) => a.padEnd(w) + rest.map((x) => x.padStart(11)).join('');
+  const f = (x: number) => x.toFixed(x >= 100 ? 0 : x >= 10 ? 1 : 2);
+  console.log(`first pages: ms, pages of ${opts['page-size']} at random offsets 0..${opts['first-max-offset']}, one connection, up to ${opts['first-pages']} per query`);
+  console.log(cols('query', 'total', 'n', 'p50', 'p99', 'server p50', 'rows SQL', 'count SQL', 'req/s', 'p99<10ms'));
+  for (const p of r.pages) {
+    console.log(cols(p.kind, String(p.total), String(p.first.n), f(p.first.p50), f(p.first.p99), f(p.firstServerMs.p50), f(p.firstSqlMs.page.p50),
+      f(p.firstSqlMs.count.p50), String(p.first.requestsPerSecond), mark(p.firstTargetOk)));
+  }
+  console.log('(p50/p99: client-measured, request to parsed body; server: fastify reply.elapsedTime; rows/count SQL: SQLite time of the\n' +
+    ' page SELECT and of the count(*) — 0 when X-Total-Count comes from the number_counts counters; all p50)');
+  console.log(`\nsequential and deep pages: ms (sequential: up to ${opts['seq-pages']} consecutive pages from offset 0; deep: up to ${opts['deep-pages']} pages at offset ~${opts['deep-offset']}, capped at the last page; each loop also capped at ${opts['phase-seconds']} s)`);
+  console.log(cols('query', 'seq n', 'seq p50', 'seq p99', 'seq max', 'deep at', 'deep n', 'deep p50', 'deep max', 'deep SQL'));
+  for (const p of r.pages) {
+    console.log(cols(p.kind, String(p.sequential.n), f(p.sequential.p50), f(p.sequential.p99), f(p.sequential.max), String(p.deep.offset),
+      String(p.deep.n), f(p.deep.p50), f(p.deep.max), f(p.deepSqlMs.p50)));
+  }
+  console.log(line);
+  console.log(`throughput        ${r.throughput.requests} mixed first-page requests, ${r.throughput.concurrency} keep-alive connections: ` +
+    `${r.throughput.requestsPerSecond} req/s (p50 ${r.throughput.latencyMs.p50} ms, p99 ${r.throughput.latencyMs.p99} ms)`);
+  console.log(`memory            peak RSS ${r.memory.peakRssMb} MB, ${r.memory.startRssMb} MB after start (server and client in one process; ` +
+    `includes SQLite's page cache, up to 256 MB); ` +
+    `database file ${r.memory.dbFileMb} MB`);
+  console.log(`                  per phase: ${Object.entries(r.memory.phases).map(([k, v]) => `${k} ${v.peakRssMb} MB`).join(', ')}`);
+  console.log(`checks            ${r.checks.failed === 0 ? 'all responses 200 with the expected X-Total-Count, page length and order' : `${r.checks.failed} FAILED:\n  ${r.checks.failures.join('\n  ')}`}`);
+  console.log(`${line}\nquery plans (EXPLAIN QUERY PLAN of the SQL the server ran for the first pages)`);
+  for (const p of r.pages) {
+    console.log(`\n${p.kind}\n  count: ${p.plan.count.join('\n         ')}\n  page:  ${p.plan.page.join('\n         ')}`);
+  }
+}
