@@ -556,12 +556,12 @@ function applyStatusMix(campaignPk: number) {
       attempts = CASE WHEN ${h} < 600 THEN 0 WHEN ${h} < 900 THEN 1 + ${g} WHEN ${h} < 980 THEN 1 + ${g} % 2 ELSE 0 END
       WHERE campaign_pk = ? AND deleted = 0`, campaignPk);
     db.run('DELETE FROM number_counts WHERE campaign_pk = ?', campaignPk);
-    db.run(`INSERT INTO number_counts(campaign_pk, status, n)
-      SELECT campaign_pk, status, count(*) FROM numbers WHERE campaign_pk = ? GROUP BY status`, campaignPk);
+    db.run(`INSERT INTO number_counts(campaign_pk, status, attempts, n)
+      SELECT campaign_pk, status, attempts, count(*) FROM numbers WHERE campaign_pk = ? GROUP BY status, attempts`, campaignPk);
     db.run('UPDATE campaigns SET numbers_count = (SELECT count(*) FROM numbers WHERE campaign_pk = ? AND deleted = 0) WHERE pk = ?', campaignPk, campaignPk);
   });
   const statuses = Object.fromEntries(db.all<{ status: string; n: number }>(
-    'SELECT status, n FROM number_counts WHERE campaign_pk = ? ORDER BY n DESC', campaignPk).map((r) => [r.status, r.n]));
+    'SELECT status, sum(n) AS n FROM number_counts WHERE campaign_pk = ? GROUP BY status ORDER BY n DESC', campaignPk).map((r) => [r.status, r.n]));
   const attempts = Object.fromEntries(db.all<{ attempts: number; n: number }>(
     'SELECT attempts, count(*) AS n FROM numbers WHERE campaign_pk = ? GROUP BY attempts', campaignPk).map((r) => [r.attempts, r.n]));
   return { statuses, attempts };

@@ -133,7 +133,7 @@ export class Campaigns {
            WHERE campaign_pk = ? AND status IN (${numberStatuses.map(() => '?').join(',')}) ORDER BY id`,
           copy.pk, source.pk, ...numberStatuses);
         if (changes) {
-          this.db.run(`INSERT INTO number_counts(campaign_pk, status, n) VALUES (?, 'NotContacted', ?)`, copy.pk, changes);
+          this.db.run(`INSERT INTO number_counts(campaign_pk, status, attempts, n) VALUES (?, 'NotContacted', 0, ?)`, copy.pk, changes);
           this.db.run('UPDATE campaigns SET numbers_count = ? WHERE pk = ?', changes, copy.pk);
         }
       }

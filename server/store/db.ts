@@ -18,24 +18,30 @@ CREATE TABLE IF NOT EXISTS campaigns(
   callflow_ids TEXT NOT NULL, human_callflow_id TEXT, machine_callflow_id TEXT, webhook_endpoint_id TEXT,
   is_archived INTEGER NOT NULL, numbers_count INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS campaigns_by_account ON campaigns(account_pk, name);
--- deleted is 0 for a live number and the row's own id once deleted, so the unique index allows
--- one live row per phone number while keeping deleted ones for the number-details report.
+-- deleted is 0 for a live number and the row's own id once deleted, so deleted rows stay for the
+-- number-details report. One live row per phone number is kept by Numbers.insert.
 CREATE TABLE IF NOT EXISTS numbers(
   id INTEGER PRIMARY KEY, campaign_pk INTEGER NOT NULL, number TEXT NOT NULL, status TEXT NOT NULL,
   attempts INTEGER NOT NULL DEFAULT 0, var_names TEXT NOT NULL, var_values TEXT NOT NULL,
   deleted INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER);
-CREATE UNIQUE INDEX IF NOT EXISTS numbers_by_number ON numbers(campaign_pk, number, deleted);
--- Without the number column these two indexes grow at their end (rowid order): 40% cheaper inserts,
--- and the implicit rowid is the tiebreak that keeps pages stable.
-CREATE INDEX IF NOT EXISTS numbers_by_status ON numbers(campaign_pk, status);
-CREATE INDEX IF NOT EXISTS numbers_by_attempts ON numbers(campaign_pk, attempts);
+-- Both indexes carry every filterable column, so a filtered page skips rows without reading the table.
+-- New rows (attempts 0, NotContacted) land at the end of numbers_by_attempts and numbers_by_status:
+-- only numbers_by_number takes a random-position insert.
+CREATE INDEX IF NOT EXISTS numbers_by_number ON numbers(campaign_pk, number, deleted, status, attempts);
+CREATE INDEX IF NOT EXISTS numbers_by_attempts ON numbers(campaign_pk, attempts, deleted, status);
+-- One status sorted by attempts (the dialer's "NotContacted, fewest attempts first" too).
+CREATE INDEX IF NOT EXISTS numbers_by_status ON numbers(campaign_pk, status, attempts, deleted);
+-- How many numbers of a campaign have each status and attempt count: X-Total-Count for status and
+-- attempts filters without counting rows.
 CREATE TABLE IF NOT EXISTS number_counts(
-  campaign_pk INTEGER NOT NULL, status TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY(campaign_pk, status)) WITHOUT ROWID;
+  campaign_pk INTEGER NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL, n INTEGER NOT NULL,
+  PRIMARY KEY(campaign_pk, status, attempts)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS call_details(
   id INTEGER PRIMARY KEY, campaign_pk INTEGER NOT NULL, number_id INTEGER NOT NULL, number TEXT NOT NULL,
   attempt INTEGER NOT NULL, started_at_local TEXT NOT NULL, answered_at_local TEXT, ended_at_local TEXT NOT NULL,
   ring_result TEXT NOT NULL, answer_type TEXT, sip_response_code INTEGER NOT NULL, end_type TEXT, queue_id TEXT,
   outcome TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS call_details_by_campaign ON call_details(campaign_pk);
 CREATE INDEX IF NOT EXISTS call_details_by_number ON call_details(campaign_pk, number, attempt);
 CREATE INDEX IF NOT EXISTS call_details_by_start ON call_details(campaign_pk, started_at_local);
 `;

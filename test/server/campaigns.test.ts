@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CampaignState } from '../../api/enums.ts';
 import type { Campaign, CampaignNumber } from '../../api/records.ts';
 import { TRANSITIONS } from '../../server/campaign-states.ts';
-import { addNumbers, createAccount, createCampaign, createKey, phoneNumbers, q, startServer, type TestServer } from '../support/server.ts';
+import { addNumbers, createAccount, createCampaign, createKey, phoneNumbers, q, setNumber, startServer, type TestServer } from '../support/server.ts';
 
 let s: TestServer;
 let acc: string;
@@ -144,8 +144,7 @@ describe('duplicate', () => {
     await addNumbers(s, acc, original.id, phoneNumbers(6, 500).map((n, i) => ({ number: n, varValues: [`x${i}`] })));
     const pk = s.store.campaigns.byId(s.store.accounts.byId(acc)!.pk, original.id)!.pk;
     const ids = s.store.db.all<{ id: number }>('SELECT id FROM numbers WHERE campaign_pk = ? ORDER BY id', pk);
-    s.store.db.run("UPDATE numbers SET status = 'Success', attempts = 2 WHERE id = ?", ids[0]!.id);
-    s.store.numbers.move(pk, 'NotContacted', 'Success', 1);
+    setNumber(s, ids[0]!.id, 'Success', 2);
   });
 
   const dup = (params: Record<string, unknown> = {}) =>

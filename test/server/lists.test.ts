@@ -1,7 +1,7 @@
 // §4.1 over HTTP: range, sort, every filter key of every list endpoint, headers, GET-body parameters.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallDetail, Campaign, CampaignNumber } from '../../api/records.ts';
-import { addNumbers, createAccount, createCampaign, createKey, phoneNumbers, q, rawRequest, startServer, type TestServer } from '../support/server.ts';
+import { addNumbers, createAccount, createCampaign, createKey, phoneNumbers, q, rawRequest, setNumber, startServer, type TestServer } from '../support/server.ts';
 
 let s: TestServer;
 let acc: string;
@@ -158,12 +158,8 @@ describe('numbers list', () => {
   beforeAll(() => {
     // Fixture: what the dialer would have done to a few numbers.
     const pk = s.store.campaigns.byId(s.store.accounts.byId(acc)!.pk, numbersCampaign.id)!.pk;
-    const rows = s.store.db.all<{ id: number; status: string }>('SELECT id, status FROM numbers WHERE campaign_pk = ? ORDER BY id', pk);
-    rows.forEach((r, i) => {
-      const status = i < 5 ? 'Success' : i < 8 ? 'Failure' : i < 10 ? 'RetryPending' : 'NotContacted';
-      s.store.db.run('UPDATE numbers SET status = ?, attempts = ? WHERE id = ?', status, i % 4, r.id);
-      s.store.numbers.move(pk, 'NotContacted', status as never, 1);
-    });
+    const rows = s.store.db.all<{ id: number }>('SELECT id FROM numbers WHERE campaign_pk = ? ORDER BY id', pk);
+    rows.forEach((r, i) => setNumber(s, r.id, i < 5 ? 'Success' : i < 8 ? 'Failure' : i < 10 ? 'RetryPending' : 'NotContacted', i % 4));
   });
 
   it('lists numbers with ids, statuses and attempts', async () => {

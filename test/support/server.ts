@@ -97,3 +97,10 @@ export async function rawRequest(url: string, method: string, headers: Record<st
     req.end(body);
   });
 }
+
+/** Fixture: what the dialer would do to a number (status, attempts, a scheduled retry), counters included. */
+export function setNumber(s: TestServer, id: string | number, status: string, attempts = 0, nextAttemptAt: number | null = null): void {
+  const row = s.store.db.get<import('../../server/store/numbers.ts').NumberRow>('SELECT * FROM numbers WHERE id = ?', Number(id));
+  if (!row) throw new Error(`no number ${id}`);
+  s.store.numbers.update(row, status as never, attempts, nextAttemptAt);
+}
