@@ -6,6 +6,7 @@ import type { Operation } from '../api/enums.ts';
 import { authenticate, authorize } from './auth.ts';
 import { ApiError } from './errors.ts';
 import { bodyParams, sendProblem } from './http.ts';
+import { PhoneValidator } from './phone-validator.ts';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitPolicy } from './rate-limit.ts';
 import type { Account, KeyRecord } from './store/accounts.ts';
 import type { Store } from './store/store.ts';
@@ -43,6 +44,7 @@ export interface ServerOptions {
 
 export interface Deps {
   store: Store;
+  validator: PhoneValidator;
   limits: Limits;
   now: () => Date;
   /** The account and key of an API request, after 401/403 checks for the operation. */
@@ -137,8 +139,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     }
   };
 
+  const validator = new PhoneValidator();
+  app.addHook('onClose', async () => validator.close());
   const deps: Deps = {
-    store, limits, now,
+    store, limits, now, validator,
     guard(request, op) {
       const auth = authResults.get(request);
       if (!auth) throw new Error('guard used outside /v1');

@@ -6,11 +6,14 @@ import type { Deps } from './app.ts';
 import { ApiError, invalid } from './errors.ts';
 import { booleanParam, integerParam, onlyParams, params } from './http.ts';
 import { admit, type Candidate, type Rejection } from './numbers-intake.ts';
+import type { PhoneCheck } from './phone-numbers.ts';
 import { assertAcceptsNumbers, MAX_VARIABLES } from './routes/numbers.ts';
 import type { CampaignRow } from './store/campaigns.ts';
 
 /** Rows validated and inserted per transaction; between batches other requests get their turn. */
 const BATCH = 5_000;
+/** Batches validated ahead of the one being inserted. */
+const IN_FLIGHT = 2;
 /** Rejected rows listed in the response; all of them are counted. */
 export const UPLOAD_REJECTIONS_SHOWN = 1_000;
 
@@ -69,12 +72,33 @@ async function ingest(deps: Deps, row: CampaignRow, file: NodeJS.ReadableStream 
   let rows = 0;
   let createdCount = 0;
   let batch: Candidate[] = [];
-  const flush = () => {
-    if (!batch.length) return;
-    const r = admit(deps.store, row.pk, varNames!, batch);
+  // Batches at the validator while the previous one is inserted: the worker and this thread run at once.
+  const inFlight: { batch: Candidate[]; checks: Promise<PhoneCheck[]> }[] = [];
+  const insertOldest = async () => {
+    const next = inFlight.shift()!;
+    const checks = await next.checks;
+    const now = deps.store.campaigns.byPk(row.pk);
+    if (!now) throw new ApiError('not-found', `the campaign was deleted during the upload; ${createdCount} numbers had been added`);
+    if (now.type !== 'Dynamic' || now.state !== 'Active') {
+      throw new ApiError('conflict', `the campaign became ${now.state} during the upload; ${createdCount} numbers had been added`,
+        { extensions: { createdCount, rejectedCount } });
+    }
+    const r = admit(deps.store, row.pk, varNames!, next.batch, checks);
     createdCount += r.admitted.length;
     r.rejected.forEach(reject);
-    batch = [];
+  };
+  const submit = async () => {
+    if (batch.length) {
+      const checks = deps.validator.check(batch.map((c) => c.raw));
+      checks.catch(() => {}); // awaited by insertOldest; this only keeps an early failure from being "unhandled"
+      inFlight.push({ batch, checks });
+      batch = [];
+    }
+    while (inFlight.length >= IN_FLIGHT) await insertOldest();
+  };
+  const drain = async () => {
+    await submit();
+    while (inFlight.length) await insertOldest();
   };
 
   try {
@@ -100,13 +124,13 @@ async function ingest(deps: Deps, row: CampaignRow, file: NodeJS.ReadableStream 
       const values = record.slice(1, 1 + varCount!);
       while (values.length < varCount!) values.push('');
       batch.push({ position: line, raw: record[0]!.trim(), varValues: values });
-      if (batch.length >= BATCH) flush();
+      if (batch.length >= BATCH) await submit();
     }
-    flush();
+    await drain();
   } catch (err) {
-    flush();
     const e = err as { statusCode?: number; code?: string };
     if (e.statusCode === 413 || e.code === 'FST_REQ_FILE_TOO_LARGE') {
+      await drain();
       throw new ApiError('payload-too-large',
         `the file is larger than ${deps.limits.uploadBytes} bytes; the ${createdCount} numbers read before the limit were added`,
         { extensions: { createdCount, rejectedCount } });

@@ -1,6 +1,6 @@
 // Admits new numbers into a campaign: validates and normalises each, drops duplicates, inserts, reports rejections.
 import type { RejectionCode } from '../api/records.ts';
-import { checkPhoneNumber } from './phone-numbers.ts';
+import { checkPhoneNumber, type PhoneCheck } from './phone-numbers.ts';
 import type { Store } from './store/store.ts';
 
 export interface Candidate {
@@ -24,16 +24,16 @@ export interface Admitted {
 }
 
 /**
- * Validates, normalises and inserts a batch in one transaction. A phone number already live in
+ * Validates (unless checks of the batch's numbers are given), normalises and inserts a batch in one transaction. A phone number already live in
  * the campaign, or earlier in the same batch, is rejected as a duplicate.
  */
-export function admit(store: Store, campaignPk: number, varNames: string[], batch: readonly Candidate[]):
-  { admitted: Admitted[]; rejected: Rejection[] } {
+export function admit(store: Store, campaignPk: number, varNames: string[], batch: readonly Candidate[],
+  checks: readonly PhoneCheck[] = batch.map((c) => checkPhoneNumber(c.raw))): { admitted: Admitted[]; rejected: Rejection[] } {
   const rejected: Rejection[] = [];
   const valid: { c: Candidate; e164: string }[] = [];
   const seen = new Map<string, number>();
-  for (const c of batch) {
-    const check = checkPhoneNumber(c.raw);
+  for (const [i, c] of batch.entries()) {
+    const check = checks[i]!;
     if (!check.ok) { rejected.push({ position: c.position, value: c.raw, reason: check.reason, code: 'invalid_number' }); continue; }
     const earlier = seen.get(check.e164);
     if (earlier !== undefined) {

@@ -35,7 +35,12 @@ export function numberRoutes(app: FastifyInstance, deps: Deps): void {
     assertAcceptsNumbers(row);
     const width = Math.max(0, ...entries.map((e) => e.varValues.length));
     const varNames = givenNames ?? Array.from({ length: width }, (_, i) => `var${i + 1}`);
-    const { admitted, rejected } = admit(store, row.pk, varNames, entries);
+    const checks = await deps.validator.check(entries.map((e) => e.raw));
+    // The campaign may have changed while the numbers were validated.
+    const current = store.campaigns.byPk(row.pk);
+    if (!current) throw new ApiError('not-found', 'the campaign was deleted while the numbers were validated; nothing was added');
+    assertAcceptsNumbers(current);
+    const { admitted, rejected } = admit(store, row.pk, varNames, entries, checks);
     const result: AddNumbersResult = {
       created: store.numbers.byIds(row.pk, admitted.map((a) => a.id)).map(numberRecord),
       rejected: rejected.map((r) => ({ index: r.position, number: r.value, reason: r.reason, code: r.code })),

@@ -10,7 +10,7 @@ const api = (path: string) => `/v1/accounts/${acc}${path}`;
 const dynamicActive = () => createCampaign(s, acc, { type: 'Dynamic', state: 'Active' });
 
 beforeAll(async () => {
-  s = await startServer({ limits: { numbersPerRequest: 100, uploadBytes: 64 * 1024 } });
+  s = await startServer({ limits: { numbersPerRequest: 1000, uploadBytes: 64 * 1024 } });
   acc = (await createAccount(s)).id;
   token = await createKey(s, acc, ['CampaignAdmin']);
 });
@@ -47,6 +47,16 @@ describe('add numbers (JSON)', () => {
     ]);
     // without a sort, numbers come in phone-number order
     expect((await listAll(c.id)).map((n) => n.number)).toEqual(['+12125550100', '+442079460000', '+4930901820']);
+  });
+
+  it('validates a batch of hundreds on the worker thread with the same verdicts', async () => {
+    const c = await dynamicActive();
+    const body = [...phoneNumbers(299, 2000).map((number) => ({ number })), { number: '+1 212 555 20' }];
+    const res = await add(c.id, body);
+    expect(res.status).toBe(201);
+    const r = await res.json();
+    expect(r.created).toHaveLength(299);
+    expect(r.rejected).toEqual([expect.objectContaining({ index: 299, code: 'invalid_number' })]);
   });
 
   it('names variables var1..varN when varNames is omitted', async () => {
@@ -106,9 +116,9 @@ describe('add numbers (JSON)', () => {
 
   it('413 above the per-request maximum', async () => {
     const c = await dynamicActive();
-    const res = await add(c.id, phoneNumbers(101).map((number) => ({ number })));
+    const res = await add(c.id, phoneNumbers(1001).map((number) => ({ number })));
     expect(res.status).toBe(413);
-    expect((await res.json()).detail).toContain('at most 100 per request');
+    expect((await res.json()).detail).toContain('at most 1000 per request');
   });
 });
 
@@ -166,6 +176,28 @@ describe('upload CSV', () => {
     const r = await res.json();
     expect(r.createdCount).toBe(1);
     expect(r.rejectedCount).toBeGreaterThanOrEqual(1);
+  });
+
+  it('validates large files on the worker thread across batches, keeping line numbers', async () => {
+    const phone = (i: number) => `+1646${2_000_000 + i}`;
+    const lines = Array.from({ length: 12_000 }, (_, i) => (i === 4_999 || i === 11_000 ? `bad${i}` : `${phone(i)},v${i}`));
+    const big = await startServer({ limits: { uploadBytes: 10 * 1024 * 1024 } });
+    try {
+      const a = (await createAccount(big)).id;
+      const t = await createKey(big, a, ['CampaignAdmin']);
+      const camp = await createCampaign(big, a, { type: 'Dynamic', state: 'Active' });
+      const form = new FormData();
+      form.append('file', new Blob([lines.join('\n')]), 'big.csv');
+      const res = await big.request(`/v1/accounts/${a}/campaigns/${camp.id}/numbers/upload?varCount=1`, { method: 'POST', token: t, body: form });
+      const r = await res.json();
+      expect(res.status).toBe(201);
+      expect(r).toMatchObject({ rows: 12_000, createdCount: 11_998, rejectedCount: 2 });
+      expect(r.rejected.map((x: { line: number }) => x.line)).toEqual([5_000, 11_001]);
+      const page = await (await big.request(`/v1/accounts/${a}/campaigns/${camp.id}/numbers` + q({ range: [11_997, 11_997] }), { token: t })).json();
+      expect(page[0]).toMatchObject({ number: phone(11_999), varValues: ['v11999'] });
+    } finally {
+      await big.close();
+    }
   });
 
   it('422 when no row was added', async () => {
