@@ -251,7 +251,7 @@ try {
   await run();
 } finally {
   await app.close();
-  store.close();
+  await store.close();
   cleanup();
   clearTimeout(watchdog);
 }

@@ -62,6 +62,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (closing) process.exit(1);
     closing = true;
-    void app.close().then(() => { store.close(); process.exit(0); });
+    void app.close().then(() => store.close()).then(() => process.exit(0));
   });
 }

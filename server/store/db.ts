@@ -1,5 +1,7 @@
 // The SQLite database: opening it (file or memory), the schema, cached statements and transactions.
 import { DatabaseSync, type StatementSync, type SQLInputValue } from 'node:sqlite';
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 
 const SCHEMA_VERSION = 1;
 
@@ -52,10 +54,20 @@ export class Database {
   readonly sqlite: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
   private depth = 0;
+  private readonly checkpointer: Worker | null = null;
+  private readonly checkpointerExit: Promise<unknown> | null = null;
 
   constructor(path: string) {
     this.sqlite = new DatabaseSync(path);
     this.sqlite.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000; PRAGMA cache_size=-262144;');
+    if (path !== ':memory:') {
+      // A commit of thousands of random index inserts writes more than the 1,000-page auto-checkpoint
+      // threshold, so every such commit also checkpointed (and fsynced) on the event loop: up to 0.9 s.
+      this.sqlite.exec('PRAGMA wal_autocheckpoint=0');
+      this.checkpointer = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), { workerData: { path, intervalMs: 1000 } });
+      this.checkpointer.unref();
+      this.checkpointerExit = once(this.checkpointer, 'exit');
+    }
     this.sqlite.exec(SCHEMA);
     const version = this.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', 'schema');
     if (!version) this.run('INSERT INTO meta(key, value) VALUES (?, ?)', 'schema', String(SCHEMA_VERSION));
@@ -103,7 +115,12 @@ export class Database {
     }
   }
 
-  close(): void {
+  async close(): Promise<void> {
+    if (this.checkpointer) {
+      this.checkpointer.ref(); // keep the process up until it has finished
+      this.checkpointer.postMessage('stop');
+      await this.checkpointerExit;
+    }
     this.sqlite.close();
   }
 }

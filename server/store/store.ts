@@ -20,7 +20,7 @@ export class Store {
     this.callDetails = new CallDetails(this.db);
   }
 
-  close(): void {
-    this.db.close();
+  close(): Promise<void> {
+    return this.db.close();
   }
 }

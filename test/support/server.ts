@@ -45,7 +45,7 @@ export async function startServer(options: { db?: string; rateLimit?: RateLimitP
     },
     async close() {
       await app.close();
-      store.close();
+      await store.close();
     },
   };
 }
