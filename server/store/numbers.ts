@@ -43,6 +43,16 @@ const TABLE: ListTable = {
 
 const BY_STATUS: ListTable = { ...TABLE, columns: { ...columns, status: { sql: 'status', type: 'text' } } };
 
+/** The sort key of each index, in its column order: where a page ended, for the next page to seek past. */
+const KEY_COLUMNS: Record<string, readonly (keyof NumberRow)[]> = {
+  numbers_by_number: ['number', 'deleted'],
+  numbers_by_attempts: ['attempts', 'deleted', 'status', 'id'],
+  numbers_by_status: ['attempts', 'deleted', 'id'],
+};
+
+/** Pages remembered for continuation; the oldest is forgotten first. */
+const MAX_CURSORS = 10_000;
+
 /**
  * The index a page is read from, pinned because without statistics SQLite guesses badly (a 75 ms first
  * page instead of 0.5 ms). Each one yields its sort order directly and holds every filtered column.
@@ -55,6 +65,8 @@ function indexFor(query: ListQuery): string {
 
 export class Numbers {
   private readonly db: Database;
+  /** Query + first offset → sort key of the record before it (the end of an earlier page). */
+  private readonly cursors = new Map<string, (string | number)[]>();
   constructor(db: Database) { this.db = db; }
 
   /** The numbers list (§4.6, live numbers) or the number-details report (§4.11, deleted ones too). */
@@ -64,10 +76,25 @@ export class Numbers {
     const cond = ['campaign_pk = ?', ...(includeDeleted ? [] : ['+deleted = 0']), ...w.terms].join(' AND ');
     const total = this.countFromCounters(campaignPk, query.conditions, includeDeleted)
       ?? this.db.get<{ n: number }>(`SELECT count(*) AS n FROM numbers INDEXED BY numbers_by_number WHERE ${cond}`, campaignPk, ...w.params)!.n;
+    // A page that starts where an earlier page of the same query ended seeks past that page's last
+    // record instead of skipping `first` records: reading every page in order costs the same at any depth.
+    const [first, last] = query.range;
+    const keyCols = KEY_COLUMNS[index]!;
+    const queryKey = `${includeDeleted ? 'details' : 'numbers'}|${campaignPk}|${index}|${query.sort?.direction ?? 'ASC'}|${JSON.stringify(query.conditions)}`;
+    const after = first > 0 ? this.cursors.get(`${queryKey}|${first}`) : undefined;
+    const seek = after ? ` AND (${keyCols.join(', ')}) ${query.sort?.direction === 'DESC' ? '<' : '>'} (${keyCols.map(() => '?').join(', ')})` : '';
     const rows = this.db.all<NumberRow>(
-      `SELECT * FROM numbers INDEXED BY ${index} WHERE ${cond} ORDER BY ${orderBy(TABLE, query.sort)} ${limitOffset(query.range)}`,
-      campaignPk, ...w.params);
+      `SELECT * FROM numbers INDEXED BY ${index} WHERE ${cond}${seek} ORDER BY ${orderBy(TABLE, query.sort)} ` +
+      (after ? `LIMIT ${last - first + 1}` : limitOffset(query.range)),
+      campaignPk, ...w.params, ...(after ?? []));
+    if (rows.length === last - first + 1) this.remember(`${queryKey}|${last + 1}`, keyCols.map((c) => rows.at(-1)![c] as string | number));
     return { rows, total };
+  }
+
+  private remember(key: string, sortKey: (string | number)[]): void {
+    this.cursors.delete(key);
+    this.cursors.set(key, sortKey);
+    if (this.cursors.size > MAX_CURSORS) this.cursors.delete(this.cursors.keys().next().value!);
   }
 
   /** Status and attempts filters are answered from the counters; a phone-number filter needs counting rows. */
