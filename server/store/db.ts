@@ -63,8 +63,9 @@ export class Database {
     if (path !== ':memory:') {
       // A commit of thousands of random index inserts writes more than the 1,000-page auto-checkpoint
       // threshold, so every such commit also checkpointed (and fsynced) on the event loop: up to 0.9 s.
-      this.sqlite.exec('PRAGMA wal_autocheckpoint=0');
-      this.checkpointer = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), { workerData: { path, intervalMs: 1000 } });
+      // The log rewinds on the first write after a complete checkpoint; the size limit then truncates it.
+      this.sqlite.exec('PRAGMA wal_autocheckpoint=0; PRAGMA journal_size_limit=67108864');
+      this.checkpointer = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), { workerData: { path, intervalMs: 200 } });
       this.checkpointer.unref();
       this.checkpointerExit = once(this.checkpointer, 'exit');
     }
