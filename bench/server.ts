@@ -358,7 +358,8 @@ async function run(): Promise<void> {
     { name: 'numbers: attempts_gt 1, number DESC', path: 'numbers',
       filter: { attempts_gt: 1 }, sort: ['number', 'DESC'], where: 'deleted = 0 AND attempts > 1', check: byNumber('DESC') },
     { name: 'numbers: number "555" (partial), number ASC', path: 'numbers',
-      filter: { number: '555' }, sort: ['number', 'ASC'], where: `deleted = 0 AND number LIKE '%555%'`, check: byNumber('ASC') },
+      filter: { number: '555' }, sort: ['number', 'ASC'], where: `deleted = 0 AND number LIKE '%555%'`, check: byNumber('ASC'),
+      scan: true },
     { name: 'numberDetails: status Success, number ASC', path: 'reports/numberDetails',
       filter: { status: 'Success' }, sort: ['number', 'ASC'], where: `status = 'Success'`, check: byNumber('ASC') },
     { name: 'numberDetails: status RetryPending, attempts DESC', path: 'reports/numberDetails',
@@ -429,17 +430,19 @@ async function run(): Promise<void> {
   }
   monitor.end();
 
-  // Requests/s at a concurrency of N keep-alive connections: first pages of every kind, round robin.
+  // Requests/s at a concurrency of N keep-alive connections: first pages of every indexed kind, round robin
+  // (a substring lookup scans the campaign; its own rate is in the table above).
   monitor.phase('throughput');
-  const totals = pageResults.map((r) => r.total);
+  const mixKinds = kinds.filter((k) => !k.scan);
+  const totals = mixKinds.map((k) => pageResults[kinds.indexOf(k)]!.total);
   let next = 0;
   const loadMs: number[] = [];
   const tLoad = performance.now();
   const worker = async () => {
     while (next < opts['throughput-requests'] && performance.now() - tLoad < opts['throughput-seconds'] * 1000) {
       const i = next++;
-      const kind = kinds[i % kinds.length]!;
-      const total = totals[i % kinds.length]!;
+      const kind = mixKinds[i % mixKinds.length]!;
+      const total = totals[i % mixKinds.length]!;
       const offset = firstOffset(total);
       loadMs.push(await fetchPage(pageUrl(kind, offset), offset, total, size, kind, auth));
     }
@@ -484,6 +487,8 @@ interface Kind {
   /** The same filter in SQL, for the expected X-Total-Count. */
   where: string;
   check: (records: { number: string; attempts: number }[]) => boolean;
+  /** Answered by scanning the campaign (no index can serve it): kept out of the requests/s mix. */
+  scan?: boolean;
 }
 
 interface PageResult {
@@ -616,7 +621,7 @@ function printReport(r: {
       String(p.deep.n), f(p.deep.p50), f(p.deep.max), f(p.deepSqlMs.p50)));
   }
   console.log(line);
-  console.log(`throughput        ${r.throughput.requests} mixed first-page requests, ${r.throughput.concurrency} keep-alive connections: ` +
+  console.log(`throughput        ${r.throughput.requests} mixed first-page requests (indexed kinds), ${r.throughput.concurrency} keep-alive connections: ` +
     `${r.throughput.requestsPerSecond} req/s (p50 ${r.throughput.latencyMs.p50} ms, p99 ${r.throughput.latencyMs.p99} ms)`);
   console.log(`memory            peak RSS ${r.memory.peakRssMb} MB, ${r.memory.startRssMb} MB after start (server and client in one process; ` +
     `includes SQLite's page cache, up to 256 MB); ` +
