@@ -51,7 +51,7 @@ export interface Deps {
   guard(request: FastifyRequest, op: Operation): { account: Account; key: KeyRecord };
 }
 
-const EXPOSED = 'X-Total-Count, Content-Range, RateLimit, RateLimit-Policy, Retry-After, Location';
+const EXPOSED = 'X-Total-Count, Content-Range, RateLimit, RateLimit-Policy, Retry-After';
 
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };

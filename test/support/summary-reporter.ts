@@ -1,0 +1,18 @@
+// Prints the plain closing line CI reads ("N passed, N failed, N skipped") after vitest's own report.
+import type { Reporter, TestModule } from 'vitest/node';
+
+export default class SummaryReporter implements Reporter {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+    const counts = { passed: 0, failed: 0, skipped: 0 };
+    for (const m of modules) {
+      for (const t of m.children.allTests()) {
+        const state = t.result().state;
+        if (state === 'passed') counts.passed++;
+        else if (state === 'failed') counts.failed++;
+        else counts.skipped++;
+      }
+      if (m.state() === 'failed' && !m.children.size) counts.failed++;
+    }
+    console.log(`\n${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
+  }
+}
