@@ -6,6 +6,9 @@ import type { Operation } from '../api/enums.ts';
 import { authenticate, authorize } from './auth.ts';
 import { ApiError } from './errors.ts';
 import { bodyParams, sendProblem } from './http.ts';
+import { SimulationClock } from './clock.ts';
+import { Dialer } from './dialer/dialer.ts';
+import { Random } from './random.ts';
 import { PhoneValidator } from './phone-validator.ts';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitPolicy } from './rate-limit.ts';
 import type { Account, KeyRecord } from './store/accounts.ts';
@@ -38,12 +41,21 @@ export interface ServerOptions {
   consoleToken: string;
   rateLimit?: RateLimitPolicy;
   limits?: Partial<Limits>;
+  /** The simulation clock; without one, a manual clock starting at the real time (nothing moves it). */
+  clock?: SimulationClock;
+  clockMode?: 'manual' | 'realtime';
+  /** Seeds every random draw of the dialer. */
+  seed?: number;
+  /** Overrides the clock for request-time stamps (tests of expiry). */
   now?: () => Date;
   logger?: boolean;
 }
 
 export interface Deps {
   store: Store;
+  clock: SimulationClock;
+  clockMode: 'manual' | 'realtime';
+  dialer: Dialer;
   validator: PhoneValidator;
   limits: Limits;
   now: () => Date;
@@ -55,7 +67,8 @@ const EXPOSED = 'X-Total-Count, Content-Range, RateLimit, RateLimit-Policy, Retr
 
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
-  const now = options.now ?? (() => new Date());
+  const clock = options.clock ?? new SimulationClock(Date.now());
+  const now = options.now ?? (() => new Date(clock.now()));
   const limiter = new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
   const store = options.store;
   const authResults = new WeakMap<FastifyRequest, KeyRecord | ApiError>();
@@ -140,9 +153,11 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   };
 
   const validator = new PhoneValidator();
+  const dialer = new Dialer(store, clock, new Random(options.seed ?? Math.floor(Math.random() * 2 ** 32)));
+  dialer.start();
   app.addHook('onClose', async () => validator.close());
   const deps: Deps = {
-    store, limits, now, validator,
+    store, limits, now, validator, clock, clockMode: options.clockMode ?? 'manual', dialer,
     guard(request, op) {
       const auth = authResults.get(request);
       if (!auth) throw new Error('guard used outside /v1');

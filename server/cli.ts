@@ -2,11 +2,16 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { buildServer } from './app.ts';
+import { RealTimeDriver, SimulationClock } from './clock.ts';
 import { DEFAULT_RATE_LIMIT, parseRateLimit } from './rate-limit.ts';
 import { seedDemo } from './seed.ts';
 import { Store } from './store/store.ts';
 
-const USAGE = 'usage: npm run server -- [--port 4000] [--host 127.0.0.1] [--db :memory:|FILE] [--seed demo] [--rate-limit 10/s,burst=50|off] [--log]';
+const USAGE = 'usage: npm run server -- [--port 4000] [--host 127.0.0.1] [--db :memory:|FILE] [--seed demo] [--seed N]\n' +
+  '  [--clock realtime|manual] [--speed 1] [--start 2026-01-05T09:00:00Z] [--rate-limit 10/s,burst=50|off] [--log]';
+
+/** Where a manual clock starts unless told: fixed, so that one seed and one set of requests repeat exactly. */
+const MANUAL_START = '2026-01-05T09:00:00Z';
 
 function fail(message: string): never {
   console.error(`${message}\n${USAGE}`);
@@ -20,7 +25,10 @@ try {
       port: { type: 'string', default: process.env.PORT ?? '4000' },
       host: { type: 'string', default: '127.0.0.1' },
       db: { type: 'string', default: ':memory:' },
-      seed: { type: 'string' },
+      seed: { type: 'string', multiple: true, default: [] },
+      clock: { type: 'string', default: 'realtime' },
+      speed: { type: 'string', default: '1' },
+      start: { type: 'string' },
       'rate-limit': { type: 'string' },
       log: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -32,7 +40,16 @@ try {
 if (args.help) { console.log(USAGE); process.exit(0); }
 const port = Number(args.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be 0-65535; got ${args.port}`);
-if (args.seed !== undefined && args.seed !== 'demo') fail(`--seed takes "demo"; got ${args.seed}`);
+const seeds = args.seed;
+const bad = seeds.filter((x) => x !== 'demo' && !/^\d{1,10}$/.test(x));
+if (bad.length) fail(`--seed takes "demo" (demo data) or a number (the random seed); got ${bad.join(', ')}`);
+const demo = seeds.includes('demo');
+const randomSeed = Number(seeds.find((x) => x !== 'demo') ?? randomBytes(4).readUInt32LE());
+if (args.clock !== 'realtime' && args.clock !== 'manual') fail(`--clock takes realtime or manual; got ${args.clock}`);
+const speed = Number(args.speed);
+if (!(speed > 0 && speed <= 100_000)) fail(`--speed must be a number above 0 (simulated seconds per real second); got ${args.speed}`);
+const start = args.start ? Date.parse(args.start) : args.clock === 'manual' ? Date.parse(MANUAL_START) : Date.now();
+if (Number.isNaN(start)) fail(`--start must be an ISO timestamp such as ${MANUAL_START}; got ${args.start}`);
 const rateLimit = args['rate-limit'] === undefined ? DEFAULT_RATE_LIMIT : parseRateLimit(args['rate-limit']);
 if (!rateLimit) fail(`--rate-limit must look like 10/s, 600/min, 10/s,burst=50 or off; got ${args['rate-limit']}`);
 
@@ -43,15 +60,19 @@ try {
 } catch (err) {
   fail(`cannot open the database ${args.db}: ${(err as Error).message}`);
 }
-const app = await buildServer({ store, consoleToken, rateLimit, logger: args.log });
+const clock = new SimulationClock(start);
+const app = await buildServer({ store, consoleToken, rateLimit, logger: args.log, clock, clockMode: args.clock as 'manual' | 'realtime', seed: randomSeed });
+const driver = args.clock === 'realtime' ? new RealTimeDriver(clock, speed) : null;
+driver?.start();
 const address = await app.listen({ port, host: args.host });
 const base = address.replace('[::1]', 'localhost');
 
 console.log(`Reference server listening on ${base}  (API: ${base}/v1, console: ${base}/console, db: ${args.db})`);
 console.log(`Rate limit per key: ${rateLimit.rate}/s, bursts of ${rateLimit.burst}`);
+console.log(`Clock: ${args.clock}${driver ? ` at ${speed}x` : ' (POST /console/clock/advance {"seconds": N})'}, now ${new Date(clock.now()).toISOString()}; random seed ${randomSeed}`);
 console.log(process.env.CONSOLE_TOKEN ? 'Console token: from CONSOLE_TOKEN' : `Console token (generated; set CONSOLE_TOKEN to choose it): ${consoleToken}`);
-if (args.seed === 'demo') {
-  const { account, adminToken } = seedDemo(store, new Date());
+if (demo) {
+  const { account, adminToken } = seedDemo(store, new Date(clock.now()));
   console.log(`Demo account: ${account.id}  (${account.name}, ${account.timezone})`);
   console.log(`Campaign Admin API token (shown once): ${adminToken}`);
   console.log(`Try: curl -H "Authorization: Bearer ${adminToken}" '${base}/v1/accounts/${account.id}/campaigns?range=%5B0,4%5D'`);
@@ -62,6 +83,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (closing) process.exit(1);
     closing = true;
+    driver?.stop();
     void app.close().then(() => store.close()).then(() => process.exit(0));
   });
 }

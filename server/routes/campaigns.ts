@@ -61,6 +61,7 @@ export function campaignRoutes(app: FastifyInstance, deps: Deps): void {
           { extensions: { state: row.state, allowedStates: allowed } });
       }
       store.campaigns.setState(row.pk, target, target === 'Canceled' ? { endedAt: formatUtc(deps.now().getTime()) } : {});
+      if (target === 'Active') deps.dialer.wake(row.pk);
     }
     return reply.code(200).send(campaignRecord(store.campaigns.byPk(row.pk)!));
   });

@@ -5,7 +5,7 @@ import { CAMPAIGN_STATES, CAMPAIGN_TYPES, DIALER_MODES, ROLES } from '../../api/
 import type { FieldError } from '../../api/problems.ts';
 import { formatUtc, parseTimestamp, timestampToUtcMillis } from '../../api/timestamps.ts';
 import type { Deps } from '../app.ts';
-import { invalid, notFound } from '../errors.ts';
+import { ApiError, invalid, notFound } from '../errors.ts';
 import { admit } from '../numbers-intake.ts';
 import { publicKey, type Account } from '../store/accounts.ts';
 import { campaignRecord } from '../store/campaigns.ts';
@@ -66,8 +66,22 @@ function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   })));
 }
 
+const AdvanceBody = z.strictObject({ seconds: z.number().positive().max(366 * 24 * 3600) });
+
 export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
   const { store } = deps;
+
+  app.get('/clock', async () => clockRecord(deps));
+
+  // Manual mode: returns once every event up to the new time has been applied.
+  app.post('/clock/advance', async (request) => {
+    const b = parseBody(AdvanceBody, request.body);
+    if (deps.clockMode !== 'manual') {
+      throw new ApiError('conflict', 'the clock runs in real time (--clock realtime); start the server with --clock manual to advance it');
+    }
+    const applied = deps.clock.advanceTo(deps.clock.now() + Math.round(b.seconds * 1000));
+    return { ...clockRecord(deps), eventsApplied: applied };
+  });
   const account = (request: FastifyRequest): Account => {
     const aid = (request.params as { accountId: string }).accountId;
     const a = store.accounts.byId(aid);
@@ -89,6 +103,7 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
       ...b, dialerMode: b.dialer.mode, humanAnswerCallflowId: b.callBehavior.humanAnswerCallflowId,
       answeringMachineCallflowId: b.callBehavior.answeringMachineCallflowId,
     }, deps.now());
+    if (row.state === 'Active') deps.dialer.wake(row.pk);
     return reply.code(201).send(campaignRecord(row));
   });
 
@@ -105,6 +120,7 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
     const varNames = varNamesParam(jsonParam('varNames', p.varNames)) ?? Array.from({ length: width }, (_, i) => `var${i + 1}`);
     const { admitted, rejected } = admit(store, row.pk, varNames,
       entries.map((e, i) => ({ position: i, raw: e.number, varValues: e.varValues })));
+    if (admitted.length) deps.dialer.wake(row.pk);
     return reply.code(201).send({
       created: store.numbers.byIds(row.pk, admitted.map((x) => x.id)).map(numberRecord),
       rejected: rejected.map((r) => ({ index: r.position, number: r.value, reason: r.reason, code: r.code })),
@@ -126,6 +142,10 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
     if (!store.accounts.deleteKey(a, kid, deps.now())) throw notFound('API key', kid);
     return reply.code(204).send();
   });
+}
+
+function clockRecord(deps: Deps) {
+  return { now: new Date(deps.clock.now()).toISOString(), mode: deps.clockMode, pendingEvents: deps.clock.pending };
 }
 
 function accountRecord(a: Account) {

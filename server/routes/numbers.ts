@@ -41,6 +41,7 @@ export function numberRoutes(app: FastifyInstance, deps: Deps): void {
     if (!current) throw new ApiError('not-found', 'the campaign was deleted while the numbers were validated; nothing was added');
     assertAcceptsNumbers(current);
     const { admitted, rejected } = admit(store, row.pk, varNames, entries, checks);
+    if (admitted.length) deps.dialer.wake(row.pk);
     const result: AddNumbersResult = {
       created: store.numbers.byIds(row.pk, admitted.map((a) => a.id)).map(numberRecord),
       rejected: rejected.map((r) => ({ index: r.position, number: r.value, reason: r.reason, code: r.code })),
@@ -58,6 +59,7 @@ export function numberRoutes(app: FastifyInstance, deps: Deps): void {
   app.post('/campaigns/:campaignId/numbers/upload', async (request, reply) => {
     const { row } = campaignFor(deps, request, 'numbers.upload');
     const result = await uploadCsv(deps, request, row);
+    deps.dialer.wake(row.pk);
     return reply.code(201).send(result);
   });
 

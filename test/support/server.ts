@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Role } from '../../api/enums.ts';
 import type { Campaign } from '../../api/records.ts';
 import { buildServer, type ServerOptions } from '../../server/app.ts';
+import { SimulationClock } from '../../server/clock.ts';
 import type { RateLimitPolicy } from '../../server/rate-limit.ts';
 import { Store } from '../../server/store/store.ts';
 
@@ -15,15 +16,24 @@ export interface TestServer {
   /** fetch against the server with an optional bearer token. */
   request(path: string, init?: RequestInit & { token?: string; json?: unknown }): Promise<Response>;
   console<T = any>(method: string, path: string, body?: unknown): Promise<T>;
+  /** Moves the manual clock on, returning once every event up to then has been applied. */
+  advance(seconds: number): Promise<{ now: string; eventsApplied: number }>;
   close(): Promise<void>;
 }
 
 export const NO_LIMIT: RateLimitPolicy = { rate: 1e9, burst: 1e9 };
 
-export async function startServer(options: { db?: string; rateLimit?: RateLimitPolicy; limits?: ServerOptions['limits']; now?: () => Date } = {}): Promise<TestServer> {
+export async function startServer(options: {
+  db?: string; rateLimit?: RateLimitPolicy; limits?: ServerOptions['limits']; now?: () => Date;
+  /** Random seed of the dialer and the start of the (manual) simulation clock. */
+  seed?: number; clockStart?: string;
+} = {}): Promise<TestServer> {
   const store = new Store(options.db ?? ':memory:');
   const consoleToken = `console_${randomBytes(16).toString('hex')}`;
-  const app = await buildServer({ store, consoleToken, rateLimit: options.rateLimit ?? NO_LIMIT, limits: options.limits, now: options.now });
+  const clock = options.clockStart ? new SimulationClock(Date.parse(options.clockStart)) : undefined;
+  const app = await buildServer({
+    store, consoleToken, rateLimit: options.rateLimit ?? NO_LIMIT, limits: options.limits, now: options.now, clock, seed: options.seed,
+  });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   const request: TestServer['request'] = (path, init = {}) => {
     const headers = new Headers(init.headers);
@@ -35,7 +45,7 @@ export async function startServer(options: { db?: string; rateLimit?: RateLimitP
     }
     return fetch(url + path, { ...init, headers, body });
   };
-  return {
+  const server: TestServer = {
     url, app, store, consoleToken, request,
     async console(method, path, body) {
       const res = await request(`/console${path}`, { method, token: consoleToken, ...(body === undefined ? {} : { json: body }) });
@@ -43,11 +53,15 @@ export async function startServer(options: { db?: string; rateLimit?: RateLimitP
       if (res.status >= 300) throw new Error(`console ${method} ${path}: ${res.status} ${text}`);
       return (text ? JSON.parse(text) : undefined) as any;
     },
+    advance(seconds) {
+      return server.console('POST', '/clock/advance', { seconds });
+    },
     async close() {
       await app.close();
       await store.close();
     },
   };
+  return server;
 }
 
 /** An account with a key of the given roles; returns ids and the token. */

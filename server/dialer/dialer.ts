@@ -1,0 +1,180 @@
+// The simulated outbound dialer: Active campaigns dial their numbers on the simulation clock, and every
+// attempt moves a number through its statuses and writes one call-detail record.
+import type { AnswerType, EndType, NumberDetailStatus, Outcome, RingResult } from '../../api/enums.ts';
+import { formatUtc } from '../../api/timestamps.ts';
+import type { SimulationClock } from '../clock.ts';
+import type { Random } from '../random.ts';
+import type { CampaignRow } from '../store/campaigns.ts';
+import type { NumberRow } from '../store/numbers.ts';
+import type { Store } from '../store/store.ts';
+import { localWallTime } from '../time-zones.ts';
+import { DEFAULT_OUTCOMES, DEFAULT_SETTINGS, type DialerSettings, type OutcomeModel } from './model.ts';
+
+interface CampaignRun {
+  ringing: number;
+  busyAgents: number;
+  wakeScheduled: boolean;
+}
+
+export class Dialer {
+  private readonly store: Store;
+  private readonly clock: SimulationClock;
+  private readonly random: Random;
+  private readonly settings: DialerSettings;
+  private readonly outcomes: OutcomeModel;
+  private readonly runs = new Map<number, CampaignRun>();
+
+  constructor(store: Store, clock: SimulationClock, random: Random, settings = DEFAULT_SETTINGS, outcomes = DEFAULT_OUTCOMES) {
+    this.store = store;
+    this.clock = clock;
+    this.random = random;
+    this.settings = settings;
+    this.outcomes = outcomes;
+  }
+
+  /** Wakes every Active campaign (at start: campaigns that were Active when the server stopped). */
+  start(): void {
+    for (const { pk } of this.store.db.all<{ pk: number }>("SELECT pk FROM campaigns WHERE state = 'Active' ORDER BY pk")) this.wake(pk);
+  }
+
+  /** Asks the campaign to fill its free lines at the current time (once, however often it is asked). */
+  wake(campaignPk: number): void {
+    const run = this.run(campaignPk);
+    if (run.wakeScheduled) return;
+    run.wakeScheduled = true;
+    this.clock.at(this.clock.now(), () => {
+      run.wakeScheduled = false;
+      this.fill(campaignPk);
+    });
+  }
+
+  private run(pk: number): CampaignRun {
+    let r = this.runs.get(pk);
+    if (!r) this.runs.set(pk, (r = { ringing: 0, busyAgents: 0, wakeScheduled: false }));
+    return r;
+  }
+
+  private fill(campaignPk: number): void {
+    const c = this.store.campaigns.byPk(campaignPk);
+    if (!c || c.state !== 'Active') return;
+    const run = this.run(campaignPk);
+    const s = this.settings;
+    const lines = Math.floor((s.agents - run.busyAgents) * s.linesPerAgent);
+    let free = lines - run.ringing;
+    if (free <= 0) return;
+    const now = this.clock.now();
+    const next = this.store.db.all<NumberRow>(
+      `SELECT * FROM numbers INDEXED BY numbers_by_status WHERE campaign_pk = ? AND status = 'NotContacted' AND +deleted = 0
+       ORDER BY attempts, deleted, id LIMIT ?`, campaignPk, free);
+    if (next.length < free) {
+      next.push(...this.store.db.all<NumberRow>(
+        `SELECT * FROM numbers INDEXED BY numbers_by_status WHERE campaign_pk = ? AND status = 'RetryPending' AND +deleted = 0
+         AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`, campaignPk, now, free - next.length));
+    }
+    if (!next.length) {
+      this.finishIfDone(c);
+      return;
+    }
+    if (!c.started_at) this.store.db.run('UPDATE campaigns SET started_at = ? WHERE pk = ?', formatUtc(now), campaignPk);
+    for (const row of next) {
+      this.startCall(c, row);
+      free--;
+    }
+  }
+
+  private startCall(c: CampaignRow, row: NumberRow): void {
+    const o = this.outcomes;
+    const run = this.run(c.pk);
+    const startedAt = this.clock.now();
+    this.store.numbers.update(row, 'Contacting', row.attempts);
+    run.ringing++;
+    const ringResult = this.random.pick(o.ringResult);
+    const ringMs = Math.max(1000, Math.round(this.random.logNormal(o.ringSeconds[ringResult], 0.3) * 1000));
+    const call = { c, row: { ...row, status: 'Contacting' as NumberDetailStatus }, startedAt, ringResult };
+    if (ringResult !== 'Answer') {
+      const sip = Number(this.random.pick(o.sip[ringResult]));
+      this.clock.after(ringMs, () => {
+        run.ringing--;
+        this.endCall({ ...call, sip, answeredAt: null, answerType: null, endType: null, connected: false, retryKind: ringResult });
+      });
+      return;
+    }
+    this.clock.after(ringMs, () => this.answered(call));
+  }
+
+  private answered(call: { c: CampaignRow; row: NumberRow; startedAt: number; ringResult: RingResult }): void {
+    const o = this.outcomes;
+    const s = this.settings;
+    const run = this.run(call.c.pk);
+    run.ringing--;
+    const answeredAt = this.clock.now();
+    const answerType = this.random.pick(o.answerType);
+    const base = { ...call, sip: 200, answeredAt, answerType };
+    if (answerType !== 'Human') {
+      const ms = Math.round(this.random.logNormal(o.machineSeconds, 0.3) * 1000);
+      this.clock.after(ms, () => this.endCall({ ...base, endType: 'CallflowComplete', connected: false, retryKind: 'Machine' }));
+      this.wake(call.c.pk);
+      return;
+    }
+    if (run.busyAgents >= s.agents) {
+      // answered with no agent free: an abandoned call
+      this.clock.after(2000, () => this.endCall({ ...base, endType: 'HangUp', connected: false, retryKind: 'Abandoned' }));
+      this.wake(call.c.pk);
+      return;
+    }
+    run.busyAgents++;
+    const talkMs = Math.max(5000, Math.round(this.random.logNormal(s.talkSeconds, 0.6) * 1000));
+    const r = this.random.next();
+    const endType: EndType = r < o.executionErrorShare ? 'ExecutionError' : r < o.executionErrorShare + o.hangUpShare ? 'HangUp' : 'CallflowComplete';
+    this.clock.after(talkMs, () => {
+      this.endCall({ ...base, endType, connected: true, retryKind: 'NoAgent' });
+      this.clock.after(s.wrapUpSeconds * 1000, () => {
+        run.busyAgents--;
+        this.wake(call.c.pk);
+      });
+    });
+  }
+
+  private endCall(call: {
+    c: CampaignRow; row: NumberRow; startedAt: number; ringResult: RingResult; sip: number; answeredAt: number | null;
+    answerType: AnswerType | null; endType: EndType | null; connected: boolean; retryKind: keyof DialerSettings['retryDelaySeconds'];
+  }): void {
+    // A Canceled campaign may be deleted while its last calls are still live: nothing is left to report to.
+    if (!this.store.campaigns.byPk(call.c.pk)) return;
+    const s = this.settings;
+    const now = this.clock.now();
+    const attempt = call.row.attempts + 1;
+    const current = this.store.db.get<NumberRow>('SELECT * FROM numbers WHERE id = ?', call.row.id);
+    const success = call.connected && call.endType !== 'ExecutionError';
+    const outcome: Outcome = success ? 'Success' : attempt < s.maxAttempts ? 'FailureWithRetryPending' : 'FailureWithNoRetryLeft';
+    const tz = this.store.accounts.byPk(call.c.account_pk)!.timezone;
+    this.store.callDetails.insert(call.c.pk, {
+      numberId: call.row.id, number: call.row.number, attempt,
+      startedAtLocal: localWallTime(call.startedAt, tz),
+      answeredAtLocal: call.answeredAt === null ? null : localWallTime(call.answeredAt, tz),
+      endedAtLocal: localWallTime(now, tz),
+      ringResult: call.ringResult, answerType: call.answerType, sipResponseCode: call.sip, endType: call.endType,
+      queueId: call.connected ? `queue-${call.c.pk}` : null, outcome,
+    });
+    // A number deleted while its call was live stays deleted; its attempt is still reported.
+    if (current && current.status === 'Contacting') {
+      if (outcome === 'Success') this.store.numbers.update(current, 'Success', attempt);
+      else if (outcome === 'FailureWithRetryPending') {
+        const at = now + s.retryDelaySeconds[call.retryKind] * 1000;
+        this.store.numbers.update(current, 'RetryPending', attempt, at);
+        this.clock.at(at, () => this.wake(call.c.pk));
+      } else this.store.numbers.update(current, 'Failure', attempt);
+    }
+    this.wake(call.c.pk);
+  }
+
+  /** A Static campaign is Finished once every number has a final status. */
+  private finishIfDone(c: CampaignRow): void {
+    if (c.type !== 'Static') return;
+    const run = this.run(c.pk);
+    if (run.ringing > 0 || run.busyAgents > 0) return;
+    const counts = this.store.numbers.counts(c.pk);
+    if ((counts.NotContacted ?? 0) + (counts.Contacting ?? 0) + (counts.RetryPending ?? 0) > 0) return;
+    this.store.campaigns.setState(c.pk, 'Finished', { endedAt: formatUtc(this.clock.now()) });
+  }
+}
