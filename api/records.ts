@@ -3,6 +3,24 @@ import type {
   AnswerType, CampaignState, CampaignType, DialerMode, EndType, NumberDetailStatus, NumberStatus, Outcome, RingResult, Role,
 } from './enums.ts';
 
+export const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+/** How the simulated dialer runs a campaign (an extension: the spec shows only dialer.mode). */
+export interface DialerSettings {
+  agents: number;
+  /** Power: lines dialed per available agent. Predictive starts here and adapts. */
+  linesPerAgent: number;
+  talkSeconds: number;
+  wrapUpSeconds: number;
+  maxAttempts: number;
+  retryDelaySeconds: { NoAnswer: number; Busy: number; CallError: number; Machine: number; Abandoned: number };
+  /** Predictive: abandoned calls as a share of answered human calls to stay under. */
+  abandonRateTarget: number;
+  /** Local time in the account's zone, `HH:MM`, on these days. */
+  callingHours: { from: string; to: string; days: Weekday[] };
+}
+
 export interface Campaign {
   id: string;
   name: string;
@@ -10,7 +28,7 @@ export interface Campaign {
   type: CampaignType;
   phoneSystemId: string | null;
   extensionId: string | null;
-  dialer: { mode: DialerMode };
+  dialer: { mode: DialerMode } & DialerSettings;
   tagIds: string[];
   /** UTC timestamps, `YYYY-MM-DDTHH:MM:SSZ`. */
   startDate: string | null;

@@ -1,5 +1,6 @@
 // `--seed demo`: an account with a campaign of each type and state, some numbers, and a Campaign Admin key.
 import type { CampaignState, CampaignType } from '../api/enums.ts';
+import { DEFAULT_SETTINGS } from './dialer/model.ts';
 import { admit } from './numbers-intake.ts';
 import type { Account } from './store/accounts.ts';
 import type { Store } from './store/store.ts';
@@ -16,7 +17,7 @@ export function seedDemo(store: Store, now: Date): { account: Account; adminToke
       for (const state of ['Draft', 'Active', 'Paused', 'Canceled', 'Finished'] as CampaignState[]) {
         const row = store.campaigns.create(account.pk, {
           name: `${type} ${state}`, state, type, phoneSystemId: 'ps-1', extensionId: `ext-${100 + n}`,
-          dialerMode: n % 2 ? 'Predictive' : 'Power', tagIds: [n % 3 ? 'sales' : 'support'], startDate: null, endDate: null,
+          dialerMode: n % 2 ? 'Predictive' : 'Power', dialerSettings: DEFAULT_SETTINGS, tagIds: [n % 3 ? 'sales' : 'support'], startDate: null, endDate: null,
           startedAt: null, endedAt: null, callflowIds: ['cf-main'], humanAnswerCallflowId: 'cf-human',
           answeringMachineCallflowId: 'cf-machine', webhookEndpointId: null, isArchived: false,
         }, now);

@@ -1,16 +1,8 @@
 // The dialer's model: campaign dialing settings and the distributions call outcomes are drawn from.
 import type { AnswerType, RingResult } from '../../api/enums.ts';
+import type { DialerSettings } from '../../api/records.ts';
 
-export interface DialerSettings {
-  agents: number;
-  /** Power mode: lines dialed per available agent. Above 1, a human may answer with no agent free (abandoned). */
-  linesPerAgent: number;
-  talkSeconds: number;
-  wrapUpSeconds: number;
-  maxAttempts: number;
-  /** Delay before the next attempt, by what went wrong. */
-  retryDelaySeconds: Record<'NoAnswer' | 'Busy' | 'CallError' | 'Machine' | 'Abandoned' | 'NoAgent', number>;
-}
+export type { DialerSettings };
 
 export const DEFAULT_SETTINGS: DialerSettings = {
   agents: 5,
@@ -18,7 +10,11 @@ export const DEFAULT_SETTINGS: DialerSettings = {
   talkSeconds: 120,
   wrapUpSeconds: 10,
   maxAttempts: 3,
-  retryDelaySeconds: { NoAnswer: 3600, Busy: 900, CallError: 1800, Machine: 7200, Abandoned: 600, NoAgent: 600 },
+  retryDelaySeconds: { NoAnswer: 3600, Busy: 900, CallError: 1800, Machine: 7200, Abandoned: 600 },
+  // the US (FCC) and UK (Ofcom) limit
+  abandonRateTarget: 0.03,
+  // US rules allow 08:00-21:00 at the called party; a real list has numbers in several zones, so a day earlier ends
+  callingHours: { from: '09:00', to: '20:00', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] },
 };
 
 export interface OutcomeModel {

@@ -2,6 +2,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { CAMPAIGN_STATES, CAMPAIGN_TYPES, DIALER_MODES, ROLES } from '../../api/enums.ts';
+import { WEEKDAYS, type DialerSettings } from '../../api/records.ts';
+import { DEFAULT_SETTINGS } from '../dialer/model.ts';
+import { checkPhoneNumber } from '../phone-numbers.ts';
 import type { FieldError } from '../../api/problems.ts';
 import { formatUtc, parseTimestamp, timestampToUtcMillis } from '../../api/timestamps.ts';
 import type { Deps } from '../app.ts';
@@ -23,13 +26,43 @@ const AccountBody = z.strictObject({
   timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin').default('UTC'),
 });
 
+const HHMM = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be HH:MM (24-hour)');
+const seconds = (max: number) => z.number().min(0).max(max);
+
+const DialerBody = z.strictObject({
+  mode: z.enum(DIALER_MODES).default('Power'),
+  agents: z.number().int().min(1).max(10_000).optional(),
+  linesPerAgent: z.number().min(0.1).max(10).optional(),
+  talkSeconds: z.number().min(1).max(36_000).optional(),
+  wrapUpSeconds: seconds(3600).optional(),
+  maxAttempts: z.number().int().min(1).max(20).optional(),
+  retryDelaySeconds: z.strictObject({
+    NoAnswer: seconds(30 * 86_400).optional(), Busy: seconds(30 * 86_400).optional(), CallError: seconds(30 * 86_400).optional(),
+    Machine: seconds(30 * 86_400).optional(), Abandoned: seconds(30 * 86_400).optional(),
+  }).optional(),
+  abandonRateTarget: z.number().min(0).max(1).optional(),
+  callingHours: z.strictObject({ from: HHMM, to: HHMM, days: z.array(z.enum(WEEKDAYS)).min(1) })
+    .refine((h) => h.from < h.to, 'from must be before to').optional(),
+}).default({ mode: 'Power' });
+
+/** The given settings over the defaults. */
+function settingsFrom(d: z.output<typeof DialerBody>): DialerSettings {
+  const defined = Object.fromEntries(Object.entries(d).filter(([k, v]) => v !== undefined && k !== 'mode'));
+  return {
+    ...DEFAULT_SETTINGS, ...defined,
+    retryDelaySeconds: { ...DEFAULT_SETTINGS.retryDelaySeconds, ...Object.fromEntries(Object.entries(d.retryDelaySeconds ?? {}).filter(([, v]) => v !== undefined)) },
+  } as DialerSettings;
+}
+
+const PhoneList = z.array(z.string().max(64)).min(1).max(100_000);
+
 const CampaignBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
   state: z.enum(CAMPAIGN_STATES).default('Draft'),
   type: z.enum(CAMPAIGN_TYPES).default('Static'),
   phoneSystemId: id.nullable().default(null),
   extensionId: id.nullable().default(null),
-  dialer: z.strictObject({ mode: z.enum(DIALER_MODES) }).default({ mode: 'Power' }),
+  dialer: DialerBody,
   tagIds: z.array(id).max(100).default([]),
   startDate: timestamp.nullable().default(null),
   endDate: timestamp.nullable().default(null),
@@ -100,7 +133,7 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
     const a = account(request);
     const b = parseBody(CampaignBody, request.body);
     const row = store.campaigns.create(a.pk, {
-      ...b, dialerMode: b.dialer.mode, humanAnswerCallflowId: b.callBehavior.humanAnswerCallflowId,
+      ...b, dialerMode: b.dialer.mode, dialerSettings: settingsFrom(b.dialer), humanAnswerCallflowId: b.callBehavior.humanAnswerCallflowId,
       answeringMachineCallflowId: b.callBehavior.answeringMachineCallflowId,
     }, deps.now());
     if (row.state === 'Active') deps.dialer.wake(row.pk);
@@ -134,6 +167,22 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
     return reply.code(201).send({ ...publicKey(key), token });
   });
 
+  // The account's black list: numbers that are never dialed (they show Blacklisted when their turn comes).
+  app.post('/accounts/:accountId/blacklist', async (request, reply) => {
+    const a = account(request);
+    const numbers = phoneList(parseBody(PhoneList, request.body));
+    store.blacklist.add(a.pk, numbers, deps.now());
+    return reply.code(201).send({ added: numbers });
+  });
+
+  app.get('/accounts/:accountId/blacklist', async (request) => store.blacklist.list(account(request).pk));
+
+  app.delete('/accounts/:accountId/blacklist', async (request, reply) => {
+    const a = account(request);
+    store.blacklist.remove(a.pk, phoneList(parseBody(PhoneList, request.body)));
+    return reply.code(204).send();
+  });
+
   app.get('/accounts/:accountId/apiKeys', async (request) => store.accounts.keys(account(request)).map(publicKey));
 
   app.delete('/accounts/:accountId/apiKeys/:keyId', async (request, reply) => {
@@ -142,6 +191,19 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
     if (!store.accounts.deleteKey(a, kid, deps.now())) throw notFound('API key', kid);
     return reply.code(204).send();
   });
+}
+
+/** E.164 forms of the given phone numbers; 400 naming each one that is not a phone number. */
+function phoneList(raw: string[]): string[] {
+  const errors: FieldError[] = [];
+  const out = raw.flatMap((r, i) => {
+    const c = checkPhoneNumber(r);
+    if (c.ok) return [c.e164];
+    errors.push({ in: 'body', name: `/${i}`, detail: `${JSON.stringify(r)}: ${c.reason}` });
+    return [];
+  });
+  if (errors.length) throw invalid(errors);
+  return [...new Set(out)];
 }
 
 function clockRecord(deps: Deps) {

@@ -2,13 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import type { CampaignState, CampaignType, DialerMode, NumberStatus } from '../../api/enums.ts';
 import type { ListQuery } from '../../api/list-query.ts';
-import type { Campaign } from '../../api/records.ts';
+import type { Campaign, DialerSettings } from '../../api/records.ts';
 import type { Database } from './db.ts';
 import { limitOffset, orderBy, where, type ListTable } from './list-sql.ts';
 
 export interface CampaignRow {
   pk: number; id: string; account_pk: number; name: string; state: CampaignState; type: CampaignType;
-  phone_system_id: string | null; extension_id: string | null; dialer_mode: DialerMode; tag_ids: string;
+  phone_system_id: string | null; extension_id: string | null; dialer_mode: DialerMode; dialer_settings: string; tag_ids: string;
   start_date: string | null; end_date: string | null; started_at: string | null; ended_at: string | null;
   callflow_ids: string; human_callflow_id: string | null; machine_callflow_id: string | null;
   webhook_endpoint_id: string | null; is_archived: number; numbers_count: number; created_at: string;
@@ -21,6 +21,7 @@ export interface NewCampaign {
   phoneSystemId: string | null;
   extensionId: string | null;
   dialerMode: DialerMode;
+  dialerSettings: DialerSettings;
   tagIds: string[];
   startDate: string | null;
   endDate: string | null;
@@ -68,10 +69,11 @@ export class Campaigns {
 
   create(accountPk: number, c: NewCampaign, now: Date): CampaignRow {
     const { lastInsertRowid } = this.db.run(
-      `INSERT INTO campaigns(id, account_pk, name, state, type, phone_system_id, extension_id, dialer_mode, tag_ids,
-        start_date, end_date, started_at, ended_at, callflow_ids, human_callflow_id, machine_callflow_id,
-        webhook_endpoint_id, is_archived, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-      randomUUID(), accountPk, c.name, c.state, c.type, c.phoneSystemId, c.extensionId, c.dialerMode, JSON.stringify(c.tagIds),
+      `INSERT INTO campaigns(id, account_pk, name, state, type, phone_system_id, extension_id, dialer_mode, dialer_settings,
+        tag_ids, start_date, end_date, started_at, ended_at, callflow_ids, human_callflow_id, machine_callflow_id,
+        webhook_endpoint_id, is_archived, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+      randomUUID(), accountPk, c.name, c.state, c.type, c.phoneSystemId, c.extensionId, c.dialerMode,
+      JSON.stringify(c.dialerSettings), JSON.stringify(c.tagIds),
       c.startDate, c.endDate, c.startedAt, c.endedAt, JSON.stringify(c.callflowIds), c.humanAnswerCallflowId,
       c.answeringMachineCallflowId, c.webhookEndpointId, Number(c.isArchived), now.toISOString());
     return this.byPk(lastInsertRowid)!;
@@ -145,7 +147,8 @@ export class Campaigns {
 function fromRow(r: CampaignRow): NewCampaign {
   return {
     name: r.name, state: r.state, type: r.type, phoneSystemId: r.phone_system_id, extensionId: r.extension_id,
-    dialerMode: r.dialer_mode, tagIds: JSON.parse(r.tag_ids) as string[], startDate: r.start_date, endDate: r.end_date,
+    dialerMode: r.dialer_mode, dialerSettings: dialerSettings(r), tagIds: JSON.parse(r.tag_ids) as string[],
+    startDate: r.start_date, endDate: r.end_date,
     startedAt: r.started_at, endedAt: r.ended_at, callflowIds: JSON.parse(r.callflow_ids) as string[],
     humanAnswerCallflowId: r.human_callflow_id, answeringMachineCallflowId: r.machine_callflow_id,
     webhookEndpointId: r.webhook_endpoint_id, isArchived: r.is_archived === 1,
@@ -155,10 +158,14 @@ function fromRow(r: CampaignRow): NewCampaign {
 export function campaignRecord(r: CampaignRow): Campaign {
   return {
     id: r.id, name: r.name, state: r.state, type: r.type, phoneSystemId: r.phone_system_id, extensionId: r.extension_id,
-    dialer: { mode: r.dialer_mode }, tagIds: JSON.parse(r.tag_ids) as string[], startDate: r.start_date, endDate: r.end_date,
+    dialer: { mode: r.dialer_mode, ...dialerSettings(r) }, tagIds: JSON.parse(r.tag_ids) as string[], startDate: r.start_date, endDate: r.end_date,
     startedAt: r.started_at, endedAt: r.ended_at, callflowIds: JSON.parse(r.callflow_ids) as string[],
     callBehavior: { humanAnswerCallflowId: r.human_callflow_id, answeringMachineCallflowId: r.machine_callflow_id },
     webhookEndpointId: r.webhook_endpoint_id, isArchived: r.is_archived === 1, numbersCount: r.numbers_count,
     createdAt: r.created_at,
   };
+}
+
+export function dialerSettings(r: CampaignRow): DialerSettings {
+  return JSON.parse(r.dialer_settings) as DialerSettings;
 }

@@ -16,10 +16,12 @@ CREATE TABLE IF NOT EXISTS api_keys(
 CREATE TABLE IF NOT EXISTS campaigns(
   pk INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, account_pk INTEGER NOT NULL REFERENCES accounts(pk),
   name TEXT NOT NULL, state TEXT NOT NULL, type TEXT NOT NULL, phone_system_id TEXT, extension_id TEXT,
-  dialer_mode TEXT NOT NULL, tag_ids TEXT NOT NULL, start_date TEXT, end_date TEXT, started_at TEXT, ended_at TEXT,
+  dialer_mode TEXT NOT NULL, dialer_settings TEXT NOT NULL, tag_ids TEXT NOT NULL, start_date TEXT, end_date TEXT, started_at TEXT, ended_at TEXT,
   callflow_ids TEXT NOT NULL, human_callflow_id TEXT, machine_callflow_id TEXT, webhook_endpoint_id TEXT,
   is_archived INTEGER NOT NULL, numbers_count INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS campaigns_by_account ON campaigns(account_pk, name);
+CREATE TABLE IF NOT EXISTS blacklist(
+  account_pk INTEGER NOT NULL, number TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY(account_pk, number)) WITHOUT ROWID;
 -- deleted is 0 for a live number and the row's own id once deleted, so deleted rows stay for the
 -- number-details report. One live row per phone number is kept by Numbers.insert.
 CREATE TABLE IF NOT EXISTS numbers(

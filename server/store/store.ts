@@ -1,5 +1,6 @@
 // The reference server's storage: one SQLite database (file or :memory:) and a store per kind of record.
 import { Accounts } from './accounts.ts';
+import { Blacklist } from './blacklist.ts';
 import { CallDetails } from './call-details.ts';
 import { Campaigns } from './campaigns.ts';
 import { Database } from './db.ts';
@@ -11,6 +12,7 @@ export class Store {
   readonly campaigns: Campaigns;
   readonly numbers: Numbers;
   readonly callDetails: CallDetails;
+  readonly blacklist: Blacklist;
 
   constructor(path: string) {
     this.db = new Database(path);
@@ -18,6 +20,7 @@ export class Store {
     this.campaigns = new Campaigns(this.db);
     this.numbers = new Numbers(this.db);
     this.callDetails = new CallDetails(this.db);
+    this.blacklist = new Blacklist(this.db);
   }
 
   close(): Promise<void> {
