@@ -8,6 +8,7 @@ import { ApiError } from './errors.ts';
 import { bodyParams, sendProblem } from './http.ts';
 import { SimulationClock } from './clock.ts';
 import { Dialer } from './dialer/dialer.ts';
+import { Events, type SenderOptions } from './events.ts';
 import { Random } from './random.ts';
 import { PhoneValidator } from './phone-validator.ts';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitPolicy } from './rate-limit.ts';
@@ -46,6 +47,9 @@ export interface ServerOptions {
   clockMode?: 'manual' | 'realtime';
   /** Seeds every random draw of the dialer. */
   seed?: number;
+  /** Key the webhook endpoints' signing secrets are derived from (WEBHOOK_SIGNING_KEY); else from the console token. */
+  webhookSigningKey?: string;
+  webhookSender?: Partial<SenderOptions>;
   /** Overrides the clock for request-time stamps (tests of expiry). */
   now?: () => Date;
   logger?: boolean;
@@ -56,6 +60,7 @@ export interface Deps {
   clock: SimulationClock;
   clockMode: 'manual' | 'realtime';
   dialer: Dialer;
+  events: Events;
   validator: PhoneValidator;
   limits: Limits;
   now: () => Date;
@@ -153,11 +158,15 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   };
 
   const validator = new PhoneValidator();
-  const dialer = new Dialer(store, clock, new Random(options.seed ?? Math.floor(Math.random() * 2 ** 32)));
+  const signingKey = options.webhookSigningKey ?? createHash('sha256').update(`webhook-signing:${options.consoleToken}`).digest('hex');
+  const events = new Events(store, signingKey, () => clock.now(), options.webhookSender);
+  events.start();
+  app.addHook('onClose', async () => events.stop());
+  const dialer = new Dialer(store, clock, new Random(options.seed ?? Math.floor(Math.random() * 2 ** 32)), events);
   dialer.start();
   app.addHook('onClose', async () => validator.close());
   const deps: Deps = {
-    store, limits, now, validator, clock, clockMode: options.clockMode ?? 'manual', dialer,
+    store, limits, now, validator, clock, clockMode: options.clockMode ?? 'manual', dialer, events,
     guard(request, op) {
       const auth = authResults.get(request);
       if (!auth) throw new Error('guard used outside /v1');

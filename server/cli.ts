@@ -61,7 +61,8 @@ try {
   fail(`cannot open the database ${args.db}: ${(err as Error).message}`);
 }
 const clock = new SimulationClock(start);
-const app = await buildServer({ store, consoleToken, rateLimit, logger: args.log, clock, clockMode: args.clock as 'manual' | 'realtime', seed: randomSeed });
+const app = await buildServer({ store, consoleToken, rateLimit, logger: args.log, clock, clockMode: args.clock as 'manual' | 'realtime', seed: randomSeed,
+  webhookSigningKey: process.env.WEBHOOK_SIGNING_KEY || undefined });
 const driver = args.clock === 'realtime' ? new RealTimeDriver(clock, speed) : null;
 driver?.start();
 const address = await app.listen({ port, host: args.host });

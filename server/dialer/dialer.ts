@@ -2,8 +2,11 @@
 // attempt moves a number through its statuses and writes one call-detail record.
 import type { AnswerType, EndType, NumberDetailStatus, Outcome, RingResult } from '../../api/enums.ts';
 import { formatUtc } from '../../api/timestamps.ts';
+import { setCampaignState } from '../campaign-states.ts';
 import type { SimulationClock } from '../clock.ts';
+import type { Events } from '../events.ts';
 import type { Random } from '../random.ts';
+import { callDetailRecord } from '../store/call-details.ts';
 import { dialerSettings, type CampaignRow } from '../store/campaigns.ts';
 import type { NumberRow } from '../store/numbers.ts';
 import type { Store } from '../store/store.ts';
@@ -30,10 +33,12 @@ export class Dialer {
   private readonly clock: SimulationClock;
   private readonly random: Random;
   private readonly outcomes: OutcomeModel;
+  private readonly events: Events;
   private readonly runs = new Map<number, CampaignRun>();
 
-  constructor(store: Store, clock: SimulationClock, random: Random, outcomes = DEFAULT_OUTCOMES) {
+  constructor(store: Store, clock: SimulationClock, random: Random, events: Events, outcomes = DEFAULT_OUTCOMES) {
     this.store = store;
+    this.events = events;
     this.clock = clock;
     this.random = random;
     this.outcomes = outcomes;
@@ -101,7 +106,7 @@ export class Dialer {
     const opening = this.nextOpening(c, s, tz, now);
     if (opening === 'ended') {
       // The campaign period is over: no new calls; calls in flight finish.
-      this.store.campaigns.setState(c.pk, 'Finished', { endedAt: formatUtc(now) });
+      setCampaignState(this.store, this.events, c, 'Finished', now);
       return;
     }
     if (c.end_date) this.wakeAt(campaignPk, Date.parse(c.end_date));
@@ -127,7 +132,7 @@ export class Dialer {
       for (const row of next) {
         if (this.store.blacklist.has(c.account_pk, row.number)) {
           // never dialed: final without an attempt
-          this.store.numbers.update(row, 'Blacklisted', row.attempts);
+          this.setStatus(c, row, 'Blacklisted', row.attempts);
           continue;
         }
         this.startCall(c, s, row);
@@ -164,7 +169,7 @@ export class Dialer {
     const o = this.outcomes;
     const run = this.run(c.pk);
     const startedAt = this.clock.now();
-    this.store.numbers.update(row, 'Contacting', row.attempts);
+    this.setStatus(c, row, 'Contacting', row.attempts);
     run.ringing++;
     const ringResult = this.random.pick(o.ringResult);
     const ringMs = Math.max(1000, Math.round(this.random.logNormal(o.ringSeconds[ringResult], 0.3) * 1000));
@@ -228,7 +233,7 @@ export class Dialer {
     const success = call.connected && call.endType !== 'ExecutionError';
     const outcome: Outcome = success ? 'Success' : attempt < s.maxAttempts ? 'FailureWithRetryPending' : 'FailureWithNoRetryLeft';
     const tz = this.store.accounts.byPk(call.c.account_pk)!.timezone;
-    this.store.callDetails.insert(call.c.pk, {
+    const callId = this.store.callDetails.insert(call.c.pk, {
       numberId: call.row.id, number: call.row.number, attempt,
       startedAtLocal: localWallTime(call.startedAt, tz),
       answeredAtLocal: call.answeredAt === null ? null : localWallTime(call.answeredAt, tz),
@@ -236,14 +241,16 @@ export class Dialer {
       ringResult: call.ringResult, answerType: call.answerType, sipResponseCode: call.sip, endType: call.endType,
       queueId: call.connected ? `queue-${call.c.pk}` : null, outcome,
     });
+    const record = this.store.db.get<Parameters<typeof callDetailRecord>[0]>('SELECT * FROM call_details WHERE id = ?', callId)!;
+    this.events.emit(call.c, 'call.finished', { call: callDetailRecord(record) });
     // A number deleted while its call was live stays deleted; its attempt is still reported.
     if (current && current.status === 'Contacting') {
-      if (outcome === 'Success') this.store.numbers.update(current, 'Success', attempt);
+      if (outcome === 'Success') this.setStatus(call.c, current, 'Success', attempt);
       else if (outcome === 'FailureWithRetryPending') {
         const at = now + s.retryDelaySeconds[call.retryKind] * 1000;
-        this.store.numbers.update(current, 'RetryPending', attempt, at);
+        this.setStatus(call.c, current, 'RetryPending', attempt, at);
         this.clock.at(at, () => this.wake(call.c.pk));
-      } else this.store.numbers.update(current, 'Failure', attempt);
+      } else this.setStatus(call.c, current, 'Failure', attempt);
     }
     this.wake(call.c.pk);
   }
@@ -255,7 +262,12 @@ export class Dialer {
     if (run.ringing > 0 || run.busyAgents > 0) return;
     const counts = this.store.numbers.counts(c.pk);
     if ((counts.NotContacted ?? 0) + (counts.Contacting ?? 0) + (counts.RetryPending ?? 0) > 0) return;
-    this.store.campaigns.setState(c.pk, 'Finished', { endedAt: formatUtc(this.clock.now()) });
+    setCampaignState(this.store, this.events, c, 'Finished', this.clock.now());
+  }
+
+  private setStatus(c: CampaignRow, row: NumberRow, status: NumberDetailStatus, attempts: number, nextAttemptAt: number | null = null): void {
+    this.store.numbers.update(row, status, attempts, nextAttemptAt);
+    this.events.emit(c, 'number.status_changed', { numberId: String(row.id), number: row.number, from: row.status, to: status, attempts });
   }
 }
 

@@ -2,10 +2,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DELETABLE_CAMPAIGN_STATES, NUMBER_STATUSES, SETTABLE_STATES, type NumberStatus, type Operation, type SettableState } from '../../api/enums.ts';
 import { LIST_SPECS, isPlainObject } from '../../api/list-query.ts';
-import { formatUtc } from '../../api/timestamps.ts';
 import type { Deps } from '../app.ts';
 import { authorizeCampaign } from '../auth.ts';
-import { canMove, isNoOp, TRANSITIONS } from '../campaign-states.ts';
+import { canMove, isNoOp, setCampaignState, TRANSITIONS } from '../campaign-states.ts';
 import { ApiError, invalid, notFound } from '../errors.ts';
 import { booleanParam, jsonParam, listQuery, onlyParams, params, sendList } from '../http.ts';
 import { campaignRecord, type CampaignRow } from '../store/campaigns.ts';
@@ -60,7 +59,7 @@ export function campaignRoutes(app: FastifyInstance, deps: Deps): void {
           `a ${row.state} campaign cannot become ${target}; ${allowed.length ? `it can become ${allowed.join(' or ')}` : `${row.state} is final`}`,
           { extensions: { state: row.state, allowedStates: allowed } });
       }
-      store.campaigns.setState(row.pk, target, target === 'Canceled' ? { endedAt: formatUtc(deps.now().getTime()) } : {});
+      setCampaignState(store, deps.events, row, target, deps.clock.now());
       if (target === 'Active') deps.dialer.wake(row.pk);
     }
     return reply.code(200).send(campaignRecord(store.campaigns.byPk(row.pk)!));

@@ -56,6 +56,10 @@ function settingsFrom(d: z.output<typeof DialerBody>): DialerSettings {
 
 const PhoneList = z.array(z.string().max(64)).min(1).max(100_000);
 
+const EndpointBody = z.strictObject({
+  url: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2000),
+});
+
 const CampaignBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
   state: z.enum(CAMPAIGN_STATES).default('Draft'),
@@ -180,6 +184,23 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
   app.delete('/accounts/:accountId/blacklist', async (request, reply) => {
     const a = account(request);
     store.blacklist.remove(a.pk, phoneList(parseBody(PhoneList, request.body)));
+    return reply.code(204).send();
+  });
+
+  // Webhook endpoints: the secret is shown here once (derived from the server's signing key, never stored).
+  app.post('/accounts/:accountId/webhookEndpoints', async (request, reply) => {
+    const a = account(request);
+    const e = store.webhooks.create(a.pk, parseBody(EndpointBody, request.body).url, deps.now());
+    return reply.code(201).send({ id: e.id, url: e.url, createdAt: e.createdAt, secret: deps.events.secretFor(e.id) });
+  });
+
+  app.get('/accounts/:accountId/webhookEndpoints', async (request) =>
+    store.webhooks.list(account(request).pk).map((e) => ({ id: e.id, url: e.url, createdAt: e.createdAt })));
+
+  app.delete('/accounts/:accountId/webhookEndpoints/:endpointId', async (request, reply) => {
+    const a = account(request);
+    const eid = (request.params as { endpointId: string }).endpointId;
+    if (!store.webhooks.delete(a.pk, eid, deps.now())) throw notFound('webhook endpoint', eid);
     return reply.code(204).send();
   });
 

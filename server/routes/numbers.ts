@@ -84,6 +84,9 @@ export function numberRoutes(app: FastifyInstance, deps: Deps): void {
         { extensions: { blockingIds: blocking.map((b) => String(b.id)), blocking: blocking.map((b) => ({ id: String(b.id), status: b.status })) } });
     }
     store.numbers.markDeleted(row.pk, [...found.values()]);
+    for (const n of found.values()) {
+      deps.events.emit(row, 'number.status_changed', { numberId: String(n.id), number: n.number, from: n.status, to: 'Deleted', attempts: n.attempts });
+    }
     return reply.code(204).send();
   });
 }

@@ -20,6 +20,14 @@ CREATE TABLE IF NOT EXISTS campaigns(
   callflow_ids TEXT NOT NULL, human_callflow_id TEXT, machine_callflow_id TEXT, webhook_endpoint_id TEXT,
   is_archived INTEGER NOT NULL, numbers_count INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS campaigns_by_account ON campaigns(account_pk, name);
+CREATE TABLE IF NOT EXISTS webhook_endpoints(
+  pk INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, account_pk INTEGER NOT NULL, url TEXT NOT NULL,
+  created_at TEXT NOT NULL, deleted_at TEXT);
+-- The outbox: an event waits here until its endpoint answers 2xx (then the row goes) or retries run out.
+CREATE TABLE IF NOT EXISTS webhook_deliveries(
+  id INTEGER PRIMARY KEY, endpoint_pk INTEGER NOT NULL, event_id TEXT NOT NULL, body TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL, failed_at INTEGER, last_error TEXT);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE failed_at IS NULL;
 CREATE TABLE IF NOT EXISTS blacklist(
   account_pk INTEGER NOT NULL, number TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY(account_pk, number)) WITHOUT ROWID;
 -- deleted is 0 for a live number and the row's own id once deleted, so deleted rows stay for the

@@ -1,6 +1,7 @@
 // The reference server's storage: one SQLite database (file or :memory:) and a store per kind of record.
 import { Accounts } from './accounts.ts';
 import { Blacklist } from './blacklist.ts';
+import { Webhooks } from './webhooks.ts';
 import { CallDetails } from './call-details.ts';
 import { Campaigns } from './campaigns.ts';
 import { Database } from './db.ts';
@@ -13,6 +14,7 @@ export class Store {
   readonly numbers: Numbers;
   readonly callDetails: CallDetails;
   readonly blacklist: Blacklist;
+  readonly webhooks: Webhooks;
 
   constructor(path: string) {
     this.db = new Database(path);
@@ -21,6 +23,7 @@ export class Store {
     this.numbers = new Numbers(this.db);
     this.callDetails = new CallDetails(this.db);
     this.blacklist = new Blacklist(this.db);
+    this.webhooks = new Webhooks(this.db);
   }
 
   close(): Promise<void> {
