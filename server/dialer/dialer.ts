@@ -44,8 +44,15 @@ export class Dialer {
     this.outcomes = outcomes;
   }
 
-  /** Wakes every Active campaign (at start: campaigns that were Active when the server stopped). */
+  /**
+   * Wakes every Active campaign (at start: campaigns that were Active when the server stopped). Numbers left
+   * Contacting by a stop had their call cut off: they are due again at once, the lost attempt uncounted.
+   */
   start(): void {
+    for (const row of this.store.db.all<NumberRow>(
+      "SELECT * FROM numbers INDEXED BY numbers_by_status WHERE status = 'Contacting' AND campaign_pk IN (SELECT pk FROM campaigns)")) {
+      this.store.numbers.update(row, 'RetryPending', row.attempts, this.clock.now());
+    }
     for (const { pk } of this.store.db.all<{ pk: number }>("SELECT pk FROM campaigns WHERE state = 'Active' ORDER BY pk")) this.wake(pk);
   }
 

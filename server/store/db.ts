@@ -77,6 +77,8 @@ export class Database {
       this.sqlite.exec('PRAGMA wal_autocheckpoint=0; PRAGMA journal_size_limit=67108864');
       this.checkpointer = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), { workerData: { path, intervalMs: 200 } });
       this.checkpointer.unref();
+      // Without the checkpointer the log only grows until a restart: worth a warning, not a crash.
+      this.checkpointer.on('error', (err) => process.emitWarning(`WAL checkpointer stopped: ${err.message}`));
       this.checkpointerExit = once(this.checkpointer, 'exit');
     }
     this.sqlite.exec(SCHEMA);

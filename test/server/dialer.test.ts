@@ -113,6 +113,40 @@ describe('a Canceled campaign', () => {
   });
 });
 
+describe('a restart', () => {
+  it('redials numbers whose call was cut off, and the campaign still finishes', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'cdk-restart-'));
+    try {
+      const db = join(dir, 'dialer.db');
+      const first = await startServer({ db, seed: 1, clockStart: '2026-01-05T09:00:00Z' });
+      const acc = (await createAccount(first, 'Restart', 'UTC')).id;
+      const c = await createCampaign(first, acc, { type: 'Static', state: 'Active', dialer: { callingHours: { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] } } });
+      await addNumbers(first, acc, c.id, Array.from({ length: 20 }, (_, i) => `+1646${2_000_000 + i}`));
+      await first.advance(2);
+      const pk = first.store.campaigns.byId(first.store.accounts.byId(acc)!.pk, c.id)!.pk;
+      expect(first.store.numbers.counts(pk).Contacting).toBe(5);
+      await first.close();
+
+      const second = await startServer({ db, seed: 1, clockStart: '2026-01-05T10:00:00Z' });
+      try {
+        expect(second.store.numbers.counts(pk).Contacting ?? 0).toBe(0);
+        expect(second.store.numbers.counts(pk).RetryPending).toBe(5);
+        await second.advance(2 * 24 * 3600);
+        const counts = second.store.numbers.counts(pk);
+        expect((counts.Success ?? 0) + (counts.Failure ?? 0)).toBe(20);
+        expect(second.store.campaigns.byPk(pk)!.state).toBe('Finished');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('determinism', () => {
   it('gives byte-identical reports for the same seed and requests, and different ones for another seed', async () => {
     const run = async (seed: number) => {
