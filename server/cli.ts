@@ -61,6 +61,8 @@ try {
   fail(`cannot open the database ${args.db}: ${(err as Error).message}`);
 }
 const clock = new SimulationClock(start);
+// Seeded before the server is built, so the dialer finds the demo's Active campaigns when it starts.
+const seeded = demo ? seedDemo(store, new Date(clock.now())) : null;
 const app = await buildServer({ store, consoleToken, rateLimit, logger: args.log, clock, clockMode: args.clock as 'manual' | 'realtime', seed: randomSeed,
   webhookSigningKey: process.env.WEBHOOK_SIGNING_KEY || undefined });
 const driver = args.clock === 'realtime' ? new RealTimeDriver(clock, speed) : null;
@@ -72,8 +74,8 @@ console.log(`Reference server listening on ${base}  (API: ${base}/v1, console: $
 console.log(`Rate limit per key: ${rateLimit.rate}/s, bursts of ${rateLimit.burst}`);
 console.log(`Clock: ${args.clock}${driver ? ` at ${speed}x` : ' (POST /console/clock/advance {"seconds": N})'}, now ${new Date(clock.now()).toISOString()}; random seed ${randomSeed}`);
 console.log(process.env.CONSOLE_TOKEN ? 'Console token: from CONSOLE_TOKEN' : `Console token (generated; set CONSOLE_TOKEN to choose it): ${consoleToken}`);
-if (demo) {
-  const { account, adminToken } = seedDemo(store, new Date(clock.now()));
+if (seeded) {
+  const { account, adminToken } = seeded;
   console.log(`Demo account: ${account.id}  (${account.name}, ${account.timezone})`);
   console.log(`Campaign Admin API token (shown once): ${adminToken}`);
   console.log(`Try: curl -H "Authorization: Bearer ${adminToken}" '${base}/v1/accounts/${account.id}/campaigns?range=%5B0,4%5D'`);

@@ -7,6 +7,12 @@ import type { Store } from './store/store.ts';
 
 export const DEMO_ACCOUNT_NAME = 'Demo Company';
 
+/** Demo campaigns dial around the clock, so that whoever starts the server sees calls at once. */
+const DEMO_SETTINGS = {
+  ...DEFAULT_SETTINGS,
+  callingHours: { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] },
+} satisfies typeof DEFAULT_SETTINGS;
+
 export function seedDemo(store: Store, now: Date): { account: Account; adminToken: string } {
   const existing = store.db.get<{ id: string }>('SELECT id FROM accounts WHERE name = ? ORDER BY pk LIMIT 1', DEMO_ACCOUNT_NAME);
   let account = existing && store.accounts.byId(existing.id);
@@ -17,7 +23,7 @@ export function seedDemo(store: Store, now: Date): { account: Account; adminToke
       for (const state of ['Draft', 'Active', 'Paused', 'Canceled', 'Finished'] as CampaignState[]) {
         const row = store.campaigns.create(account.pk, {
           name: `${type} ${state}`, state, type, phoneSystemId: 'ps-1', extensionId: `ext-${100 + n}`,
-          dialerMode: n % 2 ? 'Predictive' : 'Power', dialerSettings: DEFAULT_SETTINGS, tagIds: [n % 3 ? 'sales' : 'support'], startDate: null, endDate: null,
+          dialerMode: n % 2 ? 'Predictive' : 'Power', dialerSettings: DEMO_SETTINGS, tagIds: [n % 3 ? 'sales' : 'support'], startDate: null, endDate: null,
           startedAt: null, endedAt: null, callflowIds: ['cf-main'], humanAnswerCallflowId: 'cf-human',
           answeringMachineCallflowId: 'cf-machine', webhookEndpointId: null, isArchived: false,
         }, now);
