@@ -6,7 +6,6 @@ import { setCampaignState } from '../campaign-states.ts';
 import type { SimulationClock } from '../clock.ts';
 import type { Events } from '../events.ts';
 import type { Random } from '../random.ts';
-import { callDetailRecord } from '../store/call-details.ts';
 import { dialerSettings, type CampaignRow } from '../store/campaigns.ts';
 import type { NumberRow } from '../store/numbers.ts';
 import type { Store } from '../store/store.ts';
@@ -240,16 +239,18 @@ export class Dialer {
     const success = call.connected && call.endType !== 'ExecutionError';
     const outcome: Outcome = success ? 'Success' : attempt < s.maxAttempts ? 'FailureWithRetryPending' : 'FailureWithNoRetryLeft';
     const tz = this.store.accounts.byPk(call.c.account_pk)!.timezone;
-    const callId = this.store.callDetails.insert(call.c.pk, {
+    const record = {
       numberId: call.row.id, number: call.row.number, attempt,
       startedAtLocal: localWallTime(call.startedAt, tz),
       answeredAtLocal: call.answeredAt === null ? null : localWallTime(call.answeredAt, tz),
       endedAtLocal: localWallTime(now, tz),
       ringResult: call.ringResult, answerType: call.answerType, sipResponseCode: call.sip, endType: call.endType,
       queueId: call.connected ? `queue-${call.c.pk}` : null, outcome,
-    });
-    const record = this.store.db.get<Parameters<typeof callDetailRecord>[0]>('SELECT * FROM call_details WHERE id = ?', callId)!;
-    this.events.emit(call.c, 'call.finished', { call: callDetailRecord(record) });
+    };
+    const callId = this.store.callDetails.insert(call.c.pk, record);
+    if (call.c.webhook_endpoint_id) {
+      this.events.emit(call.c, 'call.finished', { call: { id: String(callId), ...record, numberId: String(record.numberId) } });
+    }
     // A number deleted while its call was live stays deleted; its attempt is still reported.
     if (current && current.status === 'Contacting') {
       if (outcome === 'Success') this.setStatus(call.c, current, 'Success', attempt);
