@@ -8,6 +8,7 @@ import { ApiError } from './errors.ts';
 import { bodyParams, sendProblem } from './http.ts';
 import { SimulationClock } from './clock.ts';
 import { Dialer } from './dialer/dialer.ts';
+import type { OutcomeModel } from './dialer/model.ts';
 import { Events, type SenderOptions } from './events.ts';
 import { Random } from './random.ts';
 import { PhoneValidator } from './phone-validator.ts';
@@ -50,6 +51,8 @@ export interface ServerOptions {
   /** Key the webhook endpoints' signing secrets are derived from (WEBHOOK_SIGNING_KEY); else from the console token. */
   webhookSigningKey?: string;
   webhookSender?: Partial<SenderOptions>;
+  /** The distributions call outcomes are drawn from (default: dialer/model.ts). */
+  outcomes?: OutcomeModel;
   /** Overrides the clock for request-time stamps (tests of expiry). */
   now?: () => Date;
   logger?: boolean;
@@ -162,7 +165,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const events = new Events(store, signingKey, () => clock.now(), options.webhookSender);
   events.start();
   app.addHook('onClose', async () => events.stop());
-  const dialer = new Dialer(store, clock, new Random(options.seed ?? Math.floor(Math.random() * 2 ** 32)), events);
+  const dialer = new Dialer(store, clock, new Random(options.seed ?? Math.floor(Math.random() * 2 ** 32)), events, options.outcomes);
   dialer.start();
   app.addHook('onClose', async () => validator.close());
   const deps: Deps = {

@@ -3,12 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { buildServer } from './app.ts';
 import { RealTimeDriver, SimulationClock } from './clock.ts';
+import { readOutcomes } from './dialer/outcomes-file.ts';
 import { DEFAULT_RATE_LIMIT, parseRateLimit } from './rate-limit.ts';
 import { seedDemo } from './seed.ts';
 import { Store } from './store/store.ts';
 
 const USAGE = 'usage: npm run server -- [--port 4000] [--host 127.0.0.1] [--db :memory:|FILE] [--seed demo] [--seed N]\n' +
-  '  [--clock realtime|manual] [--speed 1] [--start 2026-01-05T09:00:00Z] [--rate-limit 10/s,burst=50|off] [--log]';
+  '  [--clock realtime|manual] [--speed 1] [--start 2026-01-05T09:00:00Z] [--outcomes FILE.json] [--rate-limit 10/s,burst=50|off] [--log]';
 
 /** Where a manual clock starts unless told: fixed, so that one seed and one set of requests repeat exactly. */
 const MANUAL_START = '2026-01-05T09:00:00Z';
@@ -29,6 +30,7 @@ try {
       clock: { type: 'string', default: 'realtime' },
       speed: { type: 'string', default: '1' },
       start: { type: 'string' },
+      outcomes: { type: 'string' },
       'rate-limit': { type: 'string' },
       log: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -60,11 +62,17 @@ try {
 } catch (err) {
   fail(`cannot open the database ${args.db}: ${(err as Error).message}`);
 }
+let outcomes;
+try {
+  outcomes = args.outcomes ? readOutcomes(args.outcomes) : undefined;
+} catch (err) {
+  fail(`--outcomes: ${(err as Error).message}`);
+}
 const clock = new SimulationClock(start);
 // Seeded before the server is built, so the dialer finds the demo's Active campaigns when it starts.
 const seeded = demo ? seedDemo(store, new Date(clock.now())) : null;
 const app = await buildServer({ store, consoleToken, rateLimit, logger: args.log, clock, clockMode: args.clock as 'manual' | 'realtime', seed: randomSeed,
-  webhookSigningKey: process.env.WEBHOOK_SIGNING_KEY || undefined });
+  webhookSigningKey: process.env.WEBHOOK_SIGNING_KEY || undefined, outcomes });
 const driver = args.clock === 'realtime' ? new RealTimeDriver(clock, speed) : null;
 driver?.start();
 const address = await app.listen({ port, host: args.host });

@@ -128,3 +128,34 @@ describe('Predictive pacing', () => {
     expect(predictive.humans).toBeGreaterThan(power.humans);
   });
 });
+
+describe('configurable outcomes', () => {
+  it('draws from the configured distributions', async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { readOutcomes } = await import('../../server/dialer/outcomes-file.ts');
+    const dir = mkdtempSync(join(tmpdir(), 'cdk-outcomes-'));
+    try {
+      const good = join(dir, 'busy.json');
+      writeFileSync(good, JSON.stringify({ ringResult: { Answer: 0, NoAnswer: 0, CallError: 0, Busy: 1 }, sip: { Busy: { 486: 1 } } }));
+      const outcomes = readOutcomes(good);
+      const s = await startServer({ seed: 2, clockStart: '2026-01-05T09:00:00Z', outcomes });
+      servers.push(s);
+      const acc = (await createAccount(s, 'Busy', 'UTC')).id;
+      const token = await createKey(s, acc, ['CampaignAdmin']);
+      const c = await createCampaign(s, acc, { state: 'Active', dialer: { callingHours: ALL_DAY } });
+      await addNumbers(s, acc, c.id, ['+16462000001', '+16462000002']);
+      await s.advance(24 * 3600);
+      const calls: CallDetail[] = await (await s.request(`/v1/accounts/${acc}/campaigns/${c.id}/reports/callDetails` + q({ range: [0, 99] }), { token })).json();
+      expect(calls).toHaveLength(6); // two numbers, three attempts each, all busy
+      expect(calls.every((x) => x.ringResult === 'Busy' && x.sipResponseCode === 486)).toBe(true);
+
+      const bad = join(dir, 'bad.json');
+      writeFileSync(bad, JSON.stringify({ ringResult: { Ringing: 1 }, hangUpShare: 2 }));
+      expect(() => readOutcomes(bad)).toThrow(/ringResult.*Ringing|hangUpShare/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
