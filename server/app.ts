@@ -161,6 +161,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   };
 
   const validator = new PhoneValidator();
+  clock.runChunksWith((run) => store.db.transaction(run), (err) => app.log.error({ err }, 'a simulation event failed; skipped'));
   const signingKey = options.webhookSigningKey ?? createHash('sha256').update(`webhook-signing:${options.consoleToken}`).digest('hex');
   const events = new Events(store, signingKey, () => clock.now(), options.webhookSender);
   events.start();

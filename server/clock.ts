@@ -2,6 +2,9 @@
 
 interface Scheduled { at: number; seq: number; action: () => void }
 
+/** Events applied per chunk (per transaction). */
+const CHUNK = 2000;
+
 /**
  * Virtual time in epoch milliseconds with a queue of timed actions. advanceTo applies every action due
  * up to the target, in time order (ties in scheduling order), with now() at each action's own time.
@@ -10,9 +13,18 @@ export class SimulationClock {
   private time: number;
   private seq = 0;
   private readonly heap: Scheduled[] = [];
+  /** Wraps each chunk of events (the store makes it one transaction: one commit, not one per write). */
+  private chunkRunner: (run: () => void) => void = (run) => run();
+  private onError: (err: unknown) => void = (err) => { throw err; };
 
   constructor(startMs: number) {
     this.time = startMs;
+  }
+
+  /** Runs events in chunks through `runner`; an event that throws is reported to `onError` and skipped. */
+  runChunksWith(runner: (run: () => void) => void, onError: (err: unknown) => void): void {
+    this.chunkRunner = runner;
+    this.onError = onError;
   }
 
   now(): number {
@@ -36,10 +48,18 @@ export class SimulationClock {
   advanceTo(to: number): number {
     let ran = 0;
     while (this.heap.length && this.heap[0]!.at <= to) {
-      const next = this.pop();
-      this.time = next.at;
-      next.action();
-      ran++;
+      this.chunkRunner(() => {
+        for (let i = 0; i < CHUNK && this.heap.length && this.heap[0]!.at <= to; i++) {
+          const next = this.pop();
+          this.time = next.at;
+          try {
+            next.action();
+          } catch (err) {
+            this.onError(err);
+          }
+          ran++;
+        }
+      });
     }
     if (to > this.time) this.time = to;
     return ran;
