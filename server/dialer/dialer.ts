@@ -154,7 +154,7 @@ export class Dialer {
        ORDER BY attempts, deleted, id LIMIT ?`, campaignPk, limit);
     if (next.length < limit) {
       next.push(...this.store.db.all<NumberRow>(
-        `SELECT * FROM numbers INDEXED BY numbers_by_status WHERE campaign_pk = ? AND status = 'RetryPending' AND +deleted = 0
+        `SELECT * FROM numbers INDEXED BY numbers_retry_due WHERE campaign_pk = ? AND status = 'RetryPending' AND +deleted = 0
          AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`, campaignPk, now, limit - next.length));
     }
     return next;

@@ -43,6 +43,8 @@ CREATE INDEX IF NOT EXISTS numbers_by_number ON numbers(campaign_pk, number, del
 CREATE INDEX IF NOT EXISTS numbers_by_attempts ON numbers(campaign_pk, attempts, deleted, status);
 -- One status sorted by attempts (the dialer's "NotContacted, fewest attempts first" too).
 CREATE INDEX IF NOT EXISTS numbers_by_status ON numbers(campaign_pk, status, attempts, deleted);
+-- The dialer's question after every call: which retries are due now?
+CREATE INDEX IF NOT EXISTS numbers_retry_due ON numbers(campaign_pk, next_attempt_at) WHERE status = 'RetryPending';
 -- How many numbers of a campaign have each status and attempt count: X-Total-Count for status and
 -- attempts filters without counting rows.
 CREATE TABLE IF NOT EXISTS number_counts(
