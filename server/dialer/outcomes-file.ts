@@ -1,6 +1,6 @@
 // `--outcomes FILE`: a JSON document overriding parts of the outcome model, validated before the server starts.
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { ANSWER_TYPES, RING_RESULTS } from '../../api/enums.ts';
 import { DEFAULT_OUTCOMES, type OutcomeModel } from './model.ts';
 

@@ -1,6 +1,6 @@
 // The console API (/console): what the spec's web console does — accounts, campaigns, their numbers, API keys.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { CAMPAIGN_STATES, CAMPAIGN_TYPES, DIALER_MODES, ROLES } from '../../api/enums.ts';
 import { WEEKDAYS, type DialerSettings } from '../../api/records.ts';
 import { DEFAULT_SETTINGS } from '../dialer/model.ts';
