@@ -1,0 +1,74 @@
+// Report resource: the call-details and number-details reports of a campaign.
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { ANSWER_TYPES, END_TYPES, NUMBER_DETAIL_STATUSES, OUTCOMES, RING_RESULTS } from '../../../api/enums.ts';
+import { campaignIdOf, campaignLocator, enumOptions, listRequest, filtersCollection, operationField, returnAllAndLimit, show, sortCollection } from '../shared/fields.ts';
+import { forEachItem } from '../shared/items.ts';
+import { campaignPath, listRecords } from '../shared/transport.ts';
+
+const R = 'report';
+
+export const reportOperations = operationField(R, [
+    { name: 'Call Details', value: 'callDetails', description: 'One record per call attempt', action: 'Get the call details report of a campaign' },
+    { name: 'Number Details', value: 'numberDetails', description: 'One record per number, deleted ones included', action: 'Get the number details report of a campaign' },
+], 'callDetails');
+
+const localTimeFilters = (field: string, label: string): INodeProperties[] => (
+  [['gte', 'at or after'], ['gt', 'after'], ['lte', 'at or before'], ['lt', 'before']] as const
+).map(([op, words]) => ({
+  displayName: `${label} ${words.replace(/\b\w/g, (c) => c.toUpperCase())}`,
+  name: `${field}_${op}`,
+  type: 'dateTime',
+  default: '',
+  description: `Only calls ${label.toLowerCase()} ${words} this time, on the account's local clock`,
+}));
+
+const integerFilters = (field: string, label: string, what: string): INodeProperties[] => (
+  [['gte', 'at Least'], ['gt', 'Greater Than'], ['lte', 'at Most'], ['lt', 'Less Than']] as const
+).map(([op, words]) => ({
+  displayName: `${label} ${words}`,
+  name: `${field}_${op}`,
+  type: 'number',
+  typeOptions: { minValue: 0 },
+  default: 0,
+  description: `Only ${what} whose ${label.toLowerCase()} is ${words.toLowerCase()} this value`,
+}));
+
+export const reportFields: INodeProperties[] = [
+  campaignLocator(show(R, ['callDetails', 'numberDetails'])),
+  ...returnAllAndLimit(R, 'callDetails'),
+  ...returnAllAndLimit(R, 'numberDetails'),
+  filtersCollection(R, 'callDetails', [
+      { displayName: 'Answer Type', name: 'answerType', type: 'options', options: enumOptions(ANSWER_TYPES), default: 'Human', description: 'Who or what answered (answering-machine detection)' },
+      { displayName: 'Attempt', name: 'attempt', type: 'number', typeOptions: { minValue: 1 }, default: 1, description: 'Only calls that were this attempt of their number' },
+      { displayName: 'End Type', name: 'endType', type: 'options', options: enumOptions(END_TYPES), default: 'HangUp' },
+      ...localTimeFilters('answeredAtLocal', 'Answered'),
+      ...localTimeFilters('endedAtLocal', 'Ended'),
+      ...localTimeFilters('startedAtLocal', 'Started'),
+      { displayName: 'Outcome', name: 'outcome', type: 'options', options: enumOptions(OUTCOMES), default: 'Success' },
+      { displayName: 'Phone Number', name: 'number', type: 'string', default: '', description: 'Only calls to exactly this phone number' },
+      { displayName: 'Phone Number Prefix', name: 'numberPrefix', type: 'string', default: '', placeholder: 'e.g. +4930', description: 'Only calls to phone numbers starting with this' },
+      { displayName: 'Queue ID', name: 'queueId', type: 'string', default: '' },
+      { displayName: 'Ring Result', name: 'ringResult', type: 'options', options: enumOptions(RING_RESULTS), default: 'Answer' },
+      { displayName: 'SIP Response Code', name: 'sipResponseCode', type: 'number', typeOptions: { minValue: 100, maxValue: 699 }, default: 200 },
+    ] as INodeProperties[]),
+  filtersCollection(R, 'numberDetails', [
+      ...integerFilters('attempts', 'Attempts', 'numbers'),
+      { displayName: 'Phone Number', name: 'number', type: 'string', default: '', description: 'Only this phone number' },
+      { displayName: 'Status', name: 'status', type: 'options', options: enumOptions(NUMBER_DETAIL_STATUSES), default: 'Success', description: 'Only numbers in this status; Deleted shows numbers removed from the campaign' },
+    ] as INodeProperties[]),
+  sortCollection(R, 'callDetails', [
+      { name: 'Phone Number', value: 'number' }, { name: 'Attempt', value: 'attempt' },
+      { name: 'Started At', value: 'startedAtLocal' }, { name: 'Answered At', value: 'answeredAtLocal' },
+      { name: 'Ended At', value: 'endedAtLocal' }, { name: 'Ring Result', value: 'ringResult' },
+      { name: 'Answer Type', value: 'answerType' }, { name: 'SIP Response Code', value: 'sipResponseCode' },
+      { name: 'End Type', value: 'endType' }, { name: 'Outcome', value: 'outcome' },
+    ]),
+  sortCollection(R, 'numberDetails', [{ name: 'Phone Number', value: 'number' }, { name: 'Attempts', value: 'attempts' }]),
+];
+
+export async function executeReport(ctx: IExecuteFunctions, operation: 'callDetails' | 'numberDetails', items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
+  return forEachItem(ctx, items, async (i) => {
+    const { request, limit } = listRequest(ctx, operation, i);
+    return listRecords(ctx, `${campaignPath(campaignIdOf(ctx, i))}/reports/${operation}`, request, limit, i);
+  });
+}

@@ -1,0 +1,173 @@
+// The Campaign Dialing Trigger: polls a campaign's reports and emits each new call-detail record, or each number
+// status change, once; its place is kept in the workflow's static data.
+import type { IDataObject, INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
+import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
+import { campaignLocator } from '../CampaignDialing/shared/fields.ts';
+import { searchCampaigns } from '../CampaignDialing/shared/search.ts';
+import { campaignPath, CREDENTIAL_TYPE, listRecords, readPages } from '../CampaignDialing/shared/transport.ts';
+
+/** Records a manual test run shows: the most recent ones. */
+const SAMPLE_SIZE = 10;
+/** Share of n8n's poll budget spent reading; the rest is left for handing the items over. */
+const BUDGET_SHARE = 0.8;
+/** Statuses a number reaches without a call, watched through the number-details report. */
+const CALLLESS_STATUSES = ['Blacklisted', 'Deleted'] as const;
+/** How many ids per call-less status are remembered to emit each once. */
+const MAX_REMEMBERED = 100_000;
+
+type Event = 'callFinished' | 'numberStatusChanged';
+
+interface Cursor {
+  campaignId: string;
+  event: Event;
+  /** endedAtLocal of the newest call-detail record read, and the ids of the records read with that time. */
+  endedAt: string | null;
+  ids: string[];
+  /** Number ids already emitted per call-less status, and how many the report counted then. */
+  callless?: Record<string, { count: number; ids: string[] }>;
+}
+
+const OUTCOME_STATUS: Record<string, string> = {
+  Success: 'Success',
+  FailureWithRetryPending: 'RetryPending',
+  FailureWithNoRetryLeft: 'Failure',
+};
+
+/** The number status change a finished call made. */
+function statusChangeOf(call: IDataObject): IDataObject {
+  return {
+    id: call.numberId,
+    number: call.number,
+    status: OUTCOME_STATUS[String(call.outcome)] ?? null,
+    attempts: call.attempt,
+    changedAtLocal: call.endedAtLocal,
+    cause: 'call',
+    call,
+  };
+}
+
+export class CampaignDialingTrigger implements INodeType {
+  description: INodeTypeDescription = {
+    displayName: 'Campaign Dialing Trigger',
+    name: 'campaignDialingTrigger',
+    icon: { light: 'file:../CampaignDialing/campaignDialing.svg', dark: 'file:../CampaignDialing/campaignDialing.dark.svg' },
+    group: ['trigger'],
+    version: 1,
+    subtitle: '={{$parameter["event"]}}',
+    description: 'Starts the workflow when a call of a campaign finishes or a number changes status',
+    defaults: { name: 'Campaign Dialing Trigger' },
+    polling: true,
+    inputs: [],
+    outputs: [NodeConnectionTypes.Main],
+    credentials: [{ name: CREDENTIAL_TYPE, required: true }],
+    properties: [
+      {
+        displayName: 'Trigger On',
+        name: 'event',
+        type: 'options',
+        noDataExpression: true,
+        options: [
+          {
+            name: 'New Call Detail Record',
+            value: 'callFinished',
+            description: 'A call attempt finished: one item per call-detail record',
+          },
+          {
+            name: 'Number Status Changed',
+            value: 'numberStatusChanged',
+            description: 'A number became Success, Retry Pending or Failure after a call, or Blacklisted or Deleted',
+          },
+        ],
+        default: 'callFinished',
+      },
+      campaignLocator(undefined, 'The campaign to watch'),
+    ],
+  };
+
+  methods = { listSearch: { searchCampaigns } };
+
+  async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+    const started = Date.now();
+    const event = this.getNodeParameter('event') as Event;
+    const campaignId = String(this.getNodeParameter('campaignId', '', { extractValue: true }) ?? '').trim();
+    if (!campaignId) throw new NodeOperationError(this.getNode(), 'No campaign given: pick one, or give its ID or URL');
+    const reports = `${campaignPath(campaignId)}/reports`;
+    const toItems = (records: IDataObject[]) => records.length ? [this.helpers.returnJsonArray(records)] : null;
+
+    if (this.getMode() === 'manual') {
+      const recent = await listRecords(this, `${reports}/callDetails`, { sort: ['endedAtLocal', 'DESC'] }, SAMPLE_SIZE);
+      return toItems(event === 'callFinished' ? recent : recent.map(statusChangeOf));
+    }
+
+    const staticData = this.getWorkflowStaticData('node') as { cursor?: Cursor };
+    let cursor = staticData.cursor;
+    if (!cursor || cursor.campaignId !== campaignId || cursor.event !== event) {
+      // First poll: what happened before activation is not new.
+      staticData.cursor = await startingCursor(this, reports, campaignId, event);
+      return null;
+    }
+    cursor = { ...cursor, ids: [...cursor.ids] };
+    const budget = this.getPollBudgetMs() * BUDGET_SHARE;
+    const seen = new Set(cursor.ids);
+    const calls: IDataObject[] = [];
+    const filter = cursor.endedAt ? { endedAtLocal_gte: cursor.endedAt } : {};
+    for await (const page of readPages(this, `${reports}/callDetails`, { sort: ['endedAtLocal', 'ASC'], filter })) {
+      for (const call of page.records) {
+        const endedAt = typeof call.endedAtLocal === 'string' ? call.endedAtLocal : null;
+        if (!endedAt || seen.has(String(call.id))) continue;
+        calls.push(call);
+        if (endedAt !== cursor.endedAt) {
+          cursor.endedAt = endedAt;
+          cursor.ids = [];
+        }
+        cursor.ids.push(String(call.id));
+      }
+      // The rest waits for the next poll; the cursor stands after the last record read.
+      if (Date.now() - started > budget) break;
+    }
+    let records = event === 'callFinished' ? calls : calls.map(statusChangeOf);
+    if (event === 'numberStatusChanged') records = [...records, ...(await calllessChanges(this, reports, cursor, true))];
+    staticData.cursor = cursor;
+    return toItems(records);
+  }
+}
+
+async function startingCursor(ctx: IPollFunctions, reports: string, campaignId: string, event: Event): Promise<Cursor> {
+  const newest = await listRecords(ctx, `${reports}/callDetails`, { sort: ['endedAtLocal', 'DESC'] }, 1);
+  const endedAt = typeof newest[0]?.endedAtLocal === 'string' ? newest[0].endedAtLocal : null;
+  const ids = endedAt
+    ? (await listRecords(ctx, `${reports}/callDetails`, { filter: { endedAtLocal_gte: endedAt } })).map((r) => String(r.id))
+    : [];
+  const cursor: Cursor = { campaignId, event, endedAt, ids };
+  if (event === 'numberStatusChanged') {
+    cursor.callless = {};
+    await calllessChanges(ctx, reports, cursor, false);
+  }
+  return cursor;
+}
+
+/**
+ * Numbers that became Blacklisted or Deleted since the last poll: one count per status each poll, and a read of
+ * that status's records only when the count moved.
+ */
+async function calllessChanges(ctx: IPollFunctions, reports: string, cursor: Cursor, emit: boolean): Promise<IDataObject[]> {
+  const out: IDataObject[] = [];
+  const known = (cursor.callless ??= {});
+  for (const status of CALLLESS_STATUSES) {
+    const state = (known[status] ??= { count: 0, ids: [] });
+    const path = `${reports}/numberDetails`;
+    let total: number | undefined;
+    for await (const page of readPages(ctx, path, { filter: { status } }, 1)) total = page.total;
+    if (total === undefined || total === state.count) continue;
+    const seen = new Set(state.ids);
+    for (const record of await listRecords(ctx, path, { filter: { status }, sort: ['number', 'ASC'] })) {
+      const id = String(record.id);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      if (emit) out.push({ ...record, changedAtLocal: null, cause: status === 'Deleted' ? 'deleted' : 'blacklist' });
+    }
+    state.count = total;
+    state.ids = [...seen].slice(-MAX_REMEMBERED);
+  }
+  return out;
+}
