@@ -1,0 +1,41 @@
+// A loopback HTTP proxy in front of a test server: records every request and answer, and can answer some itself.
+import { createServer, request as httpRequest, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Exchange {
+  method: string;
+  path: string;
+  status: number;
+}
+
+export interface Proxy {
+  url: string;
+  exchanges: Exchange[];
+  /** Answers matching requests itself (status, headers, body) instead of forwarding them. */
+  intercept: ((req: IncomingMessage) => { status: number; headers?: Record<string, string>; body?: string } | undefined) | null;
+  close(): Promise<void>;
+}
+
+export async function startProxy(target: string): Promise<Proxy> {
+  const proxy: Proxy = { url: '', exchanges: [], intercept: null, close: async () => {} };
+  const server = createServer((req, res) => {
+    const answer = proxy.intercept?.(req);
+    if (answer) {
+      req.resume();
+      proxy.exchanges.push({ method: req.method!, path: req.url!, status: answer.status });
+      res.writeHead(answer.status, answer.headers).end(answer.body ?? '');
+      return;
+    }
+    const upstream = httpRequest(new URL(req.url!, target), { method: req.method, headers: req.headers }, (up) => {
+      proxy.exchanges.push({ method: req.method!, path: req.url!, status: up.statusCode! });
+      res.writeHead(up.statusCode!, up.headers);
+      up.pipe(res);
+    });
+    upstream.on('error', (error) => res.writeHead(502).end(String(error)));
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  proxy.close = () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+  return proxy;
+}
