@@ -107,7 +107,8 @@ export class CampaignDialingTrigger implements INodeType {
       return null;
     }
     cursor = { ...cursor, ids: [...cursor.ids] };
-    const budget = this.getPollBudgetMs() * BUDGET_SHARE;
+    // n8n before 2.41 gives no poll budget: a minute is what its scheduler tolerates comfortably.
+    const budget = (typeof this.getPollBudgetMs === 'function' ? this.getPollBudgetMs() : 60_000) * BUDGET_SHARE;
     const seen = new Set(cursor.ids);
     const calls: IDataObject[] = [];
     const filter = cursor.endedAt ? { endedAtLocal_gte: cursor.endedAt } : {};
