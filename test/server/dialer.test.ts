@@ -88,6 +88,30 @@ describe('a Static campaign', () => {
   });
 });
 
+describe('a Dynamic campaign', () => {
+  it('stays Active once every number is final, and dials numbers added later', async () => {
+    const s = await startServer({ seed: 21, clockStart: '2026-01-05T09:00:00Z' });
+    servers.push(s);
+    const acc = (await createAccount(s, 'Dynamic', 'Europe/Berlin')).id;
+    const token = await createKey(s, acc, ['CampaignAdmin']);
+    const c = await createCampaign(s, acc, { name: 'Feed', type: 'Dynamic', state: 'Active' });
+    const api = (path: string) => `/v1/accounts/${acc}/campaigns/${c.id}${path}`;
+    const add = (numbers: string[]) => s.request(api('/numbers'), { method: 'POST', token, json: numbers.map((number) => ({ number })) });
+    const details = async () => (await s.request(api('/reports/numberDetails') + q({ range: [0, 99] }), { token })).json() as Promise<NumberDetail[]>;
+    expect((await add(['+16462000001', '+16462000002'])).status).toBe(201);
+    await s.advance(4 * 24 * 3600);
+    expect((await details()).every((n) => n.status === 'Success' || n.status === 'Failure')).toBe(true);
+    const [campaign] = await (await s.request(`/v1/accounts/${acc}/campaigns` + q({ filter: { ids: [c.id] } }), { token })).json() as Campaign[];
+    expect(campaign!.state).toBe('Active');
+    expect(campaign!.endedAt).toBeNull();
+    expect((await add(['+16462000003'])).status).toBe(201);
+    await s.advance(4 * 24 * 3600);
+    const late = (await details()).find((n) => n.number === '+16462000003')!;
+    expect(late.attempts).toBeGreaterThan(0);
+    expect(['Success', 'Failure']).toContain(late.status);
+  });
+});
+
 describe('a Canceled campaign', () => {
   it('makes no new calls, and can be deleted while its last calls are live', async () => {
     const { s, c, get, setState } = await setUp(5);
