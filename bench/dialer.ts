@@ -12,20 +12,20 @@
 // as BENCH_<FLAG> in the environment (BENCH_NUMBERS=20000); `--help` lists them. Results go to
 // bench/results/dialer.json. `--sql-profile` also times every SQL statement the server runs (adds a little
 // overhead) and prints where the time went.
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { StatementSync } from 'node:sqlite';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { NUMBER_DETAIL_STATUSES, type NumberDetailStatus } from '../api/enums.ts';
 import type { Campaign } from '../api/records.ts';
-import { buildServer } from '../server/app.ts';
 import { SimulationClock } from '../server/clock.ts';
 import type { Database } from '../server/store/db.ts';
 import { Store } from '../server/store/store.ts';
+import {
+  MB, NUMBER_SPACE, describeMachine, loadAverage, machine, openAccount, phone, printFiguresHeading, readFlags, round, sqliteFilesMb,
+  startServer, tableRow, writeResults, type FlagValues, type Machine,
+} from './support.ts';
 
 // ---------------------------------------------------------------------------------------------- options
 
@@ -33,6 +33,7 @@ import { Store } from '../server/store/store.ts';
 const DEFAULT_NUMBERS = 1_000_000;
 
 const FLAGS = {
+  numbers: { def: String(DEFAULT_NUMBERS), help: 'numbers in the Static campaign; a comma list (20000,1000000) runs each in turn' },
   agents: { def: 2_000, help: 'agents of the campaign (Power mode, 1 line per agent)' },
   attempts: { def: 2, help: 'maxAttempts of the campaign' },
   seed: { def: 42, help: 'seed of the dialer\'s random draws' },
@@ -42,48 +43,23 @@ const FLAGS = {
   'max-sim-days': { def: 60, help: 'simulated-time cap of the dialing loop of each run' },
   'progress-seconds': { def: 10, help: 'wall seconds between progress lines' },
   'watchdog-seconds': { def: 0, help: 'abort everything (and clean up) after this many seconds; 0: runs x (max-seconds + 600)' },
+  db: { def: ':memory:', help: '"file": an SQLite file in a temp directory (removed at the end)' },
+  'sql-profile': { def: false, help: 'time every SQL statement the server runs and print the top ones' },
 } as const;
-type Flag = keyof typeof FLAGS;
 
-interface Options extends Record<Flag, number> {
+interface Options extends Omit<FlagValues<typeof FLAGS>, 'numbers' | 'db' | 'sql-profile'> {
   numbers: number[];
   db: 'memory' | 'file';
   sqlProfile: boolean;
 }
 
 function readOptions(): Options {
-  const parsed = parseArgs({
-    options: {
-      ...Object.fromEntries(Object.keys(FLAGS).map((k) => [k, { type: 'string' as const }])),
-      numbers: { type: 'string' },
-      db: { type: 'string' },
-      'sql-profile': { type: 'boolean' },
-      help: { type: 'boolean' },
-    },
-    strict: true,
-  }).values as Record<string, string | boolean | undefined>;
-  if (parsed.help) {
-    console.log('usage: ./dev bench dialer [flags]   (each flag also as env BENCH_<FLAG>, e.g. BENCH_NUMBERS=20000)');
-    console.log(`  --${'numbers'.padEnd(18)} ${String(DEFAULT_NUMBERS).padStart(9)}  numbers in the Static campaign; a comma list (20000,1000000) runs each in turn`);
-    for (const [k, v] of Object.entries(FLAGS)) console.log(`  --${k.padEnd(18)} ${String(v.def).padStart(9)}  ${v.help}`);
-    console.log(`  --${'db'.padEnd(18)} ${':memory:'.padStart(9)}  "file": an SQLite file in a temp directory (removed at the end)`);
-    console.log(`  --${'sql-profile'.padEnd(18)} ${''.padStart(9)}  time every SQL statement the server runs and print the top ones`);
-    process.exit(0);
-  }
-  const env = (k: string) => process.env[`BENCH_${k.toUpperCase().replaceAll('-', '_')}`];
-  const out = {} as Record<Flag, number>;
-  for (const [k, v] of Object.entries(FLAGS) as [Flag, { def: number }][]) {
-    const raw = (parsed[k] as string | undefined) ?? env(k);
-    const n = raw === undefined ? v.def : Number(raw.replaceAll('_', ''));
-    if (!Number.isInteger(n) || n < 0) throw new Error(`--${k} must be a non-negative integer; got ${raw}`);
-    out[k] = n;
-  }
-  const numbersRaw = (parsed.numbers as string | undefined) ?? env('numbers') ?? String(DEFAULT_NUMBERS);
+  const { numbers: numbersRaw, db: dbRaw, 'sql-profile': sqlProfile, ...out } =
+    readFlags(FLAGS, { command: 'dialer', example: 'BENCH_NUMBERS=20000', width: 18 });
   const numbers = numbersRaw.split(',').map((s) => Number(s.trim().replaceAll('_', '')));
   if (!numbers.every((n) => Number.isInteger(n) && n >= 1 && n <= NUMBER_SPACE)) {
     throw new Error(`--numbers must be integers 1..${NUMBER_SPACE} (a comma list for several runs); got ${numbersRaw}`);
   }
-  const dbRaw = (parsed.db as string | undefined) ?? env('db') ?? 'memory';
   if (!['memory', ':memory:', 'file'].includes(dbRaw)) throw new Error(`--db must be ":memory:" (default) or "file"; got ${dbRaw}`);
   if (out.batch < 1 || out.batch > 100_000) throw new Error('--batch must be 1..100000');
   if (out.agents < 1 || out.agents > 10_000) throw new Error('--agents must be 1..10000');
@@ -91,29 +67,11 @@ function readOptions(): Options {
   if (out['step-seconds'] < 1) throw new Error('--step-seconds must be >= 1');
   if (out['progress-seconds'] < 1) throw new Error('--progress-seconds must be >= 1');
   if (out['watchdog-seconds'] === 0) out['watchdog-seconds'] = numbers.length * (out['max-seconds'] + 600);
-  const sqlProfile = Boolean(parsed['sql-profile'] ?? env('sql-profile'));
   return { ...out, numbers, db: dbRaw === 'file' ? 'file' : 'memory', sqlProfile };
-}
-
-// ------------------------------------------------------------------------------------- phone numbers
-
-/** Valid NANP numbers: +1, area 212/646/917, exchange 2-9xx, 4 digits: 3 × 8,000,000 distinct numbers. */
-const AREAS = ['212', '646', '917'] as const;
-const NUMBER_SPACE = AREAS.length * 8_000_000;
-/** i ↦ (i·A + B) mod NUMBER_SPACE is a permutation (A is a prime not dividing 24e6): distinct numbers in scrambled order. */
-const PERM_A = 15_485_863;
-const PERM_B = 7_777_777;
-
-/** i·A stays below 2^53 for every i < NUMBER_SPACE, so plain numbers are exact. */
-function phone(i: number): string {
-  const k = (i * PERM_A + PERM_B) % NUMBER_SPACE;
-  return `+1${AREAS[k % 3]}${2_000_000 + Math.floor(k / 3)}`;
 }
 
 // ------------------------------------------------------------------------------------- measurements
 
-const MB = 1024 * 1024;
-const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
 /** Wall time a clock step aims at. */
 const STEP_TARGET_MS = 250;
@@ -244,16 +202,15 @@ interface RunResult {
 }
 
 async function runOne(n: number, opts: Options, sampler: Sampler, tempDir: string): Promise<RunResult> {
-  const loadStart = loadavg().map((x) => round(x, 2));
+  const loadStart = loadAverage();
   sampler.reset();
   const rssAtStartMb = round(process.memoryUsage.rss() / MB);
   const dbPath = opts.db === 'file' ? join(tempDir, `dialer-${n}.db`) : ':memory:';
   const store = new Store(dbPath);
   const profile = opts.sqlProfile ? new SqlProfile(store.db) : null;
-  const consoleToken = `console_${randomBytes(16).toString('hex')}`;
   const clock = new SimulationClock(Date.parse(CLOCK_START));
-  const app = await buildServer({ store, consoleToken, rateLimit: { rate: 1e9, burst: 1e9 }, clock, clockMode: 'manual', seed: opts.seed });
-  const base = await app.listen({ port: 0, host: '127.0.0.1' });
+  const server = await startServer(store, { clock, clockMode: 'manual', seed: opts.seed });
+  const { app, base, consoleToken, consolePost } = server;
   const failures: string[] = [];
   const passed: string[] = [];
   const check = (ok: boolean, what: string, detail = '') => { if (ok) passed.push(what); else failures.push(`${what}${detail ? `: ${detail}` : ''}`); };
@@ -270,18 +227,16 @@ async function runOne(n: number, opts: Options, sampler: Sampler, tempDir: strin
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 2000)}`);
       return { text, headers: res.headers };
     };
-    const consoleCall = async <T>(path: string, body: unknown): Promise<T> =>
-      JSON.parse((await call('POST', `/console${path}`, { token: consoleToken, body })).text) as T;
 
     // 1. account, key, campaign -------------------------------------------------------------------
-    const account = await consoleCall<{ id: string }>('/accounts', { name: 'Dialer bench', timezone: 'UTC' });
-    const { token } = await consoleCall<{ token: string }>(`/accounts/${account.id}/apiKeys`, { name: 'bench', roles: ['CampaignAdmin'] });
+    const account = await openAccount(server, 'Dialer bench', 'UTC');
+    const { token } = account;
     const dialer = {
       mode: 'Power', agents: opts.agents, linesPerAgent: 1, maxAttempts: opts.attempts,
       callingHours: { from: '00:00', to: '23:59', days: ALL_DAYS },
       retryDelaySeconds: { NoAnswer: 600, Busy: 600, CallError: 600, Machine: 600, Abandoned: 600 },
     };
-    const campaign = await consoleCall<Campaign>(`/accounts/${account.id}/campaigns`, { name: `Static ${n}`, type: 'Static', state: 'Draft', dialer });
+    const campaign = await consolePost<Campaign>(`/accounts/${account.id}/campaigns`, { name: `Static ${n}`, type: 'Static', state: 'Draft', dialer });
     const api = `/v1/accounts/${account.id}/campaigns`;
     const campaignPk = store.db.get<{ pk: number }>('SELECT pk FROM campaigns WHERE id = ?', campaign.id)!.pk;
     const get = async (path: string, params: Record<string, unknown>) => {
@@ -339,7 +294,7 @@ async function runOne(n: number, opts: Options, sampler: Sampler, tempDir: strin
     let last = snapshot(0, 0, step);
     for (;;) {
       const tStep = performance.now();
-      const r = await consoleCall<{ eventsApplied: number; pendingEvents: number }>('/clock/advance', { seconds: step });
+      const r = await consolePost<{ eventsApplied: number; pendingEvents: number }>('/clock/advance', { seconds: step });
       const stepMs = performance.now() - tStep;
       events += r.eventsApplied;
       pending = r.pendingEvents;
@@ -408,8 +363,8 @@ async function runOne(n: number, opts: Options, sampler: Sampler, tempDir: strin
 
     let dbFileMb: { db: number; wal: number; shm: number } | null = null;
     if (opts.db === 'file') {
-      const size = (ext: string) => { try { return statSync(dbPath + ext).size / MB; } catch { return 0; } };
-      dbFileMb = { db: round(size('')), wal: round(size('-wal')), shm: round(size('-shm')) };
+      const mb = sqliteFilesMb(dbPath);
+      dbFileMb = { db: round(mb.db), wal: round(mb.wal), shm: round(mb.shm) };
     }
     return {
       numbers: n, db: dbPath, settings: { dialer, seed: opts.seed },
@@ -426,7 +381,7 @@ async function runOne(n: number, opts: Options, sampler: Sampler, tempDir: strin
       rssAtStartMb,
       peakRssMb: sampler.peakMb,
       dbFileMb,
-      loadAverage: { start: loadStart, end: loadavg().map((x) => round(x, 2)) },
+      loadAverage: { start: loadStart, end: loadAverage() },
       progress,
       sqlProfile,
       checks: { failed: failures.length, failures, passed },
@@ -440,10 +395,9 @@ async function runOne(n: number, opts: Options, sampler: Sampler, tempDir: strin
 
 // ------------------------------------------------------------------------------------------ report
 
-function printReport(runs: RunResult[], opts: Options, totalSeconds: number, load: { start: number[]; end: number[] }): void {
-  const line = '-'.repeat(110);
-  console.log(`\n${line}\nFIGURES (total ${round(totalSeconds, 1)} s; Node ${process.version}; ${availableParallelism()} CPUs, load average ` +
-    `${load.start.join('/')} at start, ${load.end.join('/')} at end; SQLite ${opts.db === 'file' ? 'file in a temp directory' : ':memory:'})\n${line}`);
+function printReport(runs: RunResult[], opts: Options, totalSeconds: number, m: Machine): void {
+  const line = printFiguresHeading(110, [`total ${round(totalSeconds, 1)} s`, `Node ${process.version}`, describeMachine(m),
+    `SQLite ${opts.db === 'file' ? 'file in a temp directory' : ':memory:'}`]);
   const w = 38;
   const rows: [string, string[]][] = [];
   const row = (label: string, f: (r: RunResult) => string) => rows.push([label, runs.map(f)]);
@@ -469,7 +423,7 @@ function printReport(runs: RunResult[], opts: Options, totalSeconds: number, loa
   row('load average at start / end', (r) => `${r.loadAverage.start[0]} / ${r.loadAverage.end[0]}`);
   row('checks', (r) => (r.checks.failed ? `${r.checks.failed} FAILED` : `all ${r.checks.passed.length} ok`));
   const cw = Math.max(...rows.flatMap(([, cells]) => cells.map((c) => c.length))) + 3;
-  for (const [label, cells] of rows) console.log(label.padEnd(w) + cells.map((c) => c.padStart(cw)).join(''));
+  for (const [label, cells] of rows) console.log(tableRow(label, cells, w, cw));
   console.log('(RSS: the whole process, server and client; a later run starts from the footprint an earlier one left)');
   console.log(line);
   for (const r of runs) {
@@ -487,7 +441,7 @@ function printReport(runs: RunResult[], opts: Options, totalSeconds: number, loa
 
 const started = performance.now();
 const opts = readOptions();
-const loadAtStart = loadavg().map((x) => round(x, 2));
+const loadAtStart = loadAverage();
 const tempDir = mkdtempSync(join(tmpdir(), 'cdk-bench-dialer-'));
 const sampler = new Sampler(opts['watchdog-seconds'], tempDir);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -506,13 +460,9 @@ try {
   await sampler.stop();
 }
 const totalSeconds = (performance.now() - started) / 1000;
-const loadAtEnd = loadavg().map((x) => round(x, 2));
-printReport(runs, opts, totalSeconds, { start: loadAtStart, end: loadAtEnd });
-const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'dialer.json');
-mkdirSync(dirname(out), { recursive: true });
-writeFileSync(out, JSON.stringify({
-  date: new Date().toISOString(), node: process.version, options: opts, seconds: round(totalSeconds, 1),
-  machine: { cpus: availableParallelism(), loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadAtEnd }, runs,
-}, null, 2) + '\n');
-console.log(`\nwritten ${out}`);
+const machineAtEnd = machine(loadAtStart);
+printReport(runs, opts, totalSeconds, machineAtEnd);
+writeResults('dialer', {
+  date: new Date().toISOString(), node: process.version, options: opts, seconds: round(totalSeconds, 1), machine: machineAtEnd, runs,
+});
 if (runs.some((r) => r.checks.failed || !r.dialing.finished)) process.exitCode = 1;

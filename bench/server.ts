@@ -5,18 +5,18 @@
 // `--numbers` numbers with a realistic status mix, requests/s at a given concurrency, and peak RSS.
 // Prints a figures table and writes it as JSON to bench/results/server.json. Every size is a flag
 // (or BENCH_<FLAG> in the environment, e.g. BENCH_NUMBERS=200000); `--help` lists them.
-import { createWriteStream, mkdirSync, mkdtempSync, openAsBlob, rmSync, statSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdtempSync, openAsBlob, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { SQLInputValue } from 'node:sqlite';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../server/app.ts';
 import { Store } from '../server/store/store.ts';
+import {
+  MB, NUMBER_SPACE, describeMachine, loadAverage, machine, openAccount, phone, printFiguresHeading, readFlags, round, sqliteFilesMb,
+  startServer, tableRow, writeResults, type Machine,
+} from './support.ts';
 
 // ---------------------------------------------------------------------------------------------- options
 
@@ -36,50 +36,18 @@ const FLAGS = {
   'phase-seconds': { def: 15, help: 'time cap of each first/sequential/deep loop of one query kind (fewer samples if slow)' },
   'throughput-seconds': { def: 30, help: 'time cap of the requests/s loop' },
   'max-seconds': { def: 900, help: 'watchdog: abort (and clean up) after this many seconds' },
+  'keep-db': { def: false, help: 'keep the SQLite file (its path is printed)' },
 } as const;
-type Flag = keyof typeof FLAGS;
 
-function readOptions(): Record<Flag, number> & { keepDb: boolean } {
-  const parsed = parseArgs({
-    options: {
-      ...Object.fromEntries(Object.keys(FLAGS).map((k) => [k, { type: 'string' as const }])),
-      'keep-db': { type: 'boolean' },
-      help: { type: 'boolean' },
-    },
-    strict: true,
-  }).values as Record<string, string | boolean | undefined>;
-  if (parsed.help) {
-    console.log('usage: ./dev bench server [flags]   (each flag also as env BENCH_<FLAG>, e.g. BENCH_NUMBERS=200000)');
-    for (const [k, v] of Object.entries(FLAGS)) console.log(`  --${k.padEnd(20)} ${String(v.def).padStart(9)}  ${v.help}`);
-    console.log(`  --${'keep-db'.padEnd(20)} ${''.padStart(9)}  keep the SQLite file (its path is printed)`);
-    process.exit(0);
-  }
-  const out = {} as Record<Flag, number>;
-  for (const [k, v] of Object.entries(FLAGS) as [Flag, { def: number }][]) {
-    const raw = (parsed[k] as string | undefined) ?? process.env[`BENCH_${k.toUpperCase().replaceAll('-', '_')}`];
-    const n = raw === undefined ? v.def : Number(raw.replaceAll('_', ''));
-    if (!Number.isInteger(n) || n < 0) throw new Error(`--${k} must be a non-negative integer; got ${raw}`);
-    out[k] = n;
-  }
+function readOptions() {
+  const { 'keep-db': keepDb, ...out } = readFlags(FLAGS, { command: 'server', example: 'BENCH_NUMBERS=200000', width: 20 });
   if (out['page-size'] < 1 || out['json-batch'] < 1 || out.concurrency < 1) throw new Error('--page-size, --json-batch and --concurrency must be >= 1');
   if (out.numbers < 1) throw new Error('--numbers must be >= 1');
   if (out.numbers + out['json-numbers'] > NUMBER_SPACE) throw new Error(`--numbers + --json-numbers must be <= ${NUMBER_SPACE}`);
-  return { ...out, keepDb: Boolean(parsed['keep-db'] ?? process.env.BENCH_KEEP_DB) };
+  return { ...out, keepDb };
 }
 
-// ------------------------------------------------------------------------------------- phone numbers
-
-/** Valid NANP numbers: +1, area 212/646/917, exchange 2-9xx, 4 digits: 3 × 8,000,000 distinct numbers. */
-const AREAS = ['212', '646', '917'] as const;
-const NUMBER_SPACE = AREAS.length * 8_000_000;
-/** i ↦ (i·A + B) mod NUMBER_SPACE is a permutation (A is a prime not dividing 24e6): distinct numbers in scrambled order. */
-const PERM_A = 15_485_863;
-const PERM_B = 7_777_777;
-
-function phone(i: number): string {
-  const k = Number((BigInt(i) * BigInt(PERM_A) + BigInt(PERM_B)) % BigInt(NUMBER_SPACE));
-  return `+1${AREAS[k % 3]}${2_000_000 + Math.floor(k / 3)}`;
-}
+// ------------------------------------------------------------------------------------- test data
 
 const NAMES = ['Alice', 'Bob', 'Carol', 'Dave', 'Erin', 'Frank', 'Grace', 'Heidi', 'Ivan', 'Judy', 'Mallory', 'Niaj', 'Olivia', 'Peggy'];
 const CITIES = ['New York', 'Brooklyn', 'Queens', 'Bronx', 'Staten Island', 'Newark', 'Yonkers', 'Jersey City'];
@@ -107,9 +75,6 @@ function stats(samples: number[]): Stats {
   const r = (x: number) => Math.round(x * 100) / 100;
   return { n: s.length, p50: r(at(0.5)), p90: r(at(0.9)), p99: r(at(0.99)), max: r(s[s.length - 1]!), mean: r(s.reduce((a, b) => a + b, 0) / s.length) };
 }
-
-const MB = 1024 * 1024;
-const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 /** Peak RSS overall and per phase (sampled every 50 ms), and the longest event-loop stall per phase. */
 class Monitor {
@@ -212,7 +177,7 @@ class SqlProbe {
 // ------------------------------------------------------------------------------------------ the run
 
 const started = performance.now();
-const loadAtStart = loadavg().map((x) => round(x, 2));
+const loadAtStart = loadAverage();
 const opts = readOptions();
 const dir = mkdtempSync(join(tmpdir(), 'cdk-bench-'));
 const dbPath = join(dir, 'bench.db');
@@ -241,10 +206,8 @@ watchdog.unref();
 
 const store = new Store(dbPath);
 const probe = new SqlProbe(store);
-const consoleToken = `console_${randomBytes(16).toString('hex')}`;
-const app = await buildServer({ store, consoleToken, rateLimit: { rate: 1e9, burst: 1e9 } });
-probe.attach(app);
-const base = await app.listen({ port: 0, host: '127.0.0.1' });
+const server = await startServer(store, {}, (app) => probe.attach(app));
+const { app, base } = server;
 const startRss = process.memoryUsage.rss();
 
 try {
@@ -261,19 +224,10 @@ async function run(): Promise<void> {
   console.log(`options: ${JSON.stringify(opts)}`);
 
   // 1. account, key, campaigns ---------------------------------------------------------------------
-  const consoleCall = async <T>(path: string, body: unknown): Promise<T> => {
-    const res = await fetch(`${base}/console${path}`, {
-      method: 'POST', body: JSON.stringify(body),
-      headers: { authorization: `Bearer ${consoleToken}`, 'content-type': 'application/json' },
-    });
-    const text = await res.text();
-    if (res.status >= 300) throw new Error(`console POST ${path}: ${res.status} ${text}`);
-    return JSON.parse(text) as T;
-  };
-  const account = await consoleCall<{ id: string }>('/accounts', { name: 'Bench', timezone: 'America/New_York' });
-  const { token } = await consoleCall<{ token: string }>(`/accounts/${account.id}/apiKeys`, { name: 'bench', roles: ['CampaignAdmin'] });
-  const big = await consoleCall<{ id: string }>(`/accounts/${account.id}/campaigns`, { name: 'Bench upload', type: 'Dynamic', state: 'Active' });
-  const small = await consoleCall<{ id: string }>(`/accounts/${account.id}/campaigns`, { name: 'Bench JSON add', type: 'Dynamic', state: 'Active' });
+  const account = await openAccount(server, 'Bench', 'America/New_York');
+  const { token } = account;
+  const big = await server.consolePost<{ id: string }>(`/accounts/${account.id}/campaigns`, { name: 'Bench upload', type: 'Dynamic', state: 'Active' });
+  const small = await server.consolePost<{ id: string }>(`/accounts/${account.id}/campaigns`, { name: 'Bench JSON add', type: 'Dynamic', state: 'Active' });
   const auth = { authorization: `Bearer ${token}` };
   const campaignUrl = (id: string) => `${base}/v1/accounts/${account.id}/campaigns/${id}`;
   const bigPk = store.db.get<{ pk: number }>('SELECT pk FROM campaigns WHERE id = ?', big.id)!.pk;
@@ -458,11 +412,12 @@ async function run(): Promise<void> {
 
   // 6. report ------------------------------------------------------------------------------------------
   monitor.stop();
-  const dbMb = ['', '-wal', '-shm'].reduce((sum, ext) => { try { return sum + statSync(dbPath + ext).size; } catch { return sum; } }, 0) / MB;
+  const files = sqliteFilesMb(dbPath);
+  const dbMb = files.db + files.wal + files.shm;
   const seconds = round((performance.now() - started) / 1000, 1);
   const report = {
     date: new Date().toISOString(), node: process.version, options: opts, seconds,
-    machine: { cpus: availableParallelism(), loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg().map((x) => round(x, 2)) },
+    machine: machine(loadAtStart),
     upload, jsonAdd, statusMix: { ...statusMix, seconds: round(mixSeconds, 2) },
     pages: pageResults,
     throughput,
@@ -470,10 +425,7 @@ async function run(): Promise<void> {
     checks: { failed: failures.length, failures },
   };
   printReport(report);
-  const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'server.json');
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, JSON.stringify(report, null, 2) + '\n');
-  console.log(`\nwritten ${out}`);
+  writeResults('server', report);
   if (failures.length) process.exitCode = 1;
 }
 
@@ -584,7 +536,7 @@ function explain(c: SqlCapture): string[] {
 }
 
 function printReport(r: {
-  seconds: number; machine: { cpus: number; loadAverageAtStart: number[]; loadAverageAtEnd: number[] }; upload: { rows: number; seconds: number; rowsPerSecond: number; mbPerSecond: number; createdCount: number; rejectedCount: number; ok: boolean; peakRssMb: number; maxEventLoopBlockMs: number };
+  seconds: number; machine: Machine; upload: { rows: number; seconds: number; rowsPerSecond: number; mbPerSecond: number; createdCount: number; rejectedCount: number; ok: boolean; peakRssMb: number; maxEventLoopBlockMs: number };
   jsonAdd: { created: number; seconds: number; numbersPerSecond: number; batch: number; batchLatencyMs: Stats };
   statusMix: { seconds: number };
   pages: PageResult[];
@@ -592,10 +544,8 @@ function printReport(r: {
   memory: { startRssMb: number; peakRssMb: number; phases: Monitor['phases']; dbFileMb: number };
   checks: { failed: number; failures: string[] };
 }): void {
-  const line = '-'.repeat(118);
   const mark = (ok: boolean) => (ok ? 'ok  ' : 'MISS');
-  console.log(`\n${line}\nFIGURES (total run ${r.seconds} s; ${r.machine.cpus} CPUs, load average ` +
-    `${r.machine.loadAverageAtStart.join('/')} at start, ${r.machine.loadAverageAtEnd.join('/')} at end)\n${line}`);
+  const line = printFiguresHeading(118, [`total run ${r.seconds} s`, describeMachine(r.machine)]);
   console.log(`CSV upload        ${r.upload.rows} rows in ${r.upload.seconds} s: ${r.upload.rowsPerSecond} rows/s, ${r.upload.mbPerSecond} MB/s ` +
     `[target >100000 rows/s: ${mark(r.upload.ok)}]  created ${r.upload.createdCount}, rejected ${r.upload.rejectedCount}; ` +
     `longest event-loop block ${r.upload.maxEventLoopBlockMs} ms`);
@@ -604,7 +554,7 @@ function printReport(r: {
   console.log(`status mix        direct SQL update + counter recompute: ${r.statusMix.seconds} s`);
   console.log(line);
   const w = Math.max(...r.pages.map((p) => p.kind.length)) + 2;
-  const cols = (a: string, ...rest: string[]) => a.padEnd(w) + rest.map((x) => x.padStart(11)).join('');
+  const cols = (a: string, ...rest: string[]) => tableRow(a, rest, w, 11);
   const f = (x: number) => x.toFixed(x >= 100 ? 0 : x >= 10 ? 1 : 2);
   console.log(`first pages: ms, pages of ${opts['page-size']} at random offsets 0..${opts['first-max-offset']}, one connection, up to ${opts['first-pages']} per query`);
   console.log(cols('query', 'total', 'n', 'p50', 'p99', 'server p50', 'rows SQL', 'count SQL', 'req/s', 'p99<10ms'));
