@@ -28,10 +28,10 @@ async function dialingCampaign(name: string, numbers: string[]): Promise<Campaig
   return c;
 }
 
-function poller(campaignId: string, event: string) {
+function poller(campaignId: string, event: string, pollBudgetMs?: number) {
   let staticData: IDataObject = {};
   return async (mode: 'trigger' | 'manual' = 'trigger') => {
-    const res = await pollTrigger({ pkg, type: 'campaignDialingTrigger', mode, staticData, credentials: credentials(),
+    const res = await pollTrigger({ pkg, type: 'campaignDialingTrigger', mode, staticData, credentials: credentials(), pollBudgetMs,
       parameters: { event, campaignId: { __rl: true, mode: 'id', value: campaignId } } });
     expect(res.error).toBeUndefined();
     staticData = res.staticData;
@@ -75,6 +75,26 @@ describe('Campaign Dialing Trigger', () => {
     expect(new Set(ids)).toEqual(new Set(all.map((r) => r.id).filter((id) => !historyIds.has(id))));
     expect(emitted[0]).toHaveProperty('outcome');
     expect(polls).toBe(7);
+  });
+
+  it('drains a backlog larger than one poll\'s budget over several polls, none lost or repeated', async () => {
+    const c = await dialingCampaign('Backlog', phoneNumbers(300, 1500));
+    const poll = poller(c.id, 'callFinished', 0); // no budget: one page a poll
+    expect((await poll()).items).toBeNull();
+    await s.advance(24 * 3600);
+    const all = await api<CallDetail[]>(`/campaigns/${c.id}/reports/callDetails${q({ range: [0, 9999] })}`);
+    expect(all.length).toBeGreaterThan(400);
+    const emitted: IDataObject[] = [];
+    const sizes: number[] = [];
+    for (let i = 0; i < 20 && emitted.length < all.length; i++) {
+      const got = jsonOf((await poll()).items);
+      sizes.push(got.length);
+      emitted.push(...got);
+    }
+    expect(sizes.length).toBeGreaterThan(2);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(200);
+    expect(emitted.map((r) => r.id).sort()).toEqual(all.map((r) => r.id).sort());
+    expect((await poll()).items).toBeNull();
   });
 
   it('a manual test run shows the most recent records and does not move the trigger\'s place', async () => {

@@ -298,7 +298,7 @@ export interface PollResult {
 }
 
 /** Runs a polling trigger's poll(): 'manual' as the editor's "Fetch test event", 'trigger' as one scheduled poll of an active workflow. */
-export async function pollTrigger(spec: NodeSpec & { staticData?: IDataObject; mode: 'manual' | 'trigger'; now?: Date })
+export async function pollTrigger(spec: NodeSpec & { staticData?: IDataObject; mode: 'manual' | 'trigger'; now?: Date; /** n8n's poll budget (default 5 min). */ pollBudgetMs?: number })
   : Promise<PollResult> {
   setUpInstance();
   const node = nodeFor(spec);
@@ -322,7 +322,8 @@ export async function pollTrigger(spec: NodeSpec & { staticData?: IDataObject; m
   let emitted: INodeExecutionData[][] | null = null;
   let error: Error | undefined;
   const context = new PollContext(workflow, workflow.nodes[node.name]!, additionalDataFor(helper), 'trigger', 'activate',
-    (data) => { emitted = data; }, (failure) => { error = failure; });
+    (data) => { emitted = data; }, (failure) => { error = failure; },
+    undefined, undefined, undefined, spec.pollBudgetMs === undefined ? undefined : () => spec.pollBudgetMs!);
   const poll = Container.get(PollTriggerExecutor).create(workflow, workflow.nodes[node.name]!, context, () => true);
   await atTime(spec.now, async () => await poll());
   // n8n's default (in-memory) poll scheduler reuses this Workflow for the next poll; its __emit saves the static data.
