@@ -53,7 +53,7 @@ export class CampaignDialingTrigger implements INodeType {
     icon: { light: 'file:../CampaignDialing/campaignDialing.svg', dark: 'file:../CampaignDialing/campaignDialing.dark.svg' },
     group: ['trigger'],
     version: 1,
-    subtitle: '={{$parameter["event"]}}',
+    subtitle: '={{$parameter["event"] === "numberStatusChanged" ? "Number status changed" : "New call detail record"}}',
     description: 'Starts the workflow when a call of a campaign finishes or a number changes status',
     defaults: { name: 'Campaign Dialing Trigger' },
     polling: true,
