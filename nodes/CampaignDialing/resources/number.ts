@@ -159,11 +159,13 @@ async function addNumbers(ctx: IExecuteFunctions, items: INodeExecutionData[]): 
       method: 'POST', path: `${campaignPath(campaignId)}/numbers`, query, json: body, itemIndex, accept: [422],
     })).body;
     const rejectedAt = new Map((result.rejected ?? []).map((r) => [r.index, r]));
-    const created = [...(result.created ?? [])];
+    // The created records come in request order, without the rejected entries.
+    const created = result.created ?? [];
+    let next = 0;
     return values.map((v, n) => {
       const rejection = rejectedAt.get(n);
       if (rejection) return new Rejected(`Phone number "${v.number}" was rejected: ${rejection.reason}`, { number: v.number, code: rejection.code });
-      return (created.shift() ?? {}) as unknown as IDataObject;
+      return (created[next++] ?? {}) as unknown as IDataObject;
     });
   });
 }

@@ -15,6 +15,6 @@ export async function searchCampaigns(
   const needle = filter?.trim().toLowerCase();
   const results = records
     .filter((c) => !needle || String(c.name).toLowerCase().includes(needle) || String(c.id).toLowerCase() === needle)
-    .map((c) => ({ name: `${String(c.name)} (${String(c.state)}, ${String(c.type)})`, value: String(c.id), url: undefined }));
+    .map((c) => ({ name: `${String(c.name)} (${String(c.state)}, ${String(c.type)})`, value: String(c.id) }));
   return { results, paginationToken: records.length === PAGE ? String(first + PAGE) : undefined };
 }
