@@ -178,7 +178,7 @@ export function toApiFilter(
 }
 
 /** The spec's timestamp shape, `YYYY-MM-DDTHH:MM:SS`: n8n's date pickers and expressions give ISO strings or DateTimes. */
-export function toApiTimestamp(ctx: IExecuteFunctions, name: string, value: unknown, itemIndex: number): string {
+function toApiTimestamp(ctx: IExecuteFunctions, name: string, value: unknown, itemIndex: number): string {
   const text = typeof value === 'string' ? value : typeof (value as { toISO?: unknown })?.toISO === 'function'
     ? String((value as { toISO: () => string }).toISO()) : value instanceof Date ? value.toISOString() : String(value);
   const m = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2})?))?/.exec(text.trim());

@@ -33,10 +33,10 @@ export interface ApiResponse<T> {
 }
 
 /** A 429 is waited out at most this many times in a row, each wait at most MAX_WAIT_SECONDS. */
-export const MAX_RATE_LIMIT_RETRIES = 5;
+const MAX_RATE_LIMIT_RETRIES = 5;
 const MAX_WAIT_SECONDS = 60;
 
-export async function accountBase(ctx: ApiContext): Promise<string> {
+async function accountBase(ctx: ApiContext): Promise<string> {
   const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
   const baseUrl = String(credentials.baseUrl ?? '').replace(/\/+$/, '');
   return `${baseUrl}/v1/accounts/${encodeURIComponent(String(credentials.accountId ?? ''))}`;
@@ -119,7 +119,6 @@ export interface Page {
   records: IDataObject[];
   /** X-Total-Count, or Content-Range's total when only that is sent. */
   total: number | undefined;
-  first: number;
 }
 
 /**
@@ -138,7 +137,7 @@ export async function* readPages(
     const response = await apiRequest<IDataObject[]>(ctx, { method: 'GET', path, query, itemIndex });
     const records = Array.isArray(response.body) ? response.body : [];
     const total = totalOf(response.headers);
-    yield { records, total, first };
+    yield { records, total };
     first += records.length;
     if (records.length < size || (total !== undefined && first >= total)) return;
   }
