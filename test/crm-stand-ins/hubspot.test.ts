@@ -1,0 +1,504 @@
+// The HubSpot stand-in over real HTTP: search paging and its 10,000 cap, filters, auth, rate limits, lists, batch read, signed webhooks, generated phones.
+import { createHmac } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generatePeople, validPhone } from '../../crm-stand-ins/contacts.ts';
+import { signHubSpotV3, startHubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
+import type { HubSpotEvent, HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
+
+const SEED_BASE = Date.parse('2026-01-01T00:00:00.000Z');
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  // Response bodies are whatever the stand-in sent; the assertions check their shape.
+  body: any;
+}
+
+async function call(hs: HubSpotStandIn, method: string, path: string, body?: unknown, token: string | null = hs.token): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(hs.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+const search = (hs: HubSpotStandIn, body: unknown) => call(hs, 'POST', `/crm/objects/${hs.apiVersion}/contacts/search`, body);
+
+function expectHubSpotError(a: Answer, status: number, category: string): void {
+  expect(a.status).toBe(status);
+  expect(a.body).toMatchObject({ status: 'error', category });
+  expect(a.body.message).toEqual(expect.any(String));
+  expect(a.body.correlationId).toMatch(/^[0-9a-f-]{36}$/);
+}
+
+describe('search paging over 25,000 contacts', () => {
+  let clock = Date.parse('2026-06-01T00:00:00.000Z');
+  let hs: HubSpotStandIn;
+  beforeAll(async () => {
+    hs = await startHubSpotStandIn({ contacts: 25_000, now: () => clock });
+  });
+  afterAll(() => hs.close());
+
+  const since = (value: string, after?: string) => ({
+    filterGroups: [{ filters: [{ propertyName: 'lastmodifieddate', operator: 'GTE', value }] }],
+    sorts: [{ propertyName: 'lastmodifieddate', direction: 'ASCENDING' }],
+    properties: ['email'],
+    limit: 200,
+    ...(after ? { after } : {}),
+  });
+
+  it('reads every contact once in lastmodifieddate order, restarting from the last value before the 10,000 cap', async () => {
+    const seen = new Set<string>();
+    let cursor = '0';
+    let after: string | undefined;
+    let last = '';
+    let restarts = 0;
+    let pages = 0;
+    for (;;) {
+      clock += 250; // four searches a second, under the limit of five
+      const res = await search(hs, since(cursor, after));
+      expect(res.status).toBe(200);
+      pages++;
+      if (!after) expect(res.body.total).toBe(25_000 - (restarts === 0 ? 0 : restarts * 10_000 - restarts));
+      for (const r of res.body.results) {
+        expect(r.properties.lastmodifieddate >= last).toBe(true);
+        last = r.properties.lastmodifieddate;
+        seen.add(r.id);
+      }
+      const next: string | undefined = res.body.paging?.next?.after;
+      if (!next) break;
+      if (Number(next) + 200 > 10_000) {
+        // The next page would pass the cap: search again from the last value read (GTE repeats one contact).
+        cursor = String(Date.parse(last));
+        after = undefined;
+        restarts++;
+      } else {
+        after = next;
+      }
+    }
+    expect(seen.size).toBe(25_000);
+    expect(Math.min(...[...seen].map(Number))).toBe(1001);
+    expect(Math.max(...[...seen].map(Number))).toBe(26_000);
+    expect(restarts).toBe(2);
+    expect(pages).toBe(126);
+    expect(hs.stats.maxSearchesInAnySecond).toBeLessThanOrEqual(4);
+    expect(hs.stats.rateLimited).toBe(0);
+  });
+
+  it('answers 400 for a page past 10,000 results and accepts the last page before it', async () => {
+    clock += 1000;
+    const lastAllowed = await search(hs, since('0', '9800'));
+    expect(lastAllowed.status).toBe(200);
+    expect(lastAllowed.body.results).toHaveLength(200);
+    expect(lastAllowed.body.paging.next.after).toBe('10000');
+    const beyond = await search(hs, since('0', lastAllowed.body.paging.next.after));
+    expectHubSpotError(beyond, 400, 'VALIDATION_ERROR');
+    expect(beyond.body.message).toContain('10000');
+    expectHubSpotError(await search(hs, since('0', '9900')), 400, 'VALIDATION_ERROR');
+  });
+
+  it('omits paging on the last page and gives seeded contacts increasing timestamps from 2026-01-01', async () => {
+    clock += 1000;
+    const res = await search(hs, { ...since(String(SEED_BASE + 24_990)), limit: 20 });
+    expect(res.body.total).toBe(10);
+    expect(res.body.paging).toBeUndefined();
+    expect(res.body.results[0]).toEqual({
+      id: '25991',
+      properties: {
+        email: generatePeople(1, 1, 24_990)[0]!.email,
+        hs_object_id: '25991',
+        createdate: new Date(SEED_BASE + 24_990).toISOString(),
+        lastmodifieddate: new Date(SEED_BASE + 24_990).toISOString(),
+      },
+      createdAt: new Date(SEED_BASE + 24_990).toISOString(),
+      updatedAt: new Date(SEED_BASE + 24_990).toISOString(),
+      archived: false,
+    });
+  });
+
+  it('serves full pages of 200 deep into 100,000 contacts', async () => {
+    // Its speed is measured by bench/daemon.ts, not asserted here.
+    const big = await startHubSpotStandIn({ contacts: 100_000, searchPerSecond: 1_000_000 });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const res = await search(big, { ...since(String(SEED_BASE + 50_000 + 1000 * i)), after: String(200 * i) });
+        expect(res.body.results).toHaveLength(200);
+        expect(res.body.results[0].id).toBe(String(1001 + 50_000 + 1000 * i + 200 * i));
+      }
+    } finally {
+      await big.close();
+    }
+  });
+});
+
+describe('search filters, sorts and properties', () => {
+  let clock = Date.parse('2026-06-01T00:00:00.000Z');
+  let hs: HubSpotStandIn;
+  const people = generatePeople(50);
+  beforeAll(async () => {
+    hs = await startHubSpotStandIn({ contacts: 50, now: () => clock, searchPerSecond: 1000 });
+  });
+  afterAll(() => hs.close());
+  const ids = (a: Answer): string[] => a.body.results.map((r: { id: string }) => r.id);
+  const one = (propertyName: string, operator: string, rest: Record<string, unknown> = {}) => ({
+    filterGroups: [{ filters: [{ propertyName, operator, ...rest }] }],
+    limit: 100,
+  });
+
+  it('EQ matches an email case-insensitively', async () => {
+    const res = await search(hs, one('email', 'EQ', { value: people[17]!.email.toUpperCase() }));
+    expect(res.status).toBe(200);
+    expect(res.body.total).toBe(1);
+    expect(ids(res)).toEqual(['1018']);
+  });
+
+  it('IN on hs_object_id skips unknown ids', async () => {
+    expect(ids(await search(hs, one('hs_object_id', 'IN', { values: ['1005', '1001', '99999'] })))).toEqual(['1001', '1005']);
+  });
+
+  it('HAS_PROPERTY / NOT_HAS_PROPERTY tell contacts with and without a phone apart', async () => {
+    const noPhone = hs.createContact({ firstname: 'Nadia', email: 'nadia@example.com' });
+    const has = await search(hs, one('phone', 'HAS_PROPERTY'));
+    expect(has.body.total).toBe(50);
+    expect(ids(await search(hs, one('phone', 'NOT_HAS_PROPERTY')))).toEqual([noPhone.id]);
+    hs.deleteContact(noPhone.id);
+    expect((await search(hs, one('phone', 'NOT_HAS_PROPERTY'))).body.total).toBe(0);
+  });
+
+  it('GTE and BETWEEN compare dates given as ISO strings or ms and ids numerically', async () => {
+    const gte = await search(hs, one('lastmodifieddate', 'GTE', { value: new Date(SEED_BASE + 45).toISOString() }));
+    expect(ids(gte)).toEqual(['1046', '1047', '1048', '1049', '1050']);
+    const between = await search(hs, one('createdate', 'BETWEEN', { value: String(SEED_BASE + 10), highValue: String(SEED_BASE + 12) }));
+    expect(ids(between)).toEqual(['1011', '1012', '1013']);
+    expect(ids(await search(hs, one('hs_object_id', 'BETWEEN', { value: '1008', highValue: 1010 })))).toEqual(['1008', '1009', '1010']);
+    expectHubSpotError(await search(hs, one('createdate', 'GTE', { value: 'yesterday' })), 400, 'VALIDATION_ERROR');
+  });
+
+  it('ANDs filters in a group, ORs groups, and combines range and other filters', async () => {
+    const company = people[3]!.company;
+    const expected = people.filter((p) => p.company === company && p.index >= 20).map((p) => String(1001 + p.index));
+    const and = await search(hs, {
+      filterGroups: [{ filters: [
+        { propertyName: 'company', operator: 'EQ', value: company },
+        { propertyName: 'lastmodifieddate', operator: 'GTE', value: String(SEED_BASE + 20) },
+      ] }],
+      limit: 100,
+    });
+    expect(ids(and)).toEqual(expected);
+    const or = await search(hs, {
+      filterGroups: [
+        { filters: [{ propertyName: 'hs_object_id', operator: 'EQ', value: '1040' }] },
+        { filters: [{ propertyName: 'email', operator: 'EQ', value: people[2]!.email }] },
+      ],
+    });
+    expect(ids(or)).toEqual(['1003', '1040']);
+    const tokens = await search(hs, one('email', 'CONTAINS_TOKEN', { value: '*@example.com' }));
+    expect(tokens.body.total).toBe(50);
+    expect((await search(hs, one('email', 'NOT_CONTAINS_TOKEN', { value: people[0]!.email }))).body.total).toBe(49);
+  });
+
+  it('sorts by one rule, as an object or a string, ties by id', async () => {
+    const desc = await search(hs, { sorts: [{ propertyName: 'lastmodifieddate', direction: 'DESCENDING' }], limit: 3 });
+    expect(ids(desc)).toEqual(['1050', '1049', '1048']);
+    expect(ids(await search(hs, { sorts: ['-createdate'], limit: 2 }))).toEqual(['1050', '1049']);
+    const byCompany = await search(hs, { sorts: ['company'], limit: 100, properties: ['company'] });
+    const expected = [...people].sort((a, b) => a.company.toLowerCase().localeCompare(b.company.toLowerCase()) || a.index - b.index);
+    expect(ids(byCompany)).toEqual(expected.map((p) => String(1001 + p.index)));
+    expectHubSpotError(await search(hs, { sorts: ['company', 'email'] }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('returns the requested properties plus hs_object_id, createdate, lastmodifieddate (defaults otherwise)', async () => {
+    const picked = await search(hs, { properties: ['phone', 'nonexistent'], limit: 1 });
+    expect(Object.keys(picked.body.results[0].properties).sort()).toEqual(['createdate', 'hs_object_id', 'lastmodifieddate', 'nonexistent', 'phone']);
+    expect(picked.body.results[0].properties.phone).toBe(people[0]!.phone);
+    const defaults = await search(hs, {});
+    expect(Object.keys(defaults.body.results[0].properties).sort()).toEqual(['createdate', 'email', 'firstname', 'hs_object_id', 'lastmodifieddate', 'lastname']);
+    expect(defaults.body.total).toBe(50);
+    expect(defaults.body.results).toHaveLength(10);
+    expect(defaults.body.paging.next.after).toBe('10');
+  });
+
+  it('enforces the documented limits with HubSpot error bodies', async () => {
+    const f = { propertyName: 'email', operator: 'HAS_PROPERTY' };
+    expectHubSpotError(await search(hs, { filterGroups: Array.from({ length: 6 }, () => ({ filters: [f] })) }), 400, 'VALIDATION_ERROR');
+    expectHubSpotError(await search(hs, { filterGroups: [{ filters: Array.from({ length: 7 }, () => f) }] }), 400, 'VALIDATION_ERROR');
+    const nineteen = await search(hs, { filterGroups: [5, 5, 5, 4].map((n) => ({ filters: Array.from({ length: n }, () => f) })) });
+    expectHubSpotError(nineteen, 400, 'VALIDATION_ERROR');
+    expect(nineteen.body.message).toContain('18');
+    expect((await search(hs, { filterGroups: [6, 6, 6].map((n) => ({ filters: Array.from({ length: n }, () => f) })) })).status).toBe(200);
+    expectHubSpotError(await search(hs, { limit: 201 }), 400, 'VALIDATION_ERROR');
+    expectHubSpotError(await search(hs, { after: 'abc' }), 400, 'VALIDATION_ERROR');
+    expectHubSpotError(await search(hs, one('email', 'LIKE', { value: 'x' })), 400, 'VALIDATION_ERROR');
+    expectHubSpotError(await search(hs, one('email', 'IN')), 400, 'VALIDATION_ERROR');
+  });
+
+  it('serves the legacy v3 search path with the same answers', async () => {
+    const body = one('hs_object_id', 'LTE', { value: '1003' });
+    const legacy = await call(hs, 'POST', '/crm/v3/objects/contacts/search', body);
+    expect(legacy.status).toBe(200);
+    expect(legacy.body.results).toEqual((await search(hs, body)).body.results);
+  });
+
+  it('moves an updated contact to the end of lastmodifieddate order with strictly increasing times', async () => {
+    const frozen = clock;
+    const a = hs.updateContact('1001', { firstname: 'Ann' });
+    const b = hs.updateContact('1002', { firstname: 'Bo' });
+    expect(clock).toBe(frozen);
+    expect(Date.parse(b.updatedAt) - Date.parse(a.updatedAt)).toBe(1);
+    const res = await search(hs, { sorts: ['-lastmodifieddate'], limit: 2, properties: ['firstname'] });
+    expect(ids(res)).toEqual(['1002', '1001']);
+    expect(res.body.results[1].properties.firstname).toBe('Ann');
+    const since = await search(hs, one('lastmodifieddate', 'GT', { value: String(SEED_BASE + 49) }));
+    expect(ids(since)).toEqual(['1001', '1002']);
+  });
+});
+
+describe('auth, reads and lists', () => {
+  let hs: HubSpotStandIn;
+  beforeAll(async () => {
+    hs = await startHubSpotStandIn({ contacts: 40, requestsPer10Seconds: 1000 });
+  });
+  afterAll(() => hs.close());
+
+  it('answers 401 without the private-app token or with a wrong one', async () => {
+    expectHubSpotError(await call(hs, 'POST', `/crm/objects/${hs.apiVersion}/contacts/search`, {}, null), 401, 'INVALID_AUTHENTICATION');
+    expectHubSpotError(await call(hs, 'GET', `/crm/objects/${hs.apiVersion}/contacts/1001`, undefined, 'wrong'), 401, 'INVALID_AUTHENTICATION');
+  });
+
+  it('reads one contact or answers 404', async () => {
+    const res = await call(hs, 'GET', `/crm/objects/${hs.apiVersion}/contacts/1003?properties=phone,company`);
+    expect(res.status).toBe(200);
+    expect(res.body.properties.phone).toBe(generatePeople(3)[2]!.phone);
+    expect(Object.keys(res.body.properties).sort()).toEqual(['company', 'createdate', 'hs_object_id', 'lastmodifieddate', 'phone']);
+    expectHubSpotError(await call(hs, 'GET', `/crm/objects/${hs.apiVersion}/contacts/99999`), 404, 'OBJECT_NOT_FOUND');
+  });
+
+  it('batch-reads up to 100 contacts, skipping missing ids', async () => {
+    const path = `/crm/objects/${hs.apiVersion}/contacts/batch/read`;
+    const res = await call(hs, 'POST', path, { inputs: [{ id: '1002' }, { id: '424242' }, { id: '1007' }], properties: ['email'] });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('COMPLETE');
+    expect(res.body.results.map((r: { id: string }) => r.id)).toEqual(['1002', '1007']);
+    expect(res.body.results[1].properties.email).toBe(generatePeople(7)[6]!.email);
+    const byEmail = await call(hs, 'POST', path, { inputs: [{ id: generatePeople(5)[4]!.email }], idProperty: 'email' });
+    expect(byEmail.body.results.map((r: { id: string }) => r.id)).toEqual(['1005']);
+    const tooMany = await call(hs, 'POST', path, { inputs: Array.from({ length: 101 }, (_, i) => ({ id: String(1001 + i) })) });
+    expectHubSpotError(tooMany, 400, 'VALIDATION_ERROR');
+  });
+
+  it('pages list memberships in recordId order and drops deleted contacts', async () => {
+    const members = Array.from({ length: 25 }, (_, i) => String(1040 - i));
+    const listId = hs.lists.create('Call today', members);
+    hs.lists.add(listId, ['1001']);
+    hs.lists.remove(listId, ['1040']);
+    hs.deleteContact('1039');
+    const read: string[] = [];
+    let after: string | undefined;
+    let pages = 0;
+    do {
+      const res = await call(hs, 'GET', `/crm/lists/${hs.apiVersion}/${listId}/memberships?limit=10${after ? `&after=${after}` : ''}`);
+      expect(res.status).toBe(200);
+      for (const m of res.body.results) {
+        expect(m.membershipTimestamp).toMatch(/^\d{4}-\d\d-\d\dT/);
+        read.push(m.recordId);
+      }
+      after = res.body.paging?.next?.after;
+      pages++;
+    } while (after);
+    const expected = ['1001', ...Array.from({ length: 23 }, (_, i) => String(1016 + i))];
+    expect(read).toEqual(expected);
+    expect(pages).toBe(3);
+    const legacy = await call(hs, 'GET', `/crm/v3/lists/${listId}/memberships?limit=250`);
+    expect(legacy.body.results.map((m: { recordId: string }) => m.recordId)).toEqual(expected);
+    expect(legacy.body.paging).toBeUndefined();
+    expectHubSpotError(await call(hs, 'GET', `/crm/lists/${hs.apiVersion}/${listId}/memberships?limit=251`), 400, 'VALIDATION_ERROR');
+    expectHubSpotError(await call(hs, 'GET', `/crm/lists/${hs.apiVersion}/777/memberships`), 404, 'OBJECT_NOT_FOUND');
+    expectHubSpotError(await call(hs, 'GET', `/crm/objects/${hs.apiVersion}/contacts/1039`), 404, 'OBJECT_NOT_FOUND');
+  });
+});
+
+describe('rate limits', () => {
+  let clock = Date.parse('2026-06-01T00:00:00.000Z');
+  let hs: HubSpotStandIn;
+  beforeAll(async () => {
+    hs = await startHubSpotStandIn({ contacts: 5, now: () => clock, requestsPer10Seconds: 3 });
+  });
+  afterAll(() => hs.close());
+
+  it('refuses the 6th search within one rolling second with 429 and Retry-After: 1', async () => {
+    for (let i = 0; i < 5; i++) {
+      clock += 10;
+      expect((await search(hs, {})).status).toBe(200);
+    }
+    const refused = await search(hs, {});
+    expectHubSpotError(refused, 429, 'RATE_LIMITS');
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(hs.stats.rateLimited).toBe(1);
+    expect(hs.stats.maxSearchesInAnySecond).toBe(5);
+    clock += 960; // the first admitted search (at +10 ms) leaves the window
+    expect((await search(hs, {})).status).toBe(200);
+    expect(hs.stats.maxSearchesInAnySecond).toBe(5);
+    expect(hs.stats.searches).toBe(6);
+  });
+
+  it('limits other requests per rolling 10 seconds and says when to retry', async () => {
+    clock += 60_000;
+    const read = () => call(hs, 'GET', `/crm/objects/${hs.apiVersion}/contacts/1001`);
+    for (let i = 0; i < 3; i++) {
+      clock += 1000;
+      const ok = await read();
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('x-hubspot-ratelimit-remaining')).toBe(String(2 - i));
+    }
+    const refused = await read();
+    expectHubSpotError(refused, 429, 'RATE_LIMITS');
+    expect(refused.headers.get('retry-after')).toBe('8');
+    clock += 8000;
+    expect((await read()).status).toBe(200);
+  });
+
+  it('failNext makes the next n requests of any kind answer 429 with the given Retry-After', async () => {
+    clock += 60_000;
+    const before = hs.stats.rateLimited;
+    hs.failNext(2, 7);
+    const first = await search(hs, {});
+    const second = await call(hs, 'GET', `/crm/objects/${hs.apiVersion}/contacts/1002`);
+    for (const a of [first, second]) {
+      expectHubSpotError(a, 429, 'RATE_LIMITS');
+      expect(a.headers.get('retry-after')).toBe('7');
+    }
+    expect((await search(hs, {})).status).toBe(200);
+    expect(hs.stats.rateLimited).toBe(before + 2);
+  });
+});
+
+describe('webhooks', () => {
+  interface Received {
+    method: string;
+    uri: string;
+    headers: IncomingHttpHeaders;
+    body: string;
+  }
+  const received: Received[] = [];
+  let receiver: Server;
+  let target: string;
+  let clock = Date.parse('2026-06-01T00:00:00.000Z');
+  let hs: HubSpotStandIn;
+
+  beforeAll(async () => {
+    receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push({ method: req.method!, uri: `http://${req.headers.host}${req.url}`, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hubspot/webhook?portal=62515`;
+    hs = await startHubSpotStandIn({ contacts: 3, webhookUrl: target, clientSecret: 'app-secret', now: () => clock });
+  });
+  afterAll(async () => {
+    await hs.close();
+    receiver.closeAllConnections();
+    await new Promise((resolve) => receiver.close(resolve));
+  });
+
+  function verify(r: Received, secret: string): void {
+    const timestamp = r.headers['x-hubspot-request-timestamp'] as string;
+    const expected = createHmac('sha256', secret).update(r.method + r.uri + r.body + timestamp).digest('base64');
+    expect(r.headers['x-hubspot-signature-v3']).toBe(expected);
+    expect(r.headers['x-hubspot-signature-version']).toBe('v3');
+    expect(r.headers['content-type']).toBe('application/json');
+  }
+
+  it('signs v3 as documented (known answer)', () => {
+    const uri = 'https://example.com/hubspot/webhook?x=1';
+    const body = '[{"objectId":1001}]';
+    const ts = 1767225600000;
+    const independent = createHmac('sha256', 'hs-client-secret').update(`POST${uri}${body}${ts}`, 'utf8').digest('base64');
+    expect(independent).toBe('r1zrp1euC6b+unQ4tznSZZj9XI5ZlnrKDaYsBrk//1g=');
+    expect(signHubSpotV3('hs-client-secret', 'POST', uri, body, ts)).toBe(independent);
+    expect(hs.signV3('POST', uri, body, ts, 'hs-client-secret')).toBe(independent);
+    expect(hs.signV3('POST', uri, body, ts)).toBe(signHubSpotV3('app-secret', 'POST', uri, body, ts));
+  });
+
+  it('sendWebhook POSTs a signed array and returns the answer', async () => {
+    received.length = 0;
+    const event: HubSpotEvent = {
+      eventId: 1, subscriptionId: 4002, portalId: 62515, appId: 1160452, occurredAt: clock,
+      subscriptionType: 'contact.propertyChange', attemptNumber: 0, objectId: 1001,
+      propertyName: 'phone', propertyValue: '+12125550100', changeSource: 'CRM_UI',
+    };
+    const answer = await hs.sendWebhook([event], { timestamp: 1767225600000 });
+    expect(answer).toEqual({ status: 204, body: '' });
+    expect(received).toHaveLength(1);
+    const r = received[0]!;
+    expect(r.uri).toBe(target);
+    expect(r.headers['x-hubspot-request-timestamp']).toBe('1767225600000');
+    expect(JSON.parse(r.body)).toEqual([event]);
+    verify(r, 'app-secret');
+  });
+
+  it('fires creation, one propertyChange per changed property, and deletion events', async () => {
+    received.length = 0;
+    const created = hs.createContact({ firstname: 'Wes', phone: '(646) 555-0123' });
+    const updated = hs.updateContact(created.id, { phone: '+16465550124', firstname: 'Wes', lastname: 'Lee' });
+    hs.deleteContact(created.id);
+    await hs.flushWebhooks();
+    expect(received).toHaveLength(3);
+    for (const r of received) verify(r, 'app-secret');
+    const events = received.flatMap((r) => JSON.parse(r.body) as HubSpotEvent[]);
+    expect(events.map((e) => [e.subscriptionType, e.propertyName, e.propertyValue])).toEqual([
+      ['contact.creation', undefined, undefined],
+      ['contact.propertyChange', 'phone', '+16465550124'],
+      ['contact.propertyChange', 'lastname', 'Lee'],
+      ['contact.deletion', undefined, undefined],
+    ]);
+    for (const e of events) expect(e).toMatchObject({ objectId: Number(created.id), portalId: 62515, attemptNumber: 0 });
+    expect(events[1]!.occurredAt).toBe(Date.parse(updated.updatedAt));
+    const eventIds = events.map((e) => e.eventId);
+    expect(eventIds).toEqual([...eventIds].sort((a, b) => a - b));
+    expect(new Set(eventIds).size).toBe(eventIds.length);
+    expect(hs.stats.webhooksDelivered).toBe(3);
+    expect(hs.getContact(created.id)?.archived).toBe(true);
+    expect(hs.contacts().map((c) => c.id)).toEqual(['1001', '1002', '1003']);
+  });
+});
+
+describe('generated contacts', () => {
+  it('have valid, distinct phone numbers written in varied human formats', () => {
+    const sample = [...generatePeople(1000), ...generatePeople(1000, 1, 999_000)];
+    const numbers = new Set<string>();
+    const formats = new Set<string>();
+    for (const p of sample) {
+      const parsed = parsePhoneNumberFromString(p.phone, 'US');
+      expect(parsed?.isValid(), p.phone).toBe(true);
+      expect(parsed!.number).toBe(validPhone(p.index));
+      numbers.add(parsed!.number);
+      formats.add(p.phone.replace(/\d/g, '9'));
+    }
+    expect(numbers.size).toBe(2000);
+    expect(formats).toEqual(new Set(['+99999999999', '(999) 999-9999', '999.999.9999', '+9 999-999-9999']));
+  });
+
+  it('validPhone gives valid E.164 numbers across its whole range', () => {
+    for (let k = 0; k < 2000; k++) {
+      const phone = validPhone((k * 7_919_993) % 1_000_000);
+      expect(phone).toMatch(/^\+1\d{10}$/);
+      expect(parsePhoneNumberFromString(phone)?.isValid(), phone).toBe(true);
+    }
+    expect(() => validPhone(1_000_000)).toThrow(RangeError);
+  });
+
+  it('are deterministic per seed, and a slice generated alone equals the same slice of a longer run', () => {
+    expect(generatePeople(5, 1, 10)).toEqual(generatePeople(15).slice(10));
+    expect(generatePeople(20, 2)).not.toEqual(generatePeople(20, 1));
+    expect(new Set(generatePeople(500).map((p) => p.email)).size).toBe(500);
+  });
+});
