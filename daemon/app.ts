@@ -1,0 +1,223 @@
+// Wires one daemon process: Redis, the sync queue and its schedulers, one push queue per dialer API key, the
+// sources, and the HTTP side (webhooks, /health, /metrics).
+import { createHash } from 'node:crypto';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config, SyncConfig } from './config.ts';
+import { buildHttp, type HttpServer } from './http/server.ts';
+import { createLogger } from './log.ts';
+import { Metrics } from './metrics.ts';
+import { PushQueue, pushQueueName, type PushTarget } from './push/push-queue.ts';
+import { SourceError } from './sources/crm-http.ts';
+import { CsvSource } from './sources/csv.ts';
+import { HubSpotSource } from './sources/hubspot.ts';
+import { PipedriveSource } from './sources/pipedrive.ts';
+import type { Source } from './sources/source.ts';
+import { WebhookSource } from './sources/webhook.ts';
+import { planDirty, runSync, type SyncRuntime } from './sync/run.ts';
+import { SyncKeys, SyncState, campaignKey } from './sync/state.ts';
+
+export interface SyncJobData { syncId: string; trigger?: string }
+
+export interface DaemonOptions {
+  log?: Logger;
+  /** Run workers (a CLI command that only reads state does not). */
+  workers?: boolean;
+  /** Serve HTTP (webhooks, health, metrics). */
+  http?: boolean;
+  /** BullMQ lock duration: how soon a job of a killed process is taken over. */
+  lockDuration?: number;
+}
+
+function createSource(sync: SyncConfig, redis: Redis, prefix: string, log: Logger, metrics: Metrics): Source {
+  switch (sync.source.type) {
+    case 'hubspot': return new HubSpotSource(sync, redis, prefix, log, metrics);
+    case 'pipedrive': return new PipedriveSource(sync, redis, prefix, log, metrics);
+    case 'webhook': return new WebhookSource(sync);
+    case 'csv': return new CsvSource(sync);
+  }
+}
+
+export class Daemon {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly redis: Redis;
+  readonly metrics = new Metrics();
+  readonly syncQueue: Queue<SyncJobData>;
+  readonly pushQueues = new Map<string, PushQueue>();
+  readonly runtimes = new Map<string, SyncRuntime>();
+  private readonly targets = new Map<string, PushTarget>();
+  private syncWorker: Worker<SyncJobData> | null = null;
+  private http: HttpServer | null = null;
+  private readonly prefix: string;
+  private closing = false;
+
+  private constructor(config: Config, log: Logger) {
+    this.config = config;
+    this.log = log;
+    this.prefix = config.redis.prefix;
+    // BullMQ's workers wait for Redis forever (maxRetriesPerRequest null), so a Redis restart pauses them.
+    this.redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
+    this.redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
+    this.syncQueue = new Queue<SyncJobData>('syncs', {
+      connection: this.redis, prefix: this.prefix,
+      defaultJobOptions: { attempts: 5, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: { age: 86_400, count: 1000 }, removeOnFail: { age: 7 * 86_400 } },
+    });
+  }
+
+  static async start(config: Config, options: DaemonOptions = {}): Promise<Daemon> {
+    const log = options.log ?? createLogger(config.log.level);
+    const d = new Daemon(config, log);
+    await d.redis.ping();
+    await d.checkRedis();
+    const pushName = pushQueueName(config.dialer);
+    const push = new PushQueue(config.dialer, d.redis, d.prefix, d.targets, log, d.metrics);
+    d.pushQueues.set(pushName, push);
+    for (const sync of config.syncs) {
+      const keys = new SyncKeys(d.prefix, sync.id, campaignKey(config.dialer.baseUrl, config.dialer.accountId, sync.campaignId));
+      const state = new SyncState(d.redis, keys, sync.id);
+      const rt: SyncRuntime = { config: sync, state, source: createSource(sync, d.redis, d.prefix, log, d.metrics), push, log, metrics: d.metrics };
+      d.runtimes.set(sync.id, rt);
+      d.targets.set(sync.id, {
+        state, campaignId: sync.campaignId, varNames: Object.keys(sync.mapping.variables),
+        afterBatch: async () => { if (await d.redis.scard(keys.dirty)) await d.triggerPlan(sync.id); },
+        needsReconcile: async (reason) => { await d.redis.hset(keys.meta, 'reconcile', reason); },
+      });
+    }
+    await d.noticeRedisRestart();
+    d.redis.on('ready', () => { void d.noticeRedisRestart().catch(() => {}); });
+    if (options.workers !== false) {
+      const lockDuration = options.lockDuration ?? 15_000;
+      d.syncWorker = new Worker<SyncJobData>('syncs', (job) => d.process(job), {
+        connection: d.redis, prefix: d.prefix, concurrency: 4, lockDuration,
+        stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 100,
+      });
+      d.syncWorker.on('error', (err) => log.error({ err: err.message }, 'sync worker error'));
+      for (const q of d.pushQueues.values()) q.startWorker(lockDuration);
+      await d.reconcileSchedulers();
+      // A sync seen for the first time starts with a full import.
+      for (const sync of config.syncs) {
+        if (!(await d.redis.hget(d.runtimes.get(sync.id)!.state.keys.meta, 'fullDone'))) await d.triggerPull(sync.id, 'first run');
+      }
+    }
+    if (options.http !== false) {
+      d.http = await buildHttp(d);
+      const address = await d.http.listen({ host: config.http.host, port: config.http.port });
+      log.info({ address }, 'daemon listening');
+    }
+    return d;
+  }
+
+  get address(): string | null {
+    const a = this.http?.server.address();
+    return a && typeof a === 'object' ? `http://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}` : null;
+  }
+
+  /** Warns when Redis may drop or forget BullMQ's and the daemon's keys. */
+  private async checkRedis(): Promise<void> {
+    try {
+      const [, policy] = (await this.redis.config('GET', 'maxmemory-policy')) as [string, string];
+      if (policy && policy !== 'noeviction') {
+        this.log.warn({ policy }, 'Redis maxmemory-policy is not noeviction: under memory pressure Redis may evict queue and sync keys (locks, batches, claims) and the daemon could lose or duplicate work');
+      }
+      const info = await this.redis.info('persistence');
+      const aof = /aof_enabled:1/.test(info);
+      const [, save] = (await this.redis.config('GET', 'save')) as [string, string];
+      if (!aof && !save) this.log.warn('Redis has no persistence (no AOF, no RDB snapshots): a Redis restart forgets queued batches and sync state; the daemon then rebuilds from the campaign and the CRM, which costs a full import');
+    } catch (err) {
+      this.log.info({ err: (err as Error).message }, 'could not read the Redis configuration (managed Redis?); make sure it is noeviction with persistence');
+    }
+  }
+
+  /**
+   * After Redis restarts, its last writes may be lost (AOF fsyncs once a second): every sync then checks the campaign
+   * again before its next plan. Redis's run_id changes with every start.
+   */
+  private async noticeRedisRestart(): Promise<void> {
+    const info = await this.redis.info('server');
+    const runId = /run_id:(\w+)/.exec(info)?.[1] ?? '';
+    const key = `${this.prefix}:redis-run-id`;
+    const previous = await this.redis.getset(key, runId);
+    if (previous === runId) return;
+    if (previous) this.log.warn('Redis restarted since it was last seen: each sync reconciles with its campaign on its next run');
+    for (const rt of this.runtimes.values()) await this.redis.hset(rt.state.keys.meta, 'reconcile', 'Redis restarted');
+    if (previous && this.syncWorker) for (const id of this.runtimes.keys()) await this.triggerPull(id, 'redis restart');
+  }
+
+  /**
+   * Job schedulers are upserted by one process, and only when the configuration changed them: BullMQ's
+   * schedulers misbehave when many processes upsert at once (duplicate or missing next jobs).
+   */
+  private async reconcileSchedulers(): Promise<void> {
+    const lock = `${this.prefix}:lock:schedulers`;
+    const token = createHash('sha256').update(`${process.pid}-${Math.random()}`).digest('hex');
+    if ((await this.redis.set(lock, token, 'PX', 30_000, 'NX')) !== 'OK') return;
+    try {
+      const storedKey = `${this.prefix}:schedulers`;
+      const stored = await this.redis.hgetall(storedKey);
+      for (const sync of this.config.syncs) {
+        const spec = JSON.stringify(sync.schedule);
+        if (stored[sync.id] === spec) continue;
+        const repeat = 'every' in sync.schedule ? { every: sync.schedule.every } : { pattern: sync.schedule.cron, tz: sync.schedule.tz ?? 'UTC' };
+        await this.syncQueue.upsertJobScheduler(`tick-${sync.id}`, repeat, { name: 'tick', data: { syncId: sync.id, trigger: 'schedule' } });
+        await this.redis.hset(storedKey, sync.id, spec);
+        this.log.info({ sync: sync.id, schedule: sync.schedule }, 'schedule set');
+      }
+      for (const s of await this.syncQueue.getJobSchedulers()) {
+        const id = s.key.replace(/^tick-/, '');
+        if (!this.runtimes.has(id)) {
+          await this.syncQueue.removeJobScheduler(s.key);
+          await this.redis.hdel(storedKey, id);
+          this.log.info({ sync: id }, 'schedule removed (sync no longer configured)');
+        }
+      }
+    } finally {
+      if ((await this.redis.get(lock)) === token) await this.redis.del(lock);
+    }
+  }
+
+  /** Queues a pull; a storm of triggers for one sync coalesces into one running and one waiting. */
+  async triggerPull(syncId: string, trigger: string, full = false): Promise<void> {
+    if (full) await this.redis.hset(this.runtimes.get(syncId)!.state.keys.meta, 'fullRequested', '1');
+    await this.syncQueue.add('pull', { syncId, trigger }, { deduplication: { id: `pull-${syncId}`, keepLastIfActive: true } });
+  }
+
+  async triggerPlan(syncId: string): Promise<void> {
+    await this.syncQueue.add('plan', { syncId, trigger: 'batch done' }, { deduplication: { id: `plan-${syncId}`, keepLastIfActive: true } });
+  }
+
+  private async process(job: Job<SyncJobData>): Promise<unknown> {
+    const rt = this.runtimes.get(job.data.syncId);
+    if (!rt) return 'unknown sync (removed from the configuration)';
+    // Scheduler jobs skip deduplication: they only queue a pull, which deduplicates.
+    if (job.name === 'tick') { await this.triggerPull(rt.config.id, 'schedule'); return 'queued'; }
+    if (job.name === 'plan') return { planned: await planDirty(rt, String(job.id)) };
+    try {
+      return await runSync(rt, String(job.id), job.data.trigger ?? 'manual');
+    } catch (err) {
+      // A CRM that refuses the request (credentials, selection, budget) will refuse it again: no retry until the next trigger.
+      if (err instanceof SourceError && err.status !== null && err.status < 500) throw new UnrecoverableError(err.message);
+      throw err;
+    }
+  }
+
+  /** Stops taking work, lets running jobs finish (up to the deadline), then closes everything. */
+  async close(deadlineMs = this.config.shutdownTimeout): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    const graceful = (async () => {
+      await this.http?.close();
+      await Promise.all([this.syncWorker?.close(), ...[...this.pushQueues.values()].map((q) => q.close())]);
+      await this.syncQueue.close();
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      graceful.then(() => false),
+      new Promise<boolean>((r) => { timer = setTimeout(() => r(true), deadlineMs); }),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) this.log.warn({ deadlineMs }, 'shutdown deadline passed: closing with jobs still running (they resume in another process)');
+    this.redis.disconnect();
+  }
+}

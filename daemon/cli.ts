@@ -1,0 +1,125 @@
+// `./dev daemon start|sync|status --config FILE`: the sync daemon's command line.
+import { parseArgs } from 'node:util';
+import { Daemon } from './app.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createLogger } from './log.ts';
+import { dryRun } from './sync/dry-run.ts';
+import { readRun } from './sync/run.ts';
+
+const HELP: Record<string, string> = {
+  main: `usage: ./dev daemon <command> --config FILE [options]
+
+commands:
+  start                 run the daemon: workers, schedules, webhooks, /health, /metrics (SIGTERM stops it gracefully)
+  sync SYNC_ID          run one sync now and wait until its numbers are pushed  [--full] [--dry-run]
+  status                each sync: last runs with counts, contacts and numbers held, parked records
+
+./dev daemon <command> --help shows the command's options.`,
+  start: `usage: ./dev daemon start --config FILE
+  Runs until SIGTERM/SIGINT; then finishes running jobs within shutdownTimeout. Several processes may run on one
+  Redis with the same configuration: they share the queues.`,
+  sync: `usage: ./dev daemon sync SYNC_ID --config FILE [--full] [--dry-run]
+  --full      read the whole selection (not only what changed) and compare with the campaign
+  --dry-run   read the source and print the changes a sync would push; changes nothing`,
+  status: `usage: ./dev daemon status --config FILE [--json]
+  --json      the same as JSON`,
+};
+
+function fail(message: string, code = 2): never {
+  console.error(message);
+  process.exit(code);
+}
+
+const argv = process.argv.slice(2);
+const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : 'help';
+let values: { config?: string; full?: boolean; 'dry-run'?: boolean; json?: boolean; help?: boolean };
+let positionals: string[];
+try {
+  ({ values, positionals } = parseArgs({
+    args: argv.slice(command === 'help' ? 0 : 1), allowPositionals: true,
+    options: { config: { type: 'string', short: 'c' }, full: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+  }));
+} catch (err) {
+  fail(`${(err as Error).message}\n\n${HELP[command] ?? HELP.main}`);
+}
+if (command === 'help' || !(command in HELP)) {
+  console.log(HELP.main);
+  process.exit(command === 'help' ? 0 : 2);
+}
+if (values.help) { console.log(HELP[command]); process.exit(0); }
+if (!values.config) fail(`--config FILE is required\n\n${HELP[command]}`);
+
+let config: Config;
+try {
+  config = loadConfig(values.config);
+} catch (err) {
+  if (err instanceof ConfigError) fail(err.message);
+  throw err;
+}
+const log = createLogger(config.log.level);
+
+function syncArg(): string {
+  const id = positionals[0];
+  if (!id) fail(`which sync? one of: ${config.syncs.map((s) => s.id).join(', ')}\n\n${HELP[command]}`);
+  if (!config.syncs.some((s) => s.id === id)) fail(`no sync "${id}" in ${values.config}; the syncs are: ${config.syncs.map((s) => s.id).join(', ')}`);
+  return id;
+}
+
+if (command === 'start') {
+  const daemon = await Daemon.start(config, { log });
+  let stopping = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (stopping) process.exit(1);
+      stopping = true;
+      log.info({ signal }, 'stopping');
+      void daemon.close().then(() => process.exit(0));
+    });
+  }
+} else if (command === 'sync' && values['dry-run']) {
+  const id = syncArg();
+  const daemon = await Daemon.start(config, { log, workers: false, http: false });
+  try {
+    await dryRun(daemon.runtimes.get(id)!, (line) => console.log(line));
+  } finally {
+    await daemon.close();
+  }
+} else if (command === 'sync') {
+  const id = syncArg();
+  const daemon = await Daemon.start(config, { log, http: false });
+  const rt = daemon.runtimes.get(id)!;
+  await daemon.triggerPull(id, 'command line', values.full ?? false);
+  // Waits for a run of this sync that started after the trigger, then for its batches to be pushed.
+  const since = Date.now();
+  let run = null;
+  for (;;) {
+    const [latest] = await daemon.redis.lrange(rt.state.keys.runs, 0, 0);
+    run = latest ? await readRun(daemon.redis, rt.state.keys.run(latest)) : null;
+    const open = await daemon.redis.hlen(rt.state.keys.batches);
+    if (run && Date.parse(run.startedAt) >= since - 1000 && run.status !== 'running' && open === 0) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  run = await readRun(daemon.redis, rt.state.keys.run(run.id));
+  console.log(JSON.stringify(run, null, 2));
+  await daemon.close();
+  process.exit(run?.status === 'done' ? 0 : 1);
+} else if (command === 'status') {
+  const daemon = await Daemon.start(config, { log, workers: false, http: false });
+  const { syncStatus } = await import('./sync/status.ts');
+  const all = [];
+  for (const rt of daemon.runtimes.values()) all.push(await syncStatus(rt));
+  if (values.json) console.log(JSON.stringify(all, null, 2));
+  else for (const s of all) console.log(formatStatus(s));
+  await daemon.close();
+}
+
+function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').syncStatus>>): string {
+  const lines = [`${s.sync}  (${s.source} → campaign ${s.campaignId})`,
+    `  contacts held ${s.contacts}, numbers in the campaign ${s.numbers}, dirty ${s.dirty}, open batches ${s.openBatches}, parked ${s.parked}`];
+  for (const r of s.runs.slice(0, 5)) {
+    lines.push(`  run ${r.id} ${r.mode} ${r.status} ${r.startedAt} ${r.durationMs ?? '-'} ms  seen ${r.seen} changed ${r.changed} left ${r.left} ` +
+      `invalid ${r.invalid} planned ${r.planned} pushed ${r.pushed} deleted ${r.deleted} rejected ${r.rejected}${r.error ? `  error: ${r.error}` : ''}`);
+  }
+  for (const p of s.parkedRecords) lines.push(`  parked ${p.phone} (contact ${p.contactId ?? '?'}): ${p.reason}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,236 @@
+// The daemon's configuration: one YAML or JSON file, secrets from ${ENV} references, validated with zod at the door.
+import { readFileSync } from 'node:fs';
+import { getCountries, type CountryCode } from 'libphonenumber-js';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod/v4';
+
+const COUNTRIES = new Set<string>(getCountries());
+
+/** A duration such as `90s`, `15m`, `2h`, `1d` (or a number of seconds), in milliseconds. */
+const duration = z.union([
+  z.number().positive(),
+  z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'a duration such as 30s, 15m, 2h or 1d'),
+]).transform((v) => {
+  if (typeof v === 'number') return v * 1000;
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/.exec(v)!;
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'ms'];
+});
+
+const url = z.url({ protocol: /^https?$/, error: 'an http(s) URL' }).transform((u) => u.replace(/\/+$/, ''));
+const secret = z.string().min(1, 'a non-empty secret (use ${ENV_NAME})');
+const id = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, "_", "." or "-" (at most 64)');
+
+const rateLimit = z.strictObject({
+  perSecond: z.number().positive().default(10),
+  burst: z.number().int().positive().default(50),
+});
+
+const dialer = z.strictObject({
+  baseUrl: url,
+  accountId: z.string().min(1),
+  apiToken: secret,
+  /** The reference server's default: 10 requests/s, bursts of 50. */
+  rateLimit: rateLimit.default({ perSecond: 10, burst: 50 }),
+  maxNumbersPerRequest: z.number().int().min(1).max(10_000).default(1000),
+  /** Page size when the daemon reads a campaign's numbers back (reconciliation). */
+  pageSize: z.number().int().min(10).max(10_000).default(1000),
+  /** Push requests in flight at once per API key (the rate limit still applies). */
+  concurrency: z.number().int().min(1).max(32).default(4),
+  timeout: duration.default(30_000),
+  /** Attempts of a push job on 5xx or network errors before its records are parked. */
+  attempts: z.number().int().min(1).max(50).default(8),
+});
+
+const hubspotFilter = z.strictObject({
+  propertyName: z.string().min(1),
+  operator: z.enum(['EQ', 'NEQ', 'LT', 'LTE', 'GT', 'GTE', 'BETWEEN', 'IN', 'NOT_IN', 'HAS_PROPERTY', 'NOT_HAS_PROPERTY',
+    'CONTAINS_TOKEN', 'NOT_CONTAINS_TOKEN']),
+  value: z.union([z.string(), z.number(), z.boolean()]).optional(),
+  highValue: z.union([z.string(), z.number()]).optional(),
+  values: z.array(z.union([z.string(), z.number()])).optional(),
+});
+
+const hubspotSource = z.strictObject({
+  type: z.literal('hubspot'),
+  baseUrl: url.default('https://api.hubapi.com'),
+  accessToken: secret,
+  /** The date-versioned path segment of HubSpot's CRM APIs (`/crm/objects/2026-09/...`). */
+  apiVersion: z.string().regex(/^(\d{4}-\d{2}(-beta)?|v3)$/, 'a HubSpot API version such as 2026-09 (or v3)').default('2026-09'),
+  /** Verifies X-HubSpot-Signature-v3 on webhooks (the app's client secret). Without it, webhooks are refused. */
+  clientSecret: secret.optional(),
+  searchPerSecond: z.number().positive().max(50).default(5),
+  requestsPer10Seconds: z.number().int().positive().default(100),
+  pageSize: z.number().int().min(1).max(200).default(200),
+  /** Contacts modified this long before the last run's start are read again (indexing lag, clock skew). */
+  overlap: duration.default(300_000),
+  selection: z.strictObject({
+    /** OR of AND-groups, HubSpot's own filterGroups shape. */
+    filterGroups: z.array(z.strictObject({ filters: z.array(hubspotFilter).min(1).max(6) })).max(4).optional(),
+    listId: z.string().regex(/^\d+$/, 'a HubSpot list id (digits)').optional(),
+  }).refine((s) => !(s.filterGroups && s.listId), 'give filterGroups or listId, not both').default({}),
+  /** Properties to read besides those the mapping names. */
+  properties: z.array(z.string()).default([]),
+});
+
+const pipedriveSource = z.strictObject({
+  type: z.literal('pipedrive'),
+  baseUrl: url.default('https://api.pipedrive.com'),
+  apiToken: secret,
+  /** Requests per rolling 2 s for the API token (Lite 20, Growth 40, Premium 100, Ultimate 120). */
+  burstPer2Seconds: z.number().int().positive().default(20),
+  /** The company's daily token budget (30,000 × plan multiplier × seats); the daemon stops reading at it. */
+  dailyTokens: z.number().int().positive().default(30_000),
+  pageSize: z.number().int().min(1).max(500).default(500),
+  overlap: duration.default(300_000),
+  selection: z.strictObject({ filterId: z.number().int().positive().optional() }).default({}),
+  /** HTTP Basic credentials Pipedrive sends with webhooks (http_auth_user / http_auth_password). */
+  webhookUser: z.string().min(1).optional(),
+  webhookPassword: secret.optional(),
+});
+
+const webhookSource = z.strictObject({
+  type: z.literal('webhook'),
+  /** Standard Webhooks secret (`whsec_` + base64), as the reference server's endpoints have. */
+  secret: secret,
+});
+
+const csvSource = z.strictObject({
+  type: z.literal('csv'),
+  path: z.string().min(1),
+  delimiter: z.string().length(1).default(','),
+});
+
+const source = z.discriminatedUnion('type', [hubspotSource, pipedriveSource, webhookSource, csvSource], {
+  error: (issue) => issue.code === 'invalid_union' ? 'type must be one of hubspot, pipedrive, webhook, csv' : undefined,
+});
+
+const mapping = z.strictObject({
+  /** The field holding the contact's id (generic webhook and CSV sources; HubSpot and Pipedrive use their own ids). */
+  id: z.string().min(1).default('id'),
+  /** The field(s) holding phone numbers: each non-empty value (or each entry of a list of phones) becomes a number. */
+  phone: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).transform((v) => (Array.isArray(v) ? v : [v])),
+  /** varName → field, in the order the campaign's variables take. */
+  variables: z.record(z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'a variable name (letters, digits, "_")'), z.string().min(1)).default({}),
+  /** Country for numbers written without a country code (ISO 3166 alpha-2, e.g. US). */
+  defaultCountry: z.string().refine((c) => COUNTRIES.has(c), 'an ISO 3166-1 alpha-2 country code libphonenumber knows, e.g. US, GB, DE')
+    .transform((c) => c as CountryCode).optional(),
+});
+
+const schedule = z.union([
+  z.strictObject({ every: duration }),
+  z.strictObject({ cron: z.string().min(9), tz: z.string().optional() }),
+]);
+
+const sync = z.strictObject({
+  id,
+  source,
+  campaignId: z.string().min(1),
+  mapping,
+  schedule: schedule.default({ every: 900_000 }),
+  /** What happens to a number whose contact left the selection or was deleted in the CRM. */
+  onLeave: z.enum(['delete', 'keep']).default('delete'),
+});
+
+export const configSchema = z.strictObject({
+  redis: z.strictObject({
+    url: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+    prefix: z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, 'letters, digits, "_", "." or "-"').default('cds'),
+  }).default({ url: 'redis://127.0.0.1:6379', prefix: 'cds' }),
+  http: z.strictObject({
+    host: z.string().default('127.0.0.1'),
+    port: z.number().int().min(0).max(65_535).default(4300),
+    /** The address CRMs call (scheme, host, port, path prefix): HubSpot signs the full URL it requested. */
+    publicUrl: url.optional(),
+  }).default({ host: '127.0.0.1', port: 4300 }),
+  dialer,
+  syncs: z.array(sync).min(1, 'at least one sync').superRefine((syncs, ctx) => {
+    const seen = new Set<string>();
+    syncs.forEach((s, i) => {
+      if (seen.has(s.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate sync id "${s.id}"`, input: s.id });
+      seen.add(s.id);
+    });
+  }),
+  /** Graceful shutdown deadline after SIGTERM. */
+  shutdownTimeout: duration.default(20_000),
+  log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info') }).default({ level: 'info' }),
+});
+
+export type Config = z.output<typeof configSchema>;
+export type SyncConfig = Config['syncs'][number];
+export type SourceConfig = SyncConfig['source'];
+export type DialerConfig = Config['dialer'];
+export type Mapping = SyncConfig['mapping'];
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(file: string, problems: string[]) {
+    super(`configuration ${file} is not valid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.problems = problems;
+  }
+}
+
+/** Replaces `${NAME}` with the environment's value; a missing variable is an error naming it and where it is used. */
+function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, path: string[], problems: string[]): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+      const v = env[name];
+      if (v === undefined || v === '') problems.push(`${path.join('.') || '(root)'}: environment variable ${name} is not set`);
+      return v ?? '';
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, [...path, String(i)], problems));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteEnv(v, env, [...path, k], problems)]));
+  }
+  return value;
+}
+
+/** Keys whose values are secrets: never echoed in an error. */
+const SECRET_KEYS = /token|secret|password|apikey/i;
+
+function describeValue(path: PropertyKey[], input: unknown): string {
+  if (path.some((p) => SECRET_KEYS.test(String(p)))) return '(secret, not shown)';
+  if (input === undefined) return 'missing';
+  const text = JSON.stringify(input);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+function valueAt(root: unknown, path: PropertyKey[]): unknown {
+  let v: any = root;
+  for (const p of path) v = v == null ? undefined : v[p as string];
+  return v;
+}
+
+/** Parses and validates a configuration object; throws ConfigError listing every problem. */
+export function parseConfig(raw: unknown, file = 'config', env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const substituted = substituteEnv(raw, env, [], problems);
+  if (problems.length) throw new ConfigError(file, problems);
+  const result = configSchema.safeParse(substituted);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) {
+    const where = issue.path.length ? issue.path.join('.') : '(root)';
+    const given = describeValue(issue.path, valueAt(substituted, issue.path));
+    let message = issue.message;
+    if (issue.code === 'unrecognized_keys') message = `unknown key(s) ${issue.keys.join(', ')}`;
+    problems.push(`${where}: ${message} (got ${given})`);
+  }
+  throw new ConfigError(file, problems);
+}
+
+/** Reads a YAML (or JSON: YAML is a superset) configuration file. */
+export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Config {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(file, [`cannot read the file: ${(err as Error).message}`]);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text, { prettyErrors: true });
+  } catch (err) {
+    throw new ConfigError(file, [`not valid YAML/JSON: ${(err as Error).message}`]);
+  }
+  return parseConfig(raw, file, env);
+}

@@ -1,0 +1,101 @@
+// The daemon's HTTP side (fastify): CRM webhooks (verified, deduplicated, acknowledged at once, then queued),
+// /health and Prometheus /metrics.
+import { createHash } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Daemon } from '../app.ts';
+import type { InboxItem } from '../sync/run.ts';
+
+export type HttpServer = FastifyInstance;
+
+/** How long a delivered event id is remembered (HubSpot retries for about a day). */
+const EVENT_TTL_S = 3 * 86_400;
+/** A signature seen within the timestamp tolerance is a replay. */
+const REPLAY_TTL_MS = 10 * 60_000;
+
+export async function buildHttp(d: Daemon): Promise<HttpServer> {
+  const app = Fastify({ logger: false, bodyLimit: 10 * 1024 * 1024 });
+  const prefix = d.config.redis.prefix;
+
+  app.setErrorHandler((err: { statusCode?: number; message: string }, req, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 503;
+    if (status === 503) d.log.error({ err: err.message, url: req.url }, 'request failed');
+    // A 503 asks the sender to retry: what failed here is ours (Redis away), never their input.
+    void reply.code(status).send({ error: status === 503 ? 'temporarily unavailable; retry later' : err.message });
+  });
+
+  await app.register(async (hooks) => {
+    // Signatures cover the raw bytes: the body is kept as it came, never re-serialised.
+    hooks.removeAllContentTypeParsers();
+    hooks.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+    hooks.post<{ Params: { syncId: string } }>('/webhooks/:syncId', async (req, reply) => {
+      const rt = d.runtimes.get(req.params.syncId);
+      if (!rt) return reply.code(404).send({ error: `no sync "${req.params.syncId}" in this daemon's configuration` });
+      const syncId = rt.config.id;
+      const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const base = d.config.http.publicUrl ?? `${req.protocol}://${req.headers.host ?? 'localhost'}`;
+      const verdict = rt.source.verifyWebhook({ method: req.method, url: `${base}${req.url}`, headers: req.headers, rawBody, now: Date.now() });
+      if (!verdict.ok) {
+        d.metrics.webhooks.inc({ sync: syncId, result: verdict.status === 401 ? 'refused' : 'invalid' });
+        d.log.warn({ sync: syncId, reason: verdict.reason }, 'webhook refused');
+        return reply.code(verdict.status).send({ error: verdict.reason });
+      }
+      if (verdict.replayKey) {
+        const key = `${prefix}:sync:${syncId}:replay:${createHash('sha256').update(verdict.replayKey).digest('base64url')}`;
+        if ((await d.redis.set(key, '1', 'PX', REPLAY_TTL_MS, 'NX')) !== 'OK') {
+          d.metrics.webhooks.inc({ sync: syncId, result: 'replayed' });
+          return reply.code(401).send({ error: 'replayed: this exact signed request was already received' });
+        }
+      }
+      const eventKeys = verdict.eventIds.map((id) => `${prefix}:sync:${syncId}:event:${createHash('sha256').update(id).digest('base64url').slice(0, 22)}`);
+      const seen = eventKeys.length ? await d.redis.mget(...eventKeys) : [];
+      if (eventKeys.length && seen.every((v) => v !== null)) {
+        d.metrics.webhooks.inc({ sync: syncId, result: 'duplicate' });
+        return reply.code(200).send({ accepted: 0, duplicate: true });
+      }
+      // Queued before the event ids are remembered: a crash in between makes the sender retry, and applying twice is harmless.
+      const item: InboxItem = {};
+      if (verdict.contacts.length) item.c = verdict.contacts;
+      if (verdict.deleted.length) item.d = verdict.deleted;
+      if (item.c || item.d) await d.redis.rpush(rt.state.keys.inbox, JSON.stringify(item));
+      if (item.c || item.d || verdict.pull) await d.triggerPull(syncId, 'webhook');
+      if (eventKeys.length) {
+        const m = d.redis.multi();
+        for (const k of eventKeys) m.set(k, '1', 'EX', EVENT_TTL_S);
+        await m.exec();
+      }
+      d.metrics.webhooks.inc({ sync: syncId, result: 'accepted' });
+      return reply.code(200).send({ accepted: verdict.eventIds.length || 1 });
+    });
+  });
+
+  app.get('/health', async (_req, reply) => {
+    const checks: Record<string, string> = {};
+    try {
+      await Promise.race([d.redis.ping(), new Promise((_, rej) => setTimeout(() => rej(new Error('no answer in 2 s')), 2000))]);
+      checks.redis = 'ok';
+    } catch (err) {
+      checks.redis = (err as Error).message;
+    }
+    const first = d.runtimes.values().next().value;
+    if (first) {
+      try {
+        await first.push.client.listNumbers(first.config.campaignId, 0, 0);
+        checks.dialer = 'ok';
+      } catch (err) {
+        const e = err as { kind?: string; message: string };
+        checks.dialer = e.kind === 'rate-limited' ? 'ok' : e.message;
+      }
+    }
+    const ok = Object.values(checks).every((v) => v === 'ok');
+    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unhealthy', ...checks });
+  });
+
+  app.get('/metrics', async (_req, reply) => {
+    const parts = [await d.metrics.registry.metrics(), await d.syncQueue.exportPrometheusMetrics({ daemon: prefix })];
+    for (const q of d.pushQueues.values()) parts.push(await q.queue.exportPrometheusMetrics({ daemon: prefix }));
+    return reply.type(d.metrics.registry.contentType).send(parts.join('\n'));
+  });
+
+  return app;
+}

@@ -1,0 +1,18 @@
+// The daemon's Prometheus metrics: our counters beside BullMQ's own queue gauges.
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly contactsSeen = new Counter({ name: 'cds_contacts_seen_total', help: 'Contacts read from sources', labelNames: ['sync'], registers: [this.registry] });
+  readonly contactsChanged = new Counter({ name: 'cds_contacts_changed_total', help: 'Contacts new or changed since the last run', labelNames: ['sync'], registers: [this.registry] });
+  readonly records = new Counter({ name: 'cds_numbers_total', help: 'Numbers pushed to, deleted from or rejected by the dialer', labelNames: ['sync', 'outcome'], registers: [this.registry] });
+  readonly invalid = new Counter({ name: 'cds_records_invalid_total', help: 'Contact records rejected before pushing (bad or missing phone numbers)', labelNames: ['sync'], registers: [this.registry] });
+  readonly rateLimited = new Counter({ name: 'cds_rate_limited_total', help: '429 answers, by service', labelNames: ['service'], registers: [this.registry] });
+  readonly webhooks = new Counter({ name: 'cds_webhooks_total', help: 'Webhook deliveries by result', labelNames: ['sync', 'result'], registers: [this.registry] });
+  readonly runSeconds = new Histogram({ name: 'cds_run_duration_seconds', help: 'Sync run durations', labelNames: ['sync', 'mode'], buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 1800], registers: [this.registry] });
+  readonly pushSeconds = new Histogram({ name: 'cds_push_duration_seconds', help: 'Dialer push job durations', labelNames: ['kind'], buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30], registers: [this.registry] });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'cds_' });
+  }
+}

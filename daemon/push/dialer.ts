@@ -1,0 +1,114 @@
+// The dialer API client (got): add, list and delete a campaign's numbers, with failures sorted by what to do next.
+import got, { type Got } from 'got';
+import type { DialerConfig } from '../config.ts';
+
+/** What a failed call means for its caller: wait and resend, retry later, or give up on these records. */
+export class DialerError extends Error {
+  readonly kind: 'rate-limited' | 'transient' | 'permanent';
+  readonly status: number | null;
+  readonly retryAfterMs: number;
+  readonly body: any;
+  constructor(kind: DialerError['kind'], message: string, status: number | null, body?: unknown, retryAfterMs = 0) {
+    super(message);
+    this.kind = kind;
+    this.status = status;
+    this.body = body;
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+export interface CampaignNumber { id: string; number: string; status: string; attempts: number; varValues?: string[] }
+export interface AddResult {
+  created: CampaignNumber[];
+  rejected: { index: number; number: string; reason: string; code?: string }[];
+}
+
+/** `Retry-After` in seconds or as an HTTP date, in milliseconds; a 429 without one waits a second. */
+export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return 1000;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? 1000 : Math.max(0, at - now);
+}
+
+export class DialerClient {
+  private readonly http: Got;
+  private readonly base: string;
+  readonly config: DialerConfig;
+
+  constructor(config: DialerConfig) {
+    this.config = config;
+    this.base = `${config.baseUrl}/v1/accounts/${encodeURIComponent(config.accountId)}`;
+    this.http = got.extend({
+      headers: { authorization: `Bearer ${config.apiToken}`, 'user-agent': 'campaign-dialing-sync-daemon/0.1' },
+      timeout: { request: config.timeout },
+      // Retries are the queue's business: one place decides about 429s and backoff.
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+    });
+  }
+
+  private async call(method: 'GET' | 'POST' | 'DELETE', path: string, options: { json?: unknown; searchParams?: Record<string, string> } = {}) {
+    let res;
+    try {
+      res = await this.http(`${this.base}${path}`, { method, json: options.json, searchParams: options.searchParams });
+    } catch (err) {
+      throw new DialerError('transient', `${method} ${path}: ${(err as Error).message}`, null);
+    }
+    let body: any = undefined;
+    if (res.body) {
+      try { body = JSON.parse(res.body); } catch { body = res.body; }
+    }
+    const status = res.statusCode;
+    if (status < 300) return { status, body, headers: res.headers };
+    const detail = typeof body === 'object' && body ? body.detail ?? body.message ?? body.title : String(body ?? '');
+    const message = `${method} ${path}: ${status} ${detail ?? ''}`.trim();
+    if (status === 429) throw new DialerError('rate-limited', message, status, body, retryAfterMs(res.headers['retry-after']));
+    if (status >= 500 || status === 408) throw new DialerError('transient', message, status, body);
+    // 422 on an add is a whole batch of rejected entries: a result, not a failure.
+    if (status === 422 && method === 'POST' && body && Array.isArray(body.rejected)) return { status, body, headers: res.headers };
+    throw new DialerError('permanent', message, status, body);
+  }
+
+  async addNumbers(campaignId: string, entries: { number: string; varValues: string[] }[], varNames: string[]): Promise<AddResult> {
+    const searchParams = varNames.length ? { varNames: JSON.stringify(varNames) } : undefined;
+    const body = entries.map((e) => (varNames.length ? { number: e.number, varValues: e.varValues } : { number: e.number }));
+    const { body: result } = await this.call('POST', `/campaigns/${encodeURIComponent(campaignId)}/numbers`, { json: body, searchParams });
+    return { created: result?.created ?? [], rejected: result?.rejected ?? [] };
+  }
+
+  async listNumbers(campaignId: string, first: number, last: number, filter?: Record<string, unknown>):
+    Promise<{ items: CampaignNumber[]; total: number | null }> {
+    const searchParams: Record<string, string> = { range: JSON.stringify([first, last]), sort: JSON.stringify(['number', 'ASC']) };
+    if (filter) searchParams.filter = JSON.stringify(filter);
+    const { body, headers } = await this.call('GET', `/campaigns/${encodeURIComponent(campaignId)}/numbers`, { searchParams });
+    const total = Number(headers['x-total-count']);
+    return { items: Array.isArray(body) ? body : [], total: Number.isFinite(total) ? total : null };
+  }
+
+  async deleteNumbers(campaignId: string, ids: string[]): Promise<void> {
+    await this.call('DELETE', `/campaigns/${encodeURIComponent(campaignId)}/numbers`, { json: ids });
+  }
+
+  /** Every live number of the campaign, page by page, in phone-number order. */
+  async *scanNumbers(campaignId: string, onRateLimit: (ms: number) => Promise<void>): AsyncGenerator<CampaignNumber[]> {
+    const size = this.config.pageSize;
+    for (let first = 0; ; first += size) {
+      let page;
+      for (;;) {
+        try {
+          page = await this.listNumbers(campaignId, first, first + size - 1);
+          break;
+        } catch (err) {
+          // A read is safe to repeat: wait out a 429 here rather than losing the scan done so far.
+          if (err instanceof DialerError && err.kind === 'rate-limited') await onRateLimit(err.retryAfterMs);
+          else throw err;
+        }
+      }
+      if (page.items.length) yield page.items;
+      if (page.items.length < size || (page.total !== null && first + size >= page.total)) return;
+    }
+  }
+}

@@ -1,0 +1,231 @@
+// The push queue of one dialer API key: one job is one dialer API call (a batch of adds or deletions), the queue's
+// limiter is the key's rate limit, a 429 pauses the whole queue, and a batch whose answer was lost is looked up in
+// the campaign before it is sent again.
+import { createHash } from 'node:crypto';
+import { Queue, RateLimitError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { Logger } from 'pino';
+import type { DialerConfig } from '../config.ts';
+import type { Metrics } from '../metrics.ts';
+import type { AddEntry, DeleteEntry, SyncState } from '../sync/state.ts';
+import { DialerClient, DialerError } from './dialer.ts';
+
+export interface PushJobData { batchId: string; syncId: string }
+type Counts = { pushed: number; deleted: number; rejected: number; kept: number };
+
+/** What the push worker needs of a sync. */
+export interface PushTarget {
+  state: SyncState;
+  campaignId: string;
+  varNames: string[];
+  /** Called after a batch is recorded, so phone numbers left dirty get planned. */
+  afterBatch(): Promise<void>;
+  /** Marks the campaign for a full reconciliation before the next plan (a batch's outcome is unknown for good). */
+  needsReconcile(reason: string): Promise<void>;
+}
+
+/** Statuses that never change again: a number in one of them stays, with the reason recorded. */
+const FINAL = new Set(['Success', 'Failure', 'Blacklisted']);
+
+/** One queue per API key (never the token itself in Redis: a hash of where and who). */
+export function pushQueueName(dialer: DialerConfig): string {
+  const id = createHash('sha256').update(`${dialer.baseUrl}\n${dialer.accountId}\n${dialer.apiToken}`).digest('hex').slice(0, 12);
+  return `push-${id}`;
+}
+
+/** BullMQ's limiter counts whole jobs per window: `perSecond` jobs per second, never a burst above the key's rate. */
+export function limiterFor(dialer: DialerConfig): { max: number; duration: number } {
+  const { perSecond } = dialer.rateLimit;
+  return perSecond >= 1 ? { max: Math.floor(perSecond), duration: 1000 } : { max: 1, duration: Math.ceil(1000 / perSecond) };
+}
+
+export class PushQueue {
+  readonly name: string;
+  readonly queue: Queue<PushJobData>;
+  readonly client: DialerClient;
+  private worker: Worker<PushJobData> | null = null;
+  private readonly dialer: DialerConfig;
+  private readonly connection: ConnectionOptions;
+  private readonly prefix: string;
+  private readonly targets: Map<string, PushTarget>;
+  private readonly log: Logger;
+  private readonly metrics: Metrics;
+
+  constructor(dialer: DialerConfig, connection: ConnectionOptions, prefix: string, targets: Map<string, PushTarget>, log: Logger, metrics: Metrics) {
+    this.dialer = dialer; this.connection = connection; this.prefix = prefix; this.targets = targets; this.log = log; this.metrics = metrics;
+    this.name = pushQueueName(dialer);
+    this.client = new DialerClient(dialer);
+    this.queue = new Queue<PushJobData>(this.name, {
+      connection, prefix,
+      defaultJobOptions: {
+        attempts: dialer.attempts,
+        backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
+        removeOnComplete: { age: 3600, count: 1000 },
+        removeOnFail: { age: 7 * 86_400 },
+      },
+    });
+  }
+
+  async enqueue(syncId: string, batchIds: string[]): Promise<void> {
+    if (!batchIds.length) return;
+    // The batch id is the job id: queuing a batch twice (a plan resumed after a crash) adds it once.
+    await this.queue.addBulk(batchIds.map((batchId) => ({
+      name: 'batch', data: { batchId, syncId }, opts: { jobId: batchId },
+    })));
+  }
+
+  startWorker(lockDuration: number): void {
+    this.worker = new Worker<PushJobData>(this.name, (job) => this.process(job), {
+      connection: this.connection, prefix: this.prefix,
+      concurrency: this.dialer.concurrency,
+      limiter: limiterFor(this.dialer),
+      lockDuration,
+      stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)),
+      maxStalledCount: 100,
+      // A job paused by 429s again and again must not run forever.
+      maxStartedAttempts: this.dialer.attempts * 20,
+    });
+    this.worker.on('error', (err) => this.log.error({ err: err.message, queue: this.name }, 'push worker error'));
+    this.worker.on('failed', (job, err) => {
+      if (job) this.log.warn({ batch: job.data.batchId, sync: job.data.syncId, err: err.message }, 'push job failed');
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.worker?.close();
+    await this.queue.close();
+  }
+
+  private async rateLimited(err: DialerError): Promise<never> {
+    this.metrics.rateLimited.inc({ service: 'dialer' });
+    this.log.info({ queue: this.name, retryAfterMs: err.retryAfterMs }, 'dialer answered 429: pausing the queue');
+    await this.queue.rateLimit(Math.max(err.retryAfterMs, 100));
+    throw new RateLimitError();
+  }
+
+  private isLastAttempt(job: Job): boolean {
+    return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+  }
+
+  private async process(job: Job<PushJobData>): Promise<string> {
+    const target = this.targets.get(job.data.syncId);
+    if (!target) return 'unknown sync (removed from the configuration)';
+    const batch = await target.state.batch(job.data.batchId);
+    if (!batch) return 'already recorded';
+    const started = performance.now();
+    const counts = batch.k === 'add'
+      ? await this.processAdd(job, target, batch.e as AddEntry[])
+      : await this.processDelete(job, target, batch.e as DeleteEntry[]);
+    this.metrics.pushSeconds.observe({ kind: batch.k }, (performance.now() - started) / 1000);
+    const runKey = target.state.keys.run(batch.r);
+    await target.state.redis.multi().hincrby(runKey, 'pushed', counts.pushed).hincrby(runKey, 'deleted', counts.deleted)
+      .hincrby(runKey, 'rejected', counts.rejected).exec();
+    await target.afterBatch();
+    return `added ${counts.pushed}, deleted ${counts.deleted}, kept ${counts.kept}, rejected ${counts.rejected}`;
+  }
+
+  /** Phone number → number record of the campaign, for the given phone numbers. */
+  private async lookUp(campaignId: string, phones: Set<string>): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    const started = Date.now();
+    for await (const page of this.client.scanNumbers(campaignId, (ms) => new Promise((r) => setTimeout(r, ms)))) {
+      for (const n of page) if (phones.has(n.number)) found.set(n.number, n.id);
+      if (found.size === phones.size) break;
+    }
+    this.log.info({ campaignId, looked: phones.size, found: found.size, ms: Date.now() - started }, 'looked up a batch whose answer was lost');
+    return found;
+  }
+
+  private async processAdd(job: Job<PushJobData>, target: PushTarget, all: AddEntry[]): Promise<Counts> {
+    const { state, campaignId } = target;
+    const keys = state.keys;
+    const created: [string, string, 0 | 1][] = [];
+    const rejected: [string, string, string][] = [];
+    let entries = all;
+    if (await state.redis.hexists(keys.inflight, job.data.batchId)) {
+      // An earlier attempt sent this batch and died before recording the answer: whatever the campaign has now
+      // was added by it, and sending those again would duplicate them on a server that allows duplicates.
+      const found = await this.lookUp(campaignId, new Set(entries.map((e) => e[0])));
+      for (const e of entries) { const id = found.get(e[0]); if (id) created.push([e[0], id, 0]); }
+      entries = entries.filter((e) => !found.has(e[0]));
+    }
+    if (entries.length) {
+      await state.redis.hset(keys.inflight, job.data.batchId, Date.now());
+      let answer;
+      try {
+        answer = await this.client.addNumbers(campaignId, entries.map((e) => ({ number: e[0], varValues: e[2] })), target.varNames);
+      } catch (err) {
+        if (!(err instanceof DialerError)) throw err;
+        if (err.kind === 'rate-limited') {
+          await state.redis.hdel(keys.inflight, job.data.batchId); // refused whole: nothing was added
+          return this.rateLimited(err);
+        }
+        if (err.kind === 'transient' && !this.isLastAttempt(job)) throw err;
+        if (err.kind === 'transient') await target.needsReconcile(`batch ${job.data.batchId}: ${err.message}`);
+        else await state.redis.hdel(keys.inflight, job.data.batchId); // a 4xx: the server added nothing
+        for (const e of entries) rejected.push([e[0], err.message, err.status ? `http_${err.status}` : 'network']);
+        this.metrics.records.inc({ sync: job.data.syncId, outcome: 'rejected' }, rejected.length);
+        return state.record(job.data.batchId, { created, rejected });
+      }
+      const sent = new Map(entries.map((e) => [e[0], e]));
+      for (const n of answer.created) if (sent.has(n.number)) created.push([n.number, String(n.id), 0]);
+      const duplicates = new Set<string>();
+      for (const r of answer.rejected) {
+        const e164 = entries[r.index]?.[0] ?? r.number;
+        if (r.code === 'duplicate') duplicates.add(e164);
+        else rejected.push([e164, r.reason, r.code ?? 'rejected']);
+      }
+      if (duplicates.size) {
+        // Already live in the campaign (added outside this daemon): adopt the existing record.
+        const found = await this.lookUp(campaignId, duplicates);
+        for (const e164 of duplicates) {
+          const id = found.get(e164);
+          if (id) created.push([e164, id, 1]);
+          else rejected.push([e164, 'the dialer called it a duplicate, but the campaign does not list it', 'duplicate']);
+        }
+      }
+    }
+    const r = await state.record(job.data.batchId, { created, rejected });
+    this.metrics.records.inc({ sync: job.data.syncId, outcome: 'pushed' }, r.pushed);
+    if (r.rejected) this.metrics.records.inc({ sync: job.data.syncId, outcome: 'rejected' }, r.rejected);
+    return r;
+  }
+
+  private async processDelete(job: Job<PushJobData>, target: PushTarget, entries: DeleteEntry[]): Promise<Counts> {
+    const { state, campaignId } = target;
+    const phoneOf = new Map(entries.map((e) => [e[1], e[0]]));
+    const deleted: string[] = [];
+    const kept: [string, string][] = [];
+    const rejected: [string, string, string][] = [];
+    let ids = entries.map((e) => e[1]);
+    while (ids.length) {
+      try {
+        await this.client.deleteNumbers(campaignId, ids);
+        deleted.push(...ids.map((id) => phoneOf.get(id)!));
+        break;
+      } catch (err) {
+        if (!(err instanceof DialerError)) throw err;
+        if (err.kind === 'rate-limited') return this.rateLimited(err);
+        if (err.kind === 'transient' && !this.isLastAttempt(job)) throw err;
+        const body = err.body ?? {};
+        const missing: string[] = err.status === 404 && Array.isArray(body.missingIds) ? body.missingIds.map(String) : [];
+        const blocking: { id: string; status: string }[] = err.status === 409 && Array.isArray(body.blocking) ? body.blocking : [];
+        if (!missing.length && !blocking.length) {
+          for (const id of ids) rejected.push([phoneOf.get(id)!, err.message, err.status ? `http_${err.status}` : 'network']);
+          break;
+        }
+        // Deleting is all-or-nothing: set aside the ids it named and send the rest again.
+        for (const id of missing) deleted.push(phoneOf.get(id)!); // already gone (an earlier attempt, or by hand)
+        for (const b of blocking) {
+          const e164 = phoneOf.get(String(b.id))!;
+          if (FINAL.has(b.status)) kept.push([e164, `not deleted: the number is ${b.status}`]);
+          else rejected.push([e164, `not deleted yet: the number is ${b.status}; retried on the next run`, 'not_deletable']);
+        }
+        const named = new Set([...missing, ...blocking.map((b) => String(b.id))]);
+        ids = ids.filter((id) => !named.has(id));
+      }
+    }
+    const r = await state.record(job.data.batchId, { deleted, kept, rejected });
+    this.metrics.records.inc({ sync: job.data.syncId, outcome: 'deleted' }, r.deleted);
+    return r;
+  }
+}

@@ -1,0 +1,125 @@
+// Requests to a CRM: paced by a gate in Redis that every daemon process shares (a CRM's limit is per account, not
+// per process), 429s waited out without spending an attempt, 5xx and network errors retried with backoff.
+import got, { type Got, type Method, type Response } from 'got';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Metrics } from '../metrics.ts';
+
+/** A source failure a run cannot get past (bad credentials, a bad selection, a spent budget): the run fails with it. */
+export class SourceError extends Error {
+  readonly status: number | null;
+  constructor(message: string, status: number | null = null) {
+    super(message);
+    this.status = status;
+  }
+}
+
+// Reserves the next free slot of a fixed spacing (GCRA with no burst) and says how long to wait for it. The clock
+// is Redis's own, so processes on several machines agree.
+const TAKE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+local interval = tonumber(ARGV[1])
+local start = math.max(now, tat)
+redis.call('SET', KEYS[1], start + interval, 'PX', math.ceil(start + interval - now) + 1000)
+return start - now
+`;
+const HOLD = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+local until_ = now + tonumber(ARGV[1])
+if until_ > tat then redis.call('SET', KEYS[1], until_, 'PX', tonumber(ARGV[1]) + 1000) end
+return 0
+`;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One request every `intervalMs`, across every process using the same key. */
+export class RateGate {
+  private readonly redis: Redis;
+  readonly key: string;
+  readonly intervalMs: number;
+  constructor(redis: Redis, key: string, intervalMs: number) {
+    this.redis = redis; this.key = key; this.intervalMs = intervalMs;
+    if (!(redis as any).cdsGateTake) {
+      redis.defineCommand('cdsGateTake', { numberOfKeys: 1, lua: TAKE });
+      redis.defineCommand('cdsGateHold', { numberOfKeys: 1, lua: HOLD });
+    }
+  }
+
+  async take(): Promise<void> {
+    const wait = Number(await (this.redis as any).cdsGateTake(this.key, this.intervalMs));
+    if (wait > 0) await sleep(wait);
+  }
+
+  /** Nobody passes for `ms` (a 429 told us to wait). */
+  async hold(ms: number): Promise<void> {
+    await (this.redis as any).cdsGateHold(this.key, Math.ceil(ms));
+  }
+}
+
+/** Pacing a little under the stated limit: requests leave on time but arrive with jitter, and the CRM counts arrivals. */
+export function spacing(requests: number, perMs: number): number {
+  return Math.ceil((perMs / requests) * 1.05);
+}
+
+export interface CrmRequest {
+  method: Method;
+  url: string;
+  headers?: Record<string, string>;
+  json?: unknown;
+  searchParams?: Record<string, string>;
+}
+
+export class CrmHttp {
+  private readonly http: Got;
+  private readonly service: string;
+  private readonly log: Logger;
+  private readonly metrics: Metrics;
+  /** How long a 429 says to wait, in ms (HubSpot: Retry-After; Pipedrive: x-ratelimit-reset). */
+  private readonly waitOf: (res: Response<string>) => number;
+  private readonly attempts: number;
+  constructor(service: string, log: Logger, metrics: Metrics, waitOf: (res: Response<string>) => number, timeoutMs = 30_000, attempts = 6) {
+    this.service = service; this.log = log; this.metrics = metrics; this.waitOf = waitOf; this.attempts = attempts;
+    this.http = got.extend({ timeout: { request: timeoutMs }, retry: { limit: 0 }, throwHttpErrors: false });
+  }
+
+  /** Sends through the gate; returns the parsed JSON body of a 2xx answer, throws SourceError for any other. */
+  async send<T = any>(gate: RateGate, req: CrmRequest, signal?: AbortSignal): Promise<T> {
+    let failures = 0;
+    for (;;) {
+      if (signal?.aborted) throw new SourceError(`${this.service}: stopped`);
+      await gate.take();
+      let res: Response<string>;
+      try {
+        res = await this.http(req.url, { method: req.method, headers: req.headers, json: req.json, searchParams: req.searchParams });
+      } catch (err) {
+        if (++failures >= this.attempts) throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${(err as Error).message}`);
+        await sleep(Math.min(30_000, 500 * 2 ** failures));
+        continue;
+      }
+      if (res.statusCode === 429) {
+        // Not a failure: the CRM's budget says wait. Everyone sharing the gate waits too.
+        const wait = this.waitOf(res);
+        this.metrics.rateLimited.inc({ service: this.service });
+        this.log.info({ service: this.service, waitMs: wait }, 'CRM answered 429: waiting');
+        await gate.hold(wait);
+        continue;
+      }
+      if (res.statusCode >= 500) {
+        if (++failures >= this.attempts) throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${res.statusCode}`, res.statusCode);
+        await sleep(Math.min(30_000, 500 * 2 ** failures));
+        continue;
+      }
+      let body: any;
+      try { body = res.body ? JSON.parse(res.body) : undefined; } catch { body = res.body; }
+      if (res.statusCode >= 300) {
+        const detail = typeof body === 'object' && body ? body.message ?? body.error ?? JSON.stringify(body) : String(body);
+        throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${res.statusCode} ${detail}`, res.statusCode);
+      }
+      return body as T;
+    }
+  }
+}

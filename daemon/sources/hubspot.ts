@@ -1,0 +1,226 @@
+// HubSpot: contacts through the CRM search API (date-versioned paths), webhooks verified with X-HubSpot-Signature-v3.
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { z } from 'zod/v4';
+import type { SourceConfig, SyncConfig } from '../config.ts';
+import type { Metrics } from '../metrics.ts';
+import type { SourceContact } from '../sync/contacts.ts';
+import { CrmHttp, RateGate, spacing } from './crm-http.ts';
+import { FIVE_MINUTES, header, hmacSha256, sameBytes, type PullOptions, type PullPage, type Source, type WebhookRequest, type WebhookVerdict } from './source.ts';
+import { createHash } from 'node:crypto';
+
+type HubSpotConfig = Extract<SourceConfig, { type: 'hubspot' }>;
+type Filter = { propertyName: string; operator: string; value?: string | number | boolean; highValue?: string | number; values?: (string | number)[] };
+
+/** The search API answers at most 10,000 results per query; paging past them is a 400. */
+export const SEARCH_CAP = 10_000;
+
+const searchAnswer = z.object({
+  total: z.number().optional(),
+  results: z.array(z.object({ id: z.string(), properties: z.record(z.string(), z.unknown()).default({}) })),
+  paging: z.object({ next: z.object({ after: z.string() }).optional() }).optional(),
+});
+const membershipAnswer = z.object({
+  results: z.array(z.object({ recordId: z.union([z.string(), z.number()]) })),
+  paging: z.object({ next: z.object({ after: z.string() }).optional() }).optional(),
+});
+const batchAnswer = z.object({ results: z.array(z.object({ id: z.string(), properties: z.record(z.string(), z.unknown()).default({}) })) });
+
+const events = z.array(z.object({
+  eventId: z.union([z.number(), z.string()]),
+  subscriptionType: z.string(),
+  objectId: z.union([z.number(), z.string()]),
+  occurredAt: z.number().optional(),
+}).loose()).min(1).max(1000);
+
+/** Characters HubSpot decodes in the request URI before signing (its request-validation guide). */
+const DECODED: Record<string, string> = { '%3A': ':', '%2F': '/', '%3F': '?', '%40': '@', '%21': '!', '%24': '$', '%27': "'", '%28': '(', '%29': ')', '%2A': '*', '%2C': ',', '%3B': ';' };
+
+export function hubspotSignatureV3(secret: string, method: string, uri: string, body: Buffer | string, timestamp: string): Buffer {
+  const decoded = uri.replace(/%(3A|2F|3F|40|21|24|27|28|29|2A|2C|3B)/gi, (m) => DECODED[m.toUpperCase()]!);
+  return hmacSha256(secret, Buffer.concat([Buffer.from(`${method}${decoded}`), Buffer.isBuffer(body) ? body : Buffer.from(body), Buffer.from(timestamp)]));
+}
+
+export class HubSpotSource implements Source {
+  readonly kind = 'hubspot';
+  readonly pulls = true;
+  private readonly config: HubSpotConfig;
+  private readonly properties: string[];
+  private readonly http: CrmHttp;
+  private readonly searchGate: RateGate;
+  private readonly gate: RateGate;
+  private readonly headers: Record<string, string>;
+
+  constructor(sync: SyncConfig, redis: Redis, prefix: string, log: Logger, metrics: Metrics) {
+    this.config = sync.source as HubSpotConfig;
+    const c = this.config;
+    this.properties = [...new Set([...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...c.properties, 'lastmodifieddate'])];
+    // HubSpot's limits are per account (portal): one gate per token, shared by every sync and process using it.
+    const account = createHash('sha256').update(`${c.baseUrl}\n${c.accessToken}`).digest('hex').slice(0, 12);
+    this.searchGate = new RateGate(redis, `${prefix}:gate:hubspot-search:${account}`, spacing(c.searchPerSecond, 1000));
+    this.gate = new RateGate(redis, `${prefix}:gate:hubspot:${account}`, spacing(c.requestsPer10Seconds, 10_000));
+    this.http = new CrmHttp('hubspot', log, metrics, (res) => {
+      const s = Number(res.headers['retry-after']);
+      return Number.isFinite(s) ? s * 1000 : 10_000;
+    });
+    this.headers = { authorization: `Bearer ${c.accessToken}` };
+  }
+
+  private get objects(): string {
+    const v = this.config.apiVersion;
+    return v === 'v3' ? `${this.config.baseUrl}/crm/v3/objects/contacts` : `${this.config.baseUrl}/crm/objects/${v}/contacts`;
+  }
+
+  private contact(r: { id: string; properties: Record<string, unknown> }): SourceContact {
+    return { id: r.id, fields: { ...r.properties, id: r.id } };
+  }
+
+  private async search(filterGroups: { filters: Filter[] }[], sortBy: string, after: string | undefined, properties: string[], signal?: AbortSignal) {
+    const body = await this.http.send(this.searchGate, {
+      method: 'POST', url: `${this.objects}/search`, headers: this.headers,
+      json: { filterGroups, sorts: [{ propertyName: sortBy, direction: 'ASCENDING' }], properties, limit: this.config.pageSize, ...(after ? { after } : {}) },
+    }, signal);
+    return searchAnswer.parse(body);
+  }
+
+  /** The selection's filter groups, each with `extra` ANDed in (HubSpot ORs groups and ANDs the filters of one). */
+  private groups(extra: Filter[], withSelection = true): { filters: Filter[] }[] {
+    const selection = withSelection ? this.config.selection.filterGroups : undefined;
+    if (!selection?.length) return [{ filters: extra }];
+    return selection.map((g) => ({ filters: [...g.filters.map((f) => ({ ...f, value: f.value === undefined ? undefined : String(f.value) })), ...extra] }));
+  }
+
+  /**
+   * Reads every contact matching `base` in ascending order of `key`, restarting a new query from the last value
+   * seen whenever the next page would pass the search cap. `key` is hs_object_id (unique: no ties at a restart)
+   * for full reads, lastmodifieddate for incremental ones (ties at the restart point are read again and
+   * deduplicated by id).
+   */
+  private async *scan(key: 'hs_object_id' | 'lastmodifieddate', from: string, inclusive: boolean, withSelection: boolean, properties: string[],
+    signal?: AbortSignal): AsyncGenerator<{ results: { id: string; properties: Record<string, unknown> }[]; last: string }> {
+    let start = from;
+    let op = inclusive ? 'GTE' : 'GT';
+    let seenAtStart = new Set<string>();
+    for (;;) {
+      let after: string | undefined;
+      let lastValue = start;
+      const atLast = new Set<string>();
+      for (;;) {
+        const page = await this.search(this.groups([{ propertyName: key, operator: op, value: start }], withSelection), key, after, properties, signal);
+        const fresh = page.results.filter((r) => !seenAtStart.has(r.id));
+        for (const r of page.results) {
+          const v = key === 'hs_object_id' ? r.id : String(Date.parse(String(r.properties.lastmodifieddate ?? '')) || lastValue);
+          if (v !== lastValue) { lastValue = v; atLast.clear(); }
+          atLast.add(r.id);
+        }
+        if (fresh.length) yield { results: fresh, last: lastValue };
+        const next = page.paging?.next?.after;
+        if (!next) return;
+        if (Number(next) + this.config.pageSize > SEARCH_CAP) break;
+        after = next;
+      }
+      if (key === 'hs_object_id') {
+        op = 'GT';
+        seenAtStart = new Set();
+      } else {
+        // Restart at the last timestamp, inclusive: contacts sharing it are read again and skipped by id.
+        if (lastValue === start && op === 'GTE' && atLast.size >= SEARCH_CAP) {
+          throw new Error(`more than ${SEARCH_CAP} contacts share lastmodifieddate ${new Date(Number(start)).toISOString()}; run a full sync`);
+        }
+        op = 'GTE';
+        seenAtStart = atLast;
+      }
+      start = lastValue;
+    }
+  }
+
+  async *pull(options: PullOptions): AsyncGenerator<PullPage> {
+    if (this.config.selection.listId) {
+      yield* this.pullList(options);
+      return;
+    }
+    if (options.full) {
+      for await (const page of this.scan('hs_object_id', options.resume ?? '0', false, true, this.properties, options.signal)) {
+        yield { contacts: page.results.map((r) => this.contact(r)) };
+        await options.checkpoint(page.last);
+      }
+      return;
+    }
+    const since = String(Math.max(0, (options.since ?? 0) - this.config.overlap));
+    const selected = new Set<string>();
+    for await (const page of this.scan('lastmodifieddate', since, true, true, this.properties, options.signal)) {
+      for (const r of page.results) selected.add(r.id);
+      yield { contacts: page.results.map((r) => this.contact(r)) };
+    }
+    if (!this.config.selection.filterGroups?.length) return;
+    // A contact changed so that it no longer matches is not in the answer above: read which contacts changed at
+    // all, and those outside the selection have left it.
+    for await (const page of this.scan('lastmodifieddate', since, true, false, ['hs_object_id'], options.signal)) {
+      const left = page.results.map((r) => r.id).filter((id) => !selected.has(id));
+      if (left.length) yield { contacts: [], left };
+    }
+  }
+
+  /** A list's members: every run reads the membership (ids); contacts are read for new members and for changes. */
+  private async *pullList(options: PullOptions): AsyncGenerator<PullPage> {
+    const c = this.config;
+    const version = c.apiVersion === 'v3' ? 'v3' : c.apiVersion;
+    const members = new Set<string>();
+    let after: string | undefined;
+    do {
+      const body = membershipAnswer.parse(await this.http.send(this.gate, {
+        method: 'GET', url: `${c.baseUrl}/crm/lists/${version}/${c.selection.listId}/memberships`, headers: this.headers,
+        searchParams: { limit: '250', ...(after ? { after } : {}) },
+      }, options.signal));
+      for (const r of body.results) members.add(String(r.recordId));
+      after = body.paging?.next?.after;
+    } while (after);
+    // Members changed since the last run (or all, on a full read) are read in batches of 100.
+    let wanted: string[];
+    if (options.full || options.since === null) {
+      wanted = [...members];
+    } else {
+      const changed = new Set<string>();
+      const since = String(Math.max(0, options.since - c.overlap));
+      for await (const page of this.scan('lastmodifieddate', since, true, false, ['hs_object_id'], options.signal)) {
+        for (const r of page.results) changed.add(r.id);
+      }
+      const all = [...members];
+      const known = new Set<string>();
+      for (let i = 0; i < all.length; i += 1000) for (const id of await options.known(all.slice(i, i + 1000))) known.add(id);
+      wanted = all.filter((id) => changed.has(id) || !known.has(id));
+    }
+    for (let i = 0; i < wanted.length; i += 100) {
+      const body = batchAnswer.parse(await this.http.send(this.gate, {
+        method: 'POST', url: `${this.objects}/batch/read`, headers: this.headers,
+        json: { inputs: wanted.slice(i, i + 100).map((id) => ({ id })), properties: this.properties },
+      }, options.signal));
+      yield { contacts: body.results.map((r) => this.contact(r)) };
+    }
+    yield { contacts: [], members };
+  }
+
+  verifyWebhook(req: WebhookRequest): WebhookVerdict {
+    const secret = this.config.clientSecret;
+    if (!secret) return { ok: false, status: 401, reason: 'this sync has no clientSecret: HubSpot webhooks are refused' };
+    const signature = header(req, 'x-hubspot-signature-v3');
+    const timestamp = header(req, 'x-hubspot-request-timestamp');
+    if (!signature || !timestamp) return { ok: false, status: 401, reason: 'missing X-HubSpot-Signature-v3 or X-HubSpot-Request-Timestamp' };
+    const ts = Number(timestamp);
+    if (!Number.isFinite(ts) || Math.abs(req.now - ts) > FIVE_MINUTES) return { ok: false, status: 401, reason: 'timestamp older than 5 minutes (or not a timestamp)' };
+    const expected = hubspotSignatureV3(secret, req.method, req.url, req.rawBody, timestamp);
+    if (!sameBytes(Buffer.from(signature, 'base64'), expected)) return { ok: false, status: 401, reason: 'signature does not match' };
+    let parsed;
+    try {
+      parsed = events.safeParse(JSON.parse(req.rawBody.toString('utf8')));
+    } catch {
+      return { ok: false, status: 400, reason: 'body is not JSON' };
+    }
+    if (!parsed.success) return { ok: false, status: 400, reason: `not a HubSpot event array: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}` };
+    const deleted = parsed.data.filter((e) => /\.deletion$|\.privacyDeletion$/.test(e.subscriptionType)).map((e) => String(e.objectId));
+    return {
+      ok: true, eventIds: parsed.data.map((e) => String(e.eventId)), replayKey: signature, contacts: [], deleted,
+      pull: parsed.data.some((e) => !/\.deletion$|\.privacyDeletion$/.test(e.subscriptionType)),
+    };
+  }
+}

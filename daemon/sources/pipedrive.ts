@@ -1,0 +1,138 @@
+// Pipedrive: persons through API v2 (cursor paging, updated_since, filter_id), webhooks v2 with HTTP Basic auth.
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { z } from 'zod/v4';
+import type { SourceConfig, SyncConfig } from '../config.ts';
+import type { Metrics } from '../metrics.ts';
+import type { SourceContact } from '../sync/contacts.ts';
+import { CrmHttp, RateGate, SourceError, spacing } from './crm-http.ts';
+import { header, sameBytes, type PullOptions, type PullPage, type Source, type WebhookRequest, type WebhookVerdict } from './source.ts';
+
+type PipedriveConfig = Extract<SourceConfig, { type: 'pipedrive' }>;
+
+/** Token cost of `GET /api/v2/persons` (v2 reads cost half of v1's 20). */
+const LIST_COST = 10;
+
+const personsAnswer = z.object({
+  success: z.boolean().optional(),
+  data: z.array(z.object({ id: z.number() }).loose()).nullable(),
+  additional_data: z.object({ next_cursor: z.string().nullable().optional() }).loose().nullable().optional(),
+});
+
+const webhookBody = z.object({
+  meta: z.object({
+    action: z.string(),
+    entity: z.string(),
+    id: z.union([z.string(), z.number()]).optional(),
+    entity_id: z.union([z.string(), z.number()]).optional(),
+    webhook_id: z.union([z.string(), z.number()]).optional(),
+    timestamp: z.string().optional(),
+  }).loose(),
+  data: z.object({ id: z.number() }).loose().nullable().optional(),
+  previous: z.unknown().optional(),
+});
+
+/** A person's fields, flat: custom fields (v2 gives `{type, value}` objects or plain values) beside the standard ones. */
+function personFields(p: Record<string, unknown>): Record<string, unknown> {
+  const fields: Record<string, unknown> = { ...p };
+  const custom = p.custom_fields;
+  if (custom && typeof custom === 'object') for (const [k, v] of Object.entries(custom)) fields[k] = v;
+  return fields;
+}
+
+export class PipedriveSource implements Source {
+  readonly kind = 'pipedrive';
+  readonly pulls = true;
+  private readonly config: PipedriveConfig;
+  private readonly http: CrmHttp;
+  private readonly gate: RateGate;
+  private readonly redis: Redis;
+  private readonly budgetKey: string;
+
+  constructor(sync: SyncConfig, redis: Redis, prefix: string, log: Logger, metrics: Metrics) {
+    this.config = sync.source as PipedriveConfig;
+    this.redis = redis;
+    const account = createHash('sha256').update(`${this.config.baseUrl}\n${this.config.apiToken}`).digest('hex').slice(0, 12);
+    this.gate = new RateGate(redis, `${prefix}:gate:pipedrive:${account}`, spacing(this.config.burstPer2Seconds, 2000));
+    this.budgetKey = `${prefix}:budget:pipedrive:${account}`;
+    // Pipedrive's 429 has no Retry-After: x-ratelimit-reset says when the 2-second window frees up.
+    this.http = new CrmHttp('pipedrive', log, metrics, (res) => {
+      const s = Number(res.headers['x-ratelimit-reset']);
+      return Number.isFinite(s) && s > 0 ? s * 1000 : 2000;
+    });
+  }
+
+  /** Counts the day's tokens (UTC day; Pipedrive resets at its own midnight) and stops before the budget is spent. */
+  private async spend(cost: number): Promise<void> {
+    const key = `${this.budgetKey}:${new Date().toISOString().slice(0, 10)}`;
+    const used = await this.redis.multi().incrby(key, cost).expire(key, 2 * 86_400).exec();
+    const total = Number(used?.[0]?.[1] ?? 0);
+    if (total > this.config.dailyTokens) {
+      throw new SourceError(`pipedrive: the daily token budget (${this.config.dailyTokens}) is spent; reading resumes tomorrow`);
+    }
+  }
+
+  private async *persons(params: Record<string, string>, options: PullOptions): AsyncGenerator<Record<string, unknown>[]> {
+    let cursor = options.full ? options.resume ?? undefined : undefined;
+    do {
+      await this.spend(LIST_COST);
+      const body = personsAnswer.parse(await this.http.send(this.gate, {
+        method: 'GET', url: `${this.config.baseUrl}/api/v2/persons`, headers: { 'x-api-token': this.config.apiToken },
+        searchParams: { ...params, limit: String(this.config.pageSize), ...(cursor ? { cursor } : {}) },
+      }, options.signal));
+      cursor = body.additional_data?.next_cursor ?? undefined;
+      yield body.data ?? [];
+      if (options.full && cursor) await options.checkpoint(cursor);
+    } while (cursor);
+  }
+
+  private contact(p: Record<string, unknown>): SourceContact {
+    return { id: String(p.id), fields: personFields(p) };
+  }
+
+  async *pull(options: PullOptions): AsyncGenerator<PullPage> {
+    const filterId = this.config.selection.filterId;
+    const selection: Record<string, string> = filterId ? { filter_id: String(filterId) } : {};
+    if (options.full) {
+      for await (const page of this.persons({ ...selection, sort_by: 'id', sort_direction: 'asc' }, options)) {
+        yield { contacts: page.map((p) => this.contact(p)) };
+      }
+      return;
+    }
+    const since = new Date(Math.max(0, (options.since ?? 0) - this.config.overlap)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const selected = new Set<string>();
+    for await (const page of this.persons({ ...selection, updated_since: since, sort_by: 'update_time', sort_direction: 'asc' }, options)) {
+      for (const p of page) selected.add(String(p.id));
+      yield { contacts: page.map((p) => this.contact(p)) };
+    }
+    if (!filterId) return;
+    // Persons changed so that the filter no longer matches them are missing above: whoever changed and is not
+    // in the filtered answer has left the selection.
+    for await (const page of this.persons({ updated_since: since, sort_by: 'update_time', sort_direction: 'asc' }, options)) {
+      const left = page.map((p) => String(p.id)).filter((id) => !selected.has(id));
+      if (left.length) yield { contacts: [], left };
+    }
+  }
+
+  verifyWebhook(req: WebhookRequest): WebhookVerdict {
+    const { webhookUser, webhookPassword } = this.config;
+    if (!webhookUser || !webhookPassword) return { ok: false, status: 401, reason: 'this sync has no webhookUser/webhookPassword: Pipedrive webhooks are refused' };
+    const given = Buffer.from(header(req, 'authorization') ?? '');
+    const expected = Buffer.from(`Basic ${Buffer.from(`${webhookUser}:${webhookPassword}`).toString('base64')}`);
+    if (!sameBytes(given, expected)) return { ok: false, status: 401, reason: 'HTTP Basic credentials do not match' };
+    let parsed;
+    try {
+      parsed = webhookBody.safeParse(JSON.parse(req.rawBody.toString('utf8')));
+    } catch {
+      return { ok: false, status: 400, reason: 'body is not JSON' };
+    }
+    if (!parsed.success) return { ok: false, status: 400, reason: `not a Pipedrive v2 webhook: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}` };
+    const { meta, data } = parsed.data;
+    if (meta.entity !== 'person') return { ok: true, eventIds: [], replayKey: null, contacts: [], deleted: [], pull: false };
+    const personId = String(meta.entity_id ?? data?.id ?? '');
+    const eventId = meta.id !== undefined ? String(meta.id) : `${meta.webhook_id ?? ''}-${personId}-${meta.timestamp ?? ''}-${meta.action}`;
+    const deletion = meta.action === 'delete' || meta.action === 'deleted';
+    return { ok: true, eventIds: [eventId], replayKey: null, contacts: [], deleted: deletion && personId ? [personId] : [], pull: !deletion };
+  }
+}

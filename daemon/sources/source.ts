@@ -1,0 +1,76 @@
+// What every source (one module per CRM) gives the sync: pages of contacts to pull, and webhook verification.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { SourceContact } from '../sync/contacts.ts';
+
+export interface PullOptions {
+  /** Read the whole selection (a first run, `sync --full`), else what changed since `since`. */
+  full: boolean;
+  /** Start of the last complete run (ms): incremental reads start there, less the source's overlap. */
+  since: number | null;
+  /** Where an interrupted full read of this run stopped (from `checkpoint`). */
+  resume: string | null;
+  /** Remembers how far the read got, once the pages before it are applied. */
+  checkpoint(position: string): Promise<void>;
+  /** Which of these contact ids the sync already holds. */
+  known(ids: string[]): Promise<Set<string>>;
+  signal?: AbortSignal;
+}
+
+export interface PullPage {
+  contacts: SourceContact[];
+  /** Ids of contacts that changed but are no longer in the selection. */
+  left?: string[];
+  /** The whole selection's ids (list selections): every contact held and not among them has left. */
+  members?: Set<string>;
+  /** Rows the source could not read (CSV): line and reason. */
+  errors?: { line: number; reason: string }[];
+}
+
+export interface WebhookRequest {
+  method: string;
+  /** The URL the sender called, as it signed it (the daemon's public URL + path and query). */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: Buffer;
+  now: number;
+}
+
+export type WebhookVerdict =
+  | {
+    ok: true;
+    /** Ids of the events delivered: a delivery whose ids were all seen is acknowledged and ignored. */
+    eventIds: string[];
+    /** What makes a delivery unique (its signature): the same one twice is a replay. */
+    replayKey: string | null;
+    /** Contacts carried in the body (generic webhooks), and deletions. */
+    contacts: SourceContact[];
+    deleted: string[];
+    /** Whether the source should be read (an event said something changed). */
+    pull: boolean;
+  }
+  | { ok: false; status: 400 | 401; reason: string };
+
+export interface Source {
+  readonly kind: string;
+  /** Pages of the selection; contacts must carry the fields the mapping names. */
+  pull(options: PullOptions): AsyncGenerator<PullPage>;
+  /** Whether pulling reads the CRM (webhook sources only drain what webhooks delivered). */
+  readonly pulls: boolean;
+  verifyWebhook(req: WebhookRequest): WebhookVerdict;
+}
+
+export const FIVE_MINUTES = 5 * 60_000;
+
+export function header(req: WebhookRequest, name: string): string | undefined {
+  const v = req.headers[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Constant-time equality of two byte strings (a length difference is an answer, not an exception). */
+export function sameBytes(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export function hmacSha256(key: Buffer | string, text: Buffer | string): Buffer {
+  return createHmac('sha256', key).update(text).digest();
+}

@@ -1,0 +1,92 @@
+// From a CRM contact to what the campaign should hold: phone numbers in E.164 and the mapped variable values.
+import { createHash } from 'node:crypto';
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import type { Mapping } from '../config.ts';
+
+/** A contact as a source delivers it: its id in the CRM and its fields (flat; values as the CRM gives them). */
+export interface SourceContact {
+  id: string;
+  fields: Record<string, unknown>;
+  /** Where it came from in a file (CSV), for error reports. */
+  line?: number;
+}
+
+/** A contact mapped for the campaign: the state the daemon keeps per contact. */
+export interface MappedContact {
+  id: string;
+  /** Valid phone numbers in E.164, deduplicated, in field order. */
+  phones: string[];
+  varValues: string[];
+  /** Hash of the variable values: a change means the campaign's number needs replacing. */
+  hash: string;
+}
+
+export interface RecordError {
+  contactId: string;
+  line?: number;
+  field: string;
+  value: string;
+  reason: string;
+  code: 'invalid_number' | 'no_number' | 'bad_record';
+}
+
+export type PhoneResult = { ok: true; e164: string } | { ok: false; reason: string };
+
+/** Normalises a phone number as a person typed it; numbers without a country code take the default country. */
+export function toE164(text: string, defaultCountry?: CountryCode): PhoneResult {
+  const trimmed = text.trim();
+  if (!trimmed) return { ok: false, reason: 'empty' };
+  const international = trimmed.startsWith('00') ? `+${trimmed.slice(2)}` : trimmed;
+  const parsed = parsePhoneNumberFromString(international, defaultCountry);
+  if (!parsed) {
+    return { ok: false, reason: defaultCountry || international.startsWith('+')
+      ? 'not a phone number' : 'no country code, and the mapping sets no defaultCountry' };
+  }
+  // parse() yields a .number even for impossible input ('12345' → '+112345'): only isValid() says it can be dialed.
+  if (!parsed.isValid()) return { ok: false, reason: `not a valid number for ${parsed.country ?? `+${parsed.countryCallingCode}`}` };
+  return { ok: true, e164: parsed.number };
+}
+
+/** Masks all but the last 4 digits: enough to find a record, not enough to call it. */
+export function redactPhone(text: string): string {
+  return text.replace(/\d(?=(?:\D*\d){4})/g, '•');
+}
+
+/** Strings a field holds: a string, a number, a list of either, or Pipedrive's [{value, primary, label}] entries. */
+function fieldValues(value: unknown): string[] {
+  if (value == null) return [];
+  if (typeof value === 'string') return value.trim() ? [value] : [];
+  if (typeof value === 'number' || typeof value === 'boolean') return [String(value)];
+  if (Array.isArray(value)) return value.flatMap(fieldValues);
+  if (typeof value === 'object' && 'value' in value) return fieldValues((value as { value: unknown }).value);
+  return [];
+}
+
+function varValue(value: unknown): string {
+  return fieldValues(value)[0] ?? '';
+}
+
+export function hashValues(values: string[]): string {
+  return createHash('sha256').update(JSON.stringify(values)).digest('base64url').slice(0, 16);
+}
+
+/** Maps one contact; invalid numbers become record errors, the valid ones still count. */
+export function mapContact(contact: SourceContact, mapping: Mapping): { contact: MappedContact; errors: RecordError[] } {
+  const errors: RecordError[] = [];
+  const phones: string[] = [];
+  for (const field of mapping.phone) {
+    for (const raw of fieldValues(contact.fields[field])) {
+      const result = toE164(raw, mapping.defaultCountry);
+      if (result.ok) {
+        if (!phones.includes(result.e164)) phones.push(result.e164);
+      } else {
+        errors.push({ contactId: contact.id, line: contact.line, field, value: redactPhone(raw), reason: result.reason, code: 'invalid_number' });
+      }
+    }
+  }
+  if (!phones.length && !errors.length) {
+    errors.push({ contactId: contact.id, line: contact.line, field: mapping.phone.join(','), value: '', reason: 'no phone number', code: 'no_number' });
+  }
+  const varValues = Object.values(mapping.variables).map((field) => varValue(contact.fields[field]));
+  return { contact: { id: contact.id, phones, varValues, hash: hashValues(varValues) }, errors };
+}

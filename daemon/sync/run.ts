@@ -1,0 +1,276 @@
+// One sync run: webhook deliveries, then the source's pages (mapped, applied, planned page by page so pushing
+// starts at once), then the plan of whatever is left dirty. A run killed at any point is resumed by the same job.
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { SyncConfig } from '../config.ts';
+import type { Metrics } from '../metrics.ts';
+import type { PushQueue } from '../push/push-queue.ts';
+import type { PullPage, Source } from '../sources/source.ts';
+import { hashValues, mapContact, type MappedContact, type RecordError, type SourceContact } from './contacts.ts';
+import { storableId, type SyncState, type RunRecord } from './state.ts';
+
+export interface SyncRuntime {
+  config: SyncConfig;
+  state: SyncState;
+  source: Source;
+  push: PushQueue;
+  log: Logger;
+  metrics: Metrics;
+}
+
+/** An inbox item: contacts a webhook delivered, or ids it said were deleted. */
+export interface InboxItem { c?: SourceContact[]; d?: string[] }
+
+const COUNTS = ['seen', 'changed', 'left', 'invalid', 'planned', 'pushed', 'deleted', 'rejected'] as const;
+
+/** Batches older than this with no job are from a plan that died before queuing them. */
+const ORPHAN_AFTER_MS = 30_000;
+
+function redisOf(rt: SyncRuntime): Redis { return rt.state.redis; }
+
+export async function readRun(redis: Redis, key: string): Promise<RunRecord | null> {
+  const h = await redis.hgetall(key);
+  if (!h.id) return null;
+  const run: any = { ...h };
+  for (const k of [...COUNTS, 'durationMs', 'startedAtMs']) if (k in h) run[k] = Number(h[k]);
+  delete run.startedAtMs;
+  return run as RunRecord;
+}
+
+/** Plans phone numbers and queues the batches; returns how many numbers were planned. */
+export async function plan(rt: SyncRuntime, phones: string[], runId: string): Promise<number> {
+  let planned = 0;
+  for (let i = 0; i < phones.length; i += 1000) {
+    const { batchIds, planned: n } = await rt.state.plan(phones.slice(i, i + 1000), rt.config.onLeave, rt.push.client.config.maxNumbersPerRequest, runId);
+    await rt.push.enqueue(rt.config.id, batchIds);
+    planned += n;
+  }
+  if (planned) await redisOf(rt).hincrby(rt.state.keys.run(runId), 'planned', planned);
+  return planned;
+}
+
+/** Plans every dirty phone number of the sync. */
+export async function planDirty(rt: SyncRuntime, runId: string): Promise<number> {
+  const redis = redisOf(rt);
+  let cursor = '0';
+  let planned = 0;
+  do {
+    const [next, members] = await redis.sscan(rt.state.keys.dirty, cursor, 'COUNT', 1000);
+    cursor = next;
+    planned += await plan(rt, members, runId);
+  } while (cursor !== '0');
+  return planned;
+}
+
+/** Queues batches that a plan wrote but never queued (it died in between), and retries batches whose job failed. */
+export async function resumeBatches(rt: SyncRuntime): Promise<number> {
+  const redis = redisOf(rt);
+  let cursor = '0';
+  let resumed = 0;
+  const now = Date.now();
+  do {
+    const [next, flat] = await redis.hscan(rt.state.keys.batches, cursor, 'COUNT', 200);
+    cursor = next;
+    for (let i = 0; i < flat.length; i += 2) {
+      const id = flat[i]!;
+      const b = JSON.parse(flat[i + 1]!) as { s: string; t: number };
+      if (b.s !== rt.config.id || now - b.t < ORPHAN_AFTER_MS) continue;
+      const job = await rt.push.queue.getJob(id);
+      if (!job) { await rt.push.enqueue(rt.config.id, [id]); resumed++; }
+      else if (await job.isFailed()) { await job.retry(); resumed++; }
+    }
+  } while (cursor !== '0');
+  if (resumed) rt.log.info({ sync: rt.config.id, resumed }, 'queued batches left open by an earlier plan');
+  return resumed;
+}
+
+/**
+ * Rebuilds what the daemon believes the campaign holds from the campaign itself: numbers it did not know (added
+ * by a push whose answer was lost, or before this sync existed) are adopted, numbers gone from the campaign are
+ * forgotten and planned again.
+ */
+export async function reconcileCampaign(rt: SyncRuntime): Promise<{ adopted: number; updated: number; forgotten: number; numbers: number }> {
+  const redis = redisOf(rt);
+  const { keys } = rt.state;
+  const started = Date.now();
+  const seen = new Set<string>();
+  let chunk: [string, string, string][] = [];
+  let adopted = 0, updated = 0;
+  const flush = async () => {
+    const r = await rt.state.reconcile(started, chunk);
+    adopted += r.adopted; updated += r.updated; chunk = [];
+  };
+  const wait = async (ms: number) => { await rt.push.queue.rateLimit(ms); await new Promise((r) => setTimeout(r, ms)); };
+  for await (const page of rt.push.client.scanNumbers(rt.config.campaignId, wait)) {
+    for (const n of page) {
+      seen.add(n.number);
+      // A server that does not list variables gives no hash: the number is taken as it is ('?').
+      chunk.push([n.number, String(n.id), Array.isArray(n.varValues) ? hashValues(n.varValues) : '?']);
+    }
+    if (chunk.length >= 500) await flush();
+  }
+  if (chunk.length) await flush();
+  let forgotten = 0;
+  let cursor = '0';
+  do {
+    const [next, flat] = await redis.hscan(keys.have, cursor, 'COUNT', 1000);
+    cursor = next;
+    const gone: string[] = [];
+    for (let i = 0; i < flat.length; i += 2) {
+      const held = JSON.parse(flat[i + 1]!) as { s: string; t: number };
+      if (held.s === rt.config.id && held.t < started && !seen.has(flat[i]!)) gone.push(flat[i]!);
+    }
+    for (const e164 of gone) {
+      if (await redis.hexists(keys.claims, e164)) continue; // a batch is on it; its answer decides
+      await redis.multi().hdel(keys.have, e164).sadd(keys.dirty, e164).exec();
+      forgotten++;
+    }
+  } while (cursor !== '0');
+  rt.log.info({ sync: rt.config.id, numbers: seen.size, adopted, updated, forgotten, ms: Date.now() - started }, 'reconciled with the campaign');
+  return { adopted, updated, forgotten, numbers: seen.size };
+}
+
+interface PageCounts { seen: number; changed: number; left: number; invalid: number }
+
+/** Maps, applies and plans one page; returns its counts. */
+async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey: string | null): Promise<PageCounts> {
+  const redis = redisOf(rt);
+  const errors: RecordError[] = (page.errors ?? []).map((e) => ({ contactId: '', line: e.line, field: '', value: '', reason: e.reason, code: 'bad_record' }));
+  const changes: ({ contact: MappedContact } | { deleted: string })[] = [];
+  const phones = new Set<string>();
+  for (const c of page.contacts) {
+    if (!storableId(c.id)) {
+      errors.push({ contactId: c.id.slice(0, 50), line: c.line, field: 'id', value: '', reason: 'id is empty, too long, or has a comma or newline', code: 'bad_record' });
+      continue;
+    }
+    const { contact, errors: e } = mapContact(c, rt.config.mapping);
+    errors.push(...e);
+    changes.push({ contact });
+    for (const p of contact.phones) phones.add(p);
+  }
+  for (const id of page.left ?? []) changes.push({ deleted: id });
+  const applied = await rt.state.applyContacts(changes);
+  if (seenKey && page.contacts.length) {
+    await redis.multi().sadd(seenKey, ...page.contacts.map((c) => c.id)).expire(seenKey, 2 * 86_400).exec();
+  }
+  await rt.state.recordErrors(runId, errors);
+  const counts = { seen: page.contacts.length, changed: applied.changed, left: applied.removed, invalid: errors.length };
+  await redis.multi().hincrby(rt.state.keys.run(runId), 'seen', counts.seen).hincrby(rt.state.keys.run(runId), 'changed', counts.changed)
+    .hincrby(rt.state.keys.run(runId), 'left', counts.left).exec();
+  rt.metrics.contactsSeen.inc({ sync: rt.config.id }, counts.seen);
+  rt.metrics.contactsChanged.inc({ sync: rt.config.id }, counts.changed);
+  if (counts.invalid) rt.metrics.invalid.inc({ sync: rt.config.id }, counts.invalid);
+  await plan(rt, [...phones], runId);
+  return counts;
+}
+
+/** Contacts held but not seen by a full read have left the selection. */
+async function sweep(rt: SyncRuntime, runId: string, seenKey: string): Promise<number> {
+  const redis = redisOf(rt);
+  let cursor = '0';
+  let left = 0;
+  do {
+    const [next, flat] = await redis.hscan(rt.state.keys.contacts, cursor, 'COUNT', 1000);
+    cursor = next;
+    const ids = flat.filter((_, i) => i % 2 === 0);
+    if (!ids.length) continue;
+    const present = await redis.smismember(seenKey, ...ids);
+    const gone = ids.filter((_, i) => !present[i]);
+    if (gone.length) left += (await applyPage(rt, runId, { contacts: [], left: gone }, null)).left;
+  } while (cursor !== '0');
+  return left;
+}
+
+async function drainInbox(rt: SyncRuntime, runId: string): Promise<void> {
+  const redis = redisOf(rt);
+  const key = rt.state.keys.inbox;
+  for (;;) {
+    const items = await redis.lrange(key, 0, 99);
+    if (!items.length) return;
+    for (const raw of items) {
+      const item = JSON.parse(raw) as InboxItem;
+      await applyPage(rt, runId, { contacts: item.c ?? [], left: item.d ?? [] }, null);
+    }
+    // Applying is idempotent (by hash): items applied twice after a crash here change nothing.
+    await redis.ltrim(key, items.length, -1);
+  }
+}
+
+/** Runs one sync; `runId` is the job's id, so a resumed job continues the same run. */
+export async function runSync(rt: SyncRuntime, runId: string, trigger: string): Promise<RunRecord> {
+  const redis = redisOf(rt);
+  const { keys } = rt.state;
+  const runKey = keys.run(runId);
+  let run = await readRun(redis, runKey);
+  if (!run) {
+    const meta = await redis.hgetall(keys.meta);
+    const full = meta.fullRequested === '1' || !meta.fullDone || rt.source.kind === 'csv';
+    const mode = !rt.source.pulls ? 'plan' : full ? 'full' : 'incremental';
+    const now = Date.now();
+    const fields: Record<string, string | number> = { id: runId, sync: rt.config.id, trigger, mode, status: 'running', startedAt: new Date(now).toISOString(), startedAtMs: now };
+    for (const c of COUNTS) fields[c] = 0;
+    await redis.multi().hset(runKey, fields).expire(runKey, 30 * 86_400).lpush(keys.runs, runId).ltrim(keys.runs, 0, 99)
+      .hdel(keys.meta, 'fullRequested').exec();
+    run = (await readRun(redis, runKey))!;
+  }
+  const startedAtMs = Number(await redis.hget(runKey, 'startedAtMs'));
+  const started = performance.now();
+  const log = rt.log.child({ sync: rt.config.id, run: runId });
+  log.info({ mode: run.mode, trigger }, 'run started');
+  try {
+    const meta = await redis.hgetall(keys.meta);
+    if (meta.reconcile || !meta.fullDone) {
+      await reconcileCampaign(rt);
+      await redis.hdel(keys.meta, 'reconcile');
+    }
+    // Parked records are retried by every run.
+    const parked = await redis.hkeys(keys.parked);
+    for (let i = 0; i < parked.length; i += 1000) await redis.sadd(keys.dirty, ...parked.slice(i, i + 1000));
+    await resumeBatches(rt);
+    await drainInbox(rt, runId);
+    if (rt.source.pulls) {
+      const full = run.mode === 'full';
+      const seenKey = full ? keys.seen(runId) : null;
+      const resume = meta.resumeRun === runId ? meta.resume ?? null : null;
+      const pages = rt.source.pull({
+        full, since: meta.cursor ? Number(meta.cursor) : null, resume,
+        checkpoint: async (position) => { await redis.hset(keys.meta, 'resume', position, 'resumeRun', runId); },
+        known: async (ids) => {
+          const held = await redis.hmget(keys.contacts, ...ids);
+          return new Set(ids.filter((_, i) => held[i] !== null));
+        },
+      });
+      for await (const page of pages) {
+        await applyPage(rt, runId, page, seenKey);
+        if (page.members) {
+          // A list's full membership: whoever is held and not in it has left.
+          const gone: string[] = [];
+          let cursor = '0';
+          do {
+            const [next, flat] = await redis.hscan(keys.contacts, cursor, 'COUNT', 1000);
+            cursor = next;
+            for (let i = 0; i < flat.length; i += 2) if (!page.members.has(flat[i]!)) gone.push(flat[i]!);
+          } while (cursor !== '0');
+          for (let i = 0; i < gone.length; i += 1000) await applyPage(rt, runId, { contacts: [], left: gone.slice(i, i + 1000) }, null);
+        }
+      }
+      if (seenKey) await sweep(rt, runId, seenKey);
+      await redis.multi().hset(keys.meta, 'cursor', startedAtMs, 'fullDone', '1').hdel(keys.meta, 'resume', 'resumeRun').exec();
+      if (seenKey) await redis.del(seenKey);
+    } else {
+      await redis.hset(keys.meta, 'fullDone', '1');
+    }
+    await planDirty(rt, runId);
+    const durationMs = Math.round(performance.now() - started);
+    await redis.hset(runKey, 'status', 'done', 'endedAt', new Date().toISOString(), 'durationMs', durationMs);
+    rt.metrics.runSeconds.observe({ sync: rt.config.id, mode: run.mode }, durationMs / 1000);
+    const done = (await readRun(redis, runKey))!;
+    log.info({ seen: done.seen, changed: done.changed, left: done.left, invalid: done.invalid, planned: done.planned, durationMs }, 'run done');
+    return done;
+  } catch (err) {
+    await redis.hset(runKey, 'status', 'failed', 'error', (err as Error).message, 'endedAt', new Date().toISOString(),
+      'durationMs', Math.round(performance.now() - started));
+    log.error({ err: (err as Error).message }, 'run failed');
+    throw err;
+  }
+}

@@ -1,0 +1,27 @@
+// What `status` and the operations page show of a sync: its last runs, what it holds, its parked records.
+import { redactPhone } from './contacts.ts';
+import { readRun, type SyncRuntime } from './run.ts';
+import type { Parked, RunRecord } from './state.ts';
+
+export interface SyncStatus {
+  sync: string; source: string; campaignId: string;
+  contacts: number; numbers: number; dirty: number; openBatches: number; parked: number;
+  runs: RunRecord[];
+  parkedRecords: { phone: string; contactId: string | null; reason: string; code: string; at: string }[];
+}
+
+export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20): Promise<SyncStatus> {
+  const { redis, keys } = rt.state;
+  const [contacts, numbers, dirty, openBatches, parkedCount, runIds] = await Promise.all([
+    redis.hlen(keys.contacts), redis.hlen(keys.have), redis.scard(keys.dirty), redis.hlen(keys.batches), redis.hlen(keys.parked),
+    redis.lrange(keys.runs, 0, runs - 1),
+  ]);
+  const records = (await Promise.all(runIds.map((id) => readRun(redis, keys.run(id))))).filter((r): r is RunRecord => r !== null);
+  const [, flat] = await redis.hscan(keys.parked, '0', 'COUNT', parked);
+  const parkedRecords = [];
+  for (let i = 0; i < flat.length && parkedRecords.length < parked; i += 2) {
+    const p = JSON.parse(flat[i + 1]!) as Parked;
+    parkedRecords.push({ phone: redactPhone(flat[i]!), contactId: p.c, reason: p.r, code: p.code, at: new Date(p.t).toISOString() });
+  }
+  return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, runs: records, parkedRecords };
+}
