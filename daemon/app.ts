@@ -26,8 +26,8 @@ export interface DaemonOptions {
   workers?: boolean;
   /** Serve HTTP (webhooks, health, metrics). */
   http?: boolean;
-  /** BullMQ lock duration: how soon a job of a killed process is taken over. */
-  lockDuration?: number;
+  /** Set schedules and start first runs (the `start` command; `sync SYNC_ID` runs one sync only). */
+  schedules?: boolean;
 }
 
 function createSource(sync: SyncConfig, redis: Redis, prefix: string, log: Logger, metrics: Metrics): Source {
@@ -88,17 +88,20 @@ export class Daemon {
     await d.noticeRedisRestart();
     d.redis.on('ready', () => { void d.noticeRedisRestart().catch(() => {}); });
     if (options.workers !== false) {
-      const lockDuration = options.lockDuration ?? 15_000;
+      const lockDuration = config.takeoverAfter;
       d.syncWorker = new Worker<SyncJobData>('syncs', (job) => d.process(job), {
         connection: d.redis, prefix: d.prefix, concurrency: 4, lockDuration,
         stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 100,
       });
       d.syncWorker.on('error', (err) => log.error({ err: err.message }, 'sync worker error'));
       for (const q of d.pushQueues.values()) q.startWorker(lockDuration);
-      await d.reconcileSchedulers();
-      // A sync seen for the first time starts with a full import.
-      for (const sync of config.syncs) {
-        if (!(await d.redis.hget(d.runtimes.get(sync.id)!.state.keys.meta, 'fullDone'))) await d.triggerPull(sync.id, 'first run');
+      if (options.schedules !== false) {
+        const scheduled = await d.reconcileSchedulers();
+        // A sync seen for the first time starts with a full import (an `every` schedule just set fires at once itself).
+        for (const sync of config.syncs) {
+          if (scheduled.has(sync.id) && 'every' in sync.schedule) continue;
+          if (!(await d.redis.hget(d.runtimes.get(sync.id)!.state.keys.meta, 'fullDone'))) await d.triggerPull(sync.id, 'first run');
+        }
       }
     }
     if (options.http !== false) {
@@ -149,10 +152,11 @@ export class Daemon {
    * Job schedulers are upserted by one process, and only when the configuration changed them: BullMQ's
    * schedulers misbehave when many processes upsert at once (duplicate or missing next jobs).
    */
-  private async reconcileSchedulers(): Promise<void> {
+  private async reconcileSchedulers(): Promise<Set<string>> {
     const lock = `${this.prefix}:lock:schedulers`;
     const token = createHash('sha256').update(`${process.pid}-${Math.random()}`).digest('hex');
-    if ((await this.redis.set(lock, token, 'PX', 30_000, 'NX')) !== 'OK') return;
+    const upserted = new Set<string>();
+    if ((await this.redis.set(lock, token, 'PX', 30_000, 'NX')) !== 'OK') return upserted;
     try {
       const storedKey = `${this.prefix}:schedulers`;
       const stored = await this.redis.hgetall(storedKey);
@@ -162,6 +166,7 @@ export class Daemon {
         const repeat = 'every' in sync.schedule ? { every: sync.schedule.every } : { pattern: sync.schedule.cron, tz: sync.schedule.tz ?? 'UTC' };
         await this.syncQueue.upsertJobScheduler(`tick-${sync.id}`, repeat, { name: 'tick', data: { syncId: sync.id, trigger: 'schedule' } });
         await this.redis.hset(storedKey, sync.id, spec);
+        upserted.add(sync.id);
         this.log.info({ sync: sync.id, schedule: sync.schedule }, 'schedule set');
       }
       for (const s of await this.syncQueue.getJobSchedulers()) {
@@ -175,6 +180,7 @@ export class Daemon {
     } finally {
       if ((await this.redis.get(lock)) === token) await this.redis.del(lock);
     }
+    return upserted;
   }
 
   /** Queues a pull; a storm of triggers for one sync coalesces into one running and one waiting. */

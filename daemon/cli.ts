@@ -1,5 +1,6 @@
 // `./dev daemon start|sync|status --config FILE`: the sync daemon's command line.
 import { parseArgs } from 'node:util';
+import { pino } from 'pino';
 import { Daemon } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './log.ts';
@@ -56,7 +57,8 @@ try {
   if (err instanceof ConfigError) fail(err.message);
   throw err;
 }
-const log = createLogger(config.log.level);
+// Logs of the one-shot commands go to stderr, so their output (JSON for `status --json`) stays clean on stdout.
+const log = command === 'start' ? createLogger(config.log.level) : createLogger(config.log.level, pino.destination(2));
 
 function syncArg(): string {
   const id = positionals[0];
@@ -86,7 +88,7 @@ if (command === 'start') {
   }
 } else if (command === 'sync') {
   const id = syncArg();
-  const daemon = await Daemon.start(config, { log, http: false });
+  const daemon = await Daemon.start(config, { log, http: false, schedules: false });
   const rt = daemon.runtimes.get(id)!;
   await daemon.triggerPull(id, 'command line', values.full ?? false);
   // Waits for a run of this sync that started after the trigger, then for its batches to be pushed.

@@ -7,10 +7,8 @@ import { z } from 'zod/v4';
 const COUNTRIES = new Set<string>(getCountries());
 
 /** A duration such as `90s`, `15m`, `2h`, `1d` (or a number of seconds), in milliseconds. */
-const duration = z.union([
-  z.number().positive(),
-  z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/, 'a duration such as 30s, 15m, 2h or 1d'),
-]).transform((v) => {
+const DURATION = 'a duration such as 30s, 15m, 2h or 1d (or a number of seconds)';
+const duration = z.union([z.number().positive(), z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/)], { error: DURATION }).transform((v) => {
   if (typeof v === 'number') return v * 1000;
   const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/.exec(v)!;
   return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'ms'];
@@ -116,10 +114,11 @@ const mapping = z.strictObject({
     .transform((c) => c as CountryCode).optional(),
 });
 
-const schedule = z.union([
-  z.strictObject({ every: duration }),
-  z.strictObject({ cron: z.string().min(9), tz: z.string().optional() }),
-]);
+// {every: 15m} or {cron: '0 0 * * * *', tz?}: one object, so an error points at the key that is wrong.
+const schedule = z.strictObject({ every: duration.optional(), cron: z.string().min(9, 'a cron pattern such as "0 */15 * * * *"').optional(), tz: z.string().optional() })
+  .refine((s) => (s.every === undefined) !== (s.cron === undefined), 'give either every (a duration) or cron (a pattern), not both')
+  .refine((s) => s.tz === undefined || s.cron !== undefined, 'tz applies to cron schedules only')
+  .transform((s) => (s.every !== undefined ? { every: s.every } : { cron: s.cron!, tz: s.tz }));
 
 const sync = z.strictObject({
   id,
@@ -150,6 +149,8 @@ export const configSchema = z.strictObject({
       seen.add(s.id);
     });
   }),
+  /** How long a job of a process that died stays locked before another process takes it over (BullMQ's lockDuration). */
+  takeoverAfter: duration.default(15_000),
   /** Graceful shutdown deadline after SIGTERM. */
   shutdownTimeout: duration.default(20_000),
   log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info') }).default({ level: 'info' }),
@@ -191,8 +192,43 @@ const SECRET_KEYS = /token|secret|password|apikey/i;
 function describeValue(path: PropertyKey[], input: unknown): string {
   if (path.some((p) => SECRET_KEYS.test(String(p)))) return '(secret, not shown)';
   if (input === undefined) return 'missing';
+  if (Array.isArray(input)) return `a list of ${input.length}`;
+  if (input && typeof input === 'object') return `an object with keys ${Object.keys(input).join(', ')}`;
   const text = JSON.stringify(input);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** The keys an object in the schema allows, found by walking the schema along `path` (picking union members by the input). */
+function allowedKeys(path: PropertyKey[], root: unknown): string[] {
+  let schema: any = configSchema;
+  let input: any = root;
+  const unwrap = () => {
+    for (;;) {
+      const def = schema?._zod?.def;
+      if (!def) return;
+      if (def.type === 'default' || def.type === 'optional' || def.type === 'nullable') schema = def.innerType;
+      else if (def.type === 'pipe') schema = def.in;
+      else if (def.type === 'union') {
+        schema = def.options.find((o: any) => {
+          const d = o._zod.def;
+          const disc = d.shape?.type?._zod?.def;
+          return d.type === 'object' && (!disc || disc.type !== 'literal' || disc.values?.includes(input?.type));
+        }) ?? def.options[0];
+      } else return;
+    }
+  };
+  unwrap();
+  for (const p of path) {
+    const def = schema?._zod?.def;
+    if (def?.type === 'object') schema = def.shape[p as string];
+    else if (def?.type === 'array') schema = def.element;
+    else if (def?.type === 'record') schema = def.valueType;
+    else return [];
+    input = input?.[p as string];
+    unwrap();
+  }
+  const def = schema?._zod?.def;
+  return def?.type === 'object' ? Object.keys(def.shape) : [];
 }
 
 function valueAt(root: unknown, path: PropertyKey[]): unknown {
@@ -209,11 +245,17 @@ export function parseConfig(raw: unknown, file = 'config', env: NodeJS.ProcessEn
   const result = configSchema.safeParse(substituted);
   if (result.success) return result.data;
   for (const issue of result.error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      // Never the value: an unknown key may be a misspelt secret, and its parent may hold one.
+      const allowed = allowedKeys(issue.path, substituted);
+      for (const key of issue.keys) {
+        problems.push(`${[...issue.path, key].join('.')}: unknown key${allowed.length ? `; allowed here: ${allowed.join(', ')}` : ''}`);
+      }
+      continue;
+    }
     const where = issue.path.length ? issue.path.join('.') : '(root)';
     const given = describeValue(issue.path, valueAt(substituted, issue.path));
-    let message = issue.message;
-    if (issue.code === 'unrecognized_keys') message = `unknown key(s) ${issue.keys.join(', ')}`;
-    problems.push(`${where}: ${message} (got ${given})`);
+    problems.push(`${where}: ${issue.message} (got ${given})`);
   }
   throw new ConfigError(file, problems);
 }

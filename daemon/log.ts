@@ -1,8 +1,12 @@
 // Structured logs (pino) with secrets and phone numbers redacted wherever they appear.
 import { pino, type Logger } from 'pino';
 
-/** Anything that looks like a phone number (7+ digits with separators) keeps only its last 4 digits. */
-const PHONE = /\+?\d[\d\s().-]{5,}\d/g;
+/**
+ * What looks like a phone number keeps only its last 4 digits: E.164 (`+` and 7-15 digits), a North American
+ * national form (`(212) 555-0100`, `212.555.0100`), or 8-15 digits standing alone. Ids, addresses, dates and
+ * UUIDs do not match (their digits touch letters, or come in groups too short).
+ */
+const PHONE = /\+\d[\d\s().-]{5,18}\d|\(?\b\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}\b|(?<![\w.:-])\d{8,15}(?![\w.:-])/g;
 
 function redactText(text: string): string {
   return text
@@ -10,6 +14,8 @@ function redactText(text: string): string {
     .replace(/(api_token|token|secret|password)=([^&\s]+)/gi, '$1=[redacted]')
     .replace(PHONE, (m) => `[phone …${m.replace(/\D/g, '').slice(-4)}]`);
 }
+
+export { redactText };
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino({

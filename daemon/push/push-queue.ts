@@ -116,6 +116,7 @@ export class PushQueue {
       ? await this.processAdd(job, target, batch.e as AddEntry[])
       : await this.processDelete(job, target, batch.e as DeleteEntry[]);
     this.metrics.pushSeconds.observe({ kind: batch.k }, (performance.now() - started) / 1000);
+    this.log.debug({ batch: job.data.batchId, ...counts }, 'batch recorded');
     const runKey = target.state.keys.run(batch.r);
     await target.state.redis.multi().hincrby(runKey, 'pushed', counts.pushed).hincrby(runKey, 'deleted', counts.deleted)
       .hincrby(runKey, 'rejected', counts.rejected).exec();

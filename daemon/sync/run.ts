@@ -241,7 +241,8 @@ export async function runSync(rt: SyncRuntime, runId: string, trigger: string): 
         },
       });
       for await (const page of pages) {
-        await applyPage(rt, runId, page, seenKey);
+        const counts = await applyPage(rt, runId, page, seenKey);
+        log.debug(counts, 'page applied');
         if (page.members) {
           // A list's full membership: whoever is held and not in it has left.
           const gone: string[] = [];

@@ -80,3 +80,55 @@ export async function waitFor<T>(check: () => Promise<T | null | undefined | fal
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+export interface DaemonProcess {
+  child: import('node:child_process').ChildProcess;
+  /** The daemon's HTTP address, once it logged it. */
+  address: Promise<string>;
+  /** Everything it wrote (JSON log lines). */
+  output(): string;
+  /** SIGKILL, and wait until it is gone. */
+  kill(): Promise<void>;
+  /** SIGTERM, and wait for the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Writes the configuration to a file and runs `daemon/cli.ts start` on it in its own process. */
+export async function spawnDaemon(config: Record<string, unknown>, dir: string, env: Record<string, string> = {}): Promise<DaemonProcess> {
+  const { spawn } = await import('node:child_process');
+  const { writeFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const file = join(dir, `daemon-${randomBytes(3).toString('hex')}.json`);
+  writeFileSync(file, JSON.stringify(config, null, 2));
+  const child = spawn(process.execPath, [join(import.meta.dirname, '../../daemon/cli.ts'), 'start', '--config', file], {
+    env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let resolveAddress: (a: string) => void;
+  const address = new Promise<string>((r) => { resolveAddress = r; });
+  const onData = (c: Buffer) => {
+    out += c.toString();
+    const m = /"address":"([^"]+)"[^\n]*"msg":"daemon listening"/.exec(out);
+    if (m) resolveAddress(m[1]!);
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return {
+    child, address, output: () => out,
+    async kill() { child.kill('SIGKILL'); await exited; },
+    async stop() { child.kill('SIGTERM'); return exited; },
+  };
+}
+
+/** A free loopback port (for a redis-server of a test's own). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as import('node:net').AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}

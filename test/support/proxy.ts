@@ -13,11 +13,13 @@ export interface Proxy {
   exchanges: Exchange[];
   /** Answers matching requests itself (status, headers, body) instead of forwarding them. */
   intercept: ((req: IncomingMessage) => { status: number; headers?: Record<string, string>; body?: string } | undefined) | null;
+  /** Sees each upstream answer (its body whole) before it is relayed; returning 'drop' cuts the connection instead. */
+  onAnswer: ((exchange: Exchange, body: Buffer) => 'drop' | void) | null;
   close(): Promise<void>;
 }
 
 export async function startProxy(target: string): Promise<Proxy> {
-  const proxy: Proxy = { url: '', exchanges: [], intercept: null, close: async () => {} };
+  const proxy: Proxy = { url: '', exchanges: [], intercept: null, onAnswer: null, close: async () => {} };
   const server = createServer((req, res) => {
     const answer = proxy.intercept?.(req);
     if (answer) {
@@ -27,9 +29,24 @@ export async function startProxy(target: string): Promise<Proxy> {
       return;
     }
     const upstream = httpRequest(new URL(req.url!, target), { method: req.method, headers: req.headers }, (up) => {
-      proxy.exchanges.push({ method: req.method!, path: req.url!, status: up.statusCode! });
-      res.writeHead(up.statusCode!, up.headers);
-      up.pipe(res);
+      const exchange = { method: req.method!, path: req.url!, status: up.statusCode! };
+      proxy.exchanges.push(exchange);
+      if (!proxy.onAnswer) {
+        res.writeHead(up.statusCode!, up.headers);
+        up.pipe(res);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      up.on('data', (c: Buffer) => chunks.push(c));
+      up.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (proxy.onAnswer?.(exchange, body) === 'drop') {
+          res.destroy();
+          return;
+        }
+        res.writeHead(up.statusCode!, up.headers);
+        res.end(body);
+      });
     });
     upstream.on('error', (error) => res.writeHead(502).end(String(error)));
     req.pipe(upstream);

@@ -1,0 +1,369 @@
+// The daemon's configuration: defaults, ${ENV} secrets, precise problems for every kind of mistake, secrets never echoed, YAML/JSON files.
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseConfig } from '../../daemon/config.ts';
+
+const DIALER_TOKEN = 'dlr_live_Zq81mXw0PAvT3s';
+const HUBSPOT_TOKEN = 'pat-na1-7c1e2f4a-secret-hub';
+const CLIENT_SECRET = 'hs-client-secret-Yt6pQ';
+const PIPEDRIVE_TOKEN = 'pd-9f8e7d6c5b4a-token';
+const WEBHOOK_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const PD_PASSWORD = 'pd-hook-password-77';
+
+const ENV = { DIALER_TOKEN, HUBSPOT_TOKEN, CLIENT_SECRET, PIPEDRIVE_TOKEN, WEBHOOK_SECRET, PD_PASSWORD, DIALER_HOST: 'dialer.example.com' };
+
+/** Every source type, only required keys besides the secrets (given as ${ENV} references). */
+function fullConfig(): any {
+  return {
+    dialer: { baseUrl: 'https://${DIALER_HOST}/', accountId: 'acc-1', apiToken: '${DIALER_TOKEN}' },
+    syncs: [
+      { id: 'hubspot-leads', campaignId: 'c-1', source: { type: 'hubspot', accessToken: '${HUBSPOT_TOKEN}', clientSecret: '${CLIENT_SECRET}' }, mapping: { phone: 'phone', defaultCountry: 'US' } },
+      { id: 'pd.people', campaignId: 'c-2', source: { type: 'pipedrive', apiToken: '${PIPEDRIVE_TOKEN}', webhookUser: 'pd', webhookPassword: '${PD_PASSWORD}' }, mapping: { phone: 'phones' } },
+      { id: 'web_form', campaignId: 'c-3', source: { type: 'webhook', secret: '${WEBHOOK_SECRET}' }, mapping: { id: 'email', phone: ['mobile', 'phone'], variables: { name: 'firstName' } } },
+      { id: 'csv-import', campaignId: 'c-4', source: { type: 'csv', path: '/data/leads.csv' }, mapping: { phone: 'Phone' }, schedule: { cron: '0 * * * *', tz: 'Europe/Berlin' }, onLeave: 'keep' },
+    ],
+  };
+}
+
+/** A minimal valid configuration without ${ENV} references, to break one key at a time. */
+function minimalConfig(): any {
+  return {
+    dialer: { baseUrl: 'http://127.0.0.1:4000', accountId: 'acc-1', apiToken: DIALER_TOKEN },
+    syncs: [{ id: 's1', campaignId: 'c-1', source: { type: 'webhook', secret: WEBHOOK_SECRET }, mapping: { phone: 'phone' } }],
+  };
+}
+
+/** The problems parseConfig reports for `raw`; fails the test when it parses. */
+function problemsOf(raw: unknown, env: Record<string, string> = ENV): { problems: string[]; message: string } {
+  try {
+    parseConfig(raw, 'sync.yaml', env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return { problems: (err as ConfigError).problems, message: (err as ConfigError).message };
+  }
+  throw new Error('expected a ConfigError, the configuration parsed');
+}
+
+/** The one problem mentioning `path`. */
+function problemAt(problems: string[], path: string): string {
+  const found = problems.filter((p) => p.startsWith(`${path}:`) || p.startsWith(`${path} `));
+  expect(found, `a problem at ${path} in ${JSON.stringify(problems)}`).toHaveLength(1);
+  return found[0]!;
+}
+
+const SECRETS = [DIALER_TOKEN, HUBSPOT_TOKEN, CLIENT_SECRET, PIPEDRIVE_TOKEN, WEBHOOK_SECRET, PD_PASSWORD];
+
+function expectNoSecret(text: string): void {
+  for (const s of SECRETS) expect(text).not.toContain(s);
+  // A truncated echo would still give most of a secret away.
+  for (const s of SECRETS) expect(text).not.toContain(s.slice(0, 8));
+}
+
+describe('a valid configuration', () => {
+  it('parses every source type with the documented defaults', () => {
+    const c = parseConfig(fullConfig(), 'sync.yaml', ENV);
+    expect(c.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'cds' });
+    expect(c.http).toEqual({ host: '127.0.0.1', port: 4300 });
+    expect(c.shutdownTimeout).toBe(20_000);
+    expect(c.log).toEqual({ level: 'info' });
+    expect(c.dialer).toEqual({
+      baseUrl: 'https://dialer.example.com', accountId: 'acc-1', apiToken: DIALER_TOKEN,
+      rateLimit: { perSecond: 10, burst: 50 }, maxNumbersPerRequest: 1000, pageSize: 1000, concurrency: 4, timeout: 30_000, attempts: 8,
+    });
+    const [hubspot, pipedrive, webhook, csv] = c.syncs;
+    expect(hubspot!.source).toEqual({
+      type: 'hubspot', baseUrl: 'https://api.hubapi.com', accessToken: HUBSPOT_TOKEN, clientSecret: CLIENT_SECRET, apiVersion: '2026-09',
+      searchPerSecond: 5, requestsPer10Seconds: 100, pageSize: 200, overlap: 300_000, selection: {}, properties: [],
+    });
+    expect(hubspot!.schedule).toEqual({ every: 900_000 });
+    expect(hubspot!.onLeave).toBe('delete');
+    expect(hubspot!.mapping).toEqual({ id: 'id', phone: ['phone'], variables: {}, defaultCountry: 'US' });
+    expect(pipedrive!.source).toEqual({
+      type: 'pipedrive', baseUrl: 'https://api.pipedrive.com', apiToken: PIPEDRIVE_TOKEN, burstPer2Seconds: 20, dailyTokens: 30_000,
+      pageSize: 500, overlap: 300_000, selection: {}, webhookUser: 'pd', webhookPassword: PD_PASSWORD,
+    });
+    expect(webhook!.source).toEqual({ type: 'webhook', secret: WEBHOOK_SECRET });
+    expect(webhook!.mapping).toEqual({ id: 'email', phone: ['mobile', 'phone'], variables: { name: 'firstName' } });
+    expect(csv!.source).toEqual({ type: 'csv', path: '/data/leads.csv', delimiter: ',' });
+    expect(csv!.schedule).toEqual({ cron: '0 * * * *', tz: 'Europe/Berlin' });
+    expect(csv!.onLeave).toBe('keep');
+  });
+
+  it('reads durations as strings with a unit or as seconds', () => {
+    const raw = minimalConfig();
+    raw.shutdownTimeout = '90s';
+    raw.dialer.timeout = 5;
+    raw.syncs[0].schedule = { every: '2h' };
+    const c = parseConfig(raw, 'sync.yaml', {});
+    expect(c.shutdownTimeout).toBe(90_000);
+    expect(c.dialer.timeout).toBe(5000);
+    expect(c.syncs[0]!.schedule).toEqual({ every: 7_200_000 });
+  });
+
+  it('accepts a HubSpot selection by list id or by filter groups', () => {
+    const byList = minimalConfig();
+    byList.syncs[0].source = { type: 'hubspot', accessToken: HUBSPOT_TOKEN, selection: { listId: '42' } };
+    expect(parseConfig(byList, 'sync.yaml', {}).syncs[0]!.source).toMatchObject({ selection: { listId: '42' } });
+    const byFilter = minimalConfig();
+    const filterGroups = [{ filters: [{ propertyName: 'lifecyclestage', operator: 'EQ', value: 'lead' }] }];
+    byFilter.syncs[0].source = { type: 'hubspot', accessToken: HUBSPOT_TOKEN, selection: { filterGroups } };
+    expect(parseConfig(byFilter, 'sync.yaml', {}).syncs[0]!.source).toMatchObject({ selection: { filterGroups } });
+  });
+});
+
+describe('${ENV} references', () => {
+  it('are replaced by the environment, also inside a longer string', () => {
+    const c = parseConfig(fullConfig(), 'sync.yaml', ENV);
+    expect(c.dialer.apiToken).toBe(DIALER_TOKEN);
+    expect(c.dialer.baseUrl).toBe('https://dialer.example.com');
+    expect(c.syncs[1]!.source).toMatchObject({ apiToken: PIPEDRIVE_TOKEN, webhookPassword: PD_PASSWORD });
+  });
+
+  it('to a missing variable give a ConfigError naming the variable and the key path', () => {
+    const { DIALER_TOKEN: _, ...env } = ENV;
+    const { problems, message } = problemsOf(fullConfig(), env);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('DIALER_TOKEN');
+    expect(problems[0]).toMatch(/^dialer\.apiToken\b/);
+    expect(message).toContain('sync.yaml');
+    expectNoSecret(message);
+  });
+
+  it('to an empty variable count as missing, and every missing one is listed', () => {
+    const { problems } = problemsOf(fullConfig(), { ...ENV, HUBSPOT_TOKEN: '', CLIENT_SECRET: undefined as unknown as string });
+    expect(problems.find((p) => p.includes('HUBSPOT_TOKEN'))).toMatch(/^syncs\.0\.source\.accessToken\b/);
+    expect(problems.find((p) => p.includes('CLIENT_SECRET'))).toMatch(/^syncs\.0\.source\.clientSecret\b/);
+  });
+});
+
+describe('each kind of mistake names the key path, the bad value and what is allowed', () => {
+  it('an unknown key', () => {
+    const raw = minimalConfig();
+    raw.dialer.maxNumbers = 500;
+    const p = problemAt(problemsOf(raw).problems, 'dialer.maxNumbers');
+    expect(p).toContain('unknown key');
+    // What is allowed: the keys the dialer section knows.
+    expect(p).toContain('maxNumbersPerRequest');
+    expectNoSecret(p);
+  });
+
+  it('an unknown key at the root', () => {
+    const raw = minimalConfig();
+    raw.sync = [];
+    const p = problemsOf(raw).problems.join('\n');
+    expect(p).toContain('sync');
+    expect(p).toContain('syncs');
+    expectNoSecret(p);
+  });
+
+  it('a wrong type', () => {
+    const raw = minimalConfig();
+    raw.dialer.maxNumbersPerRequest = 'many';
+    const p = problemAt(problemsOf(raw).problems, 'dialer.maxNumbersPerRequest');
+    expect(p).toContain('"many"');
+    expect(p).toMatch(/number/);
+  });
+
+  it('a bad URL', () => {
+    const raw = minimalConfig();
+    raw.dialer.baseUrl = 'ftp://dialer.example.com';
+    const p = problemAt(problemsOf(raw).problems, 'dialer.baseUrl');
+    expect(p).toContain('ftp://dialer.example.com');
+    expect(p).toMatch(/http\(s\) URL/);
+  });
+
+  it('an unknown source type', () => {
+    const raw = minimalConfig();
+    raw.syncs[0].source = { type: 'salesforce', apiToken: 'x' };
+    const p = problemAt(problemsOf(raw).problems, 'syncs.0.source.type');
+    expect(p).toContain('"salesforce"');
+    for (const t of ['hubspot', 'pipedrive', 'webhook', 'csv']) expect(p).toContain(t);
+  });
+
+  it('a bad defaultCountry', () => {
+    const raw = minimalConfig();
+    raw.syncs[0].mapping.defaultCountry = 'USA';
+    const p = problemAt(problemsOf(raw).problems, 'syncs.0.mapping.defaultCountry');
+    expect(p).toContain('"USA"');
+    expect(p).toMatch(/ISO 3166/);
+  });
+
+  it('duplicate sync ids', () => {
+    const raw = minimalConfig();
+    raw.syncs.push({ ...raw.syncs[0], campaignId: 'c-2' });
+    const p = problemAt(problemsOf(raw).problems, 'syncs.1.id');
+    expect(p).toMatch(/duplicate/);
+    expect(p).toContain('"s1"');
+  });
+
+  it('a bad duration string in a schedule', () => {
+    const raw = minimalConfig();
+    raw.syncs[0].schedule = { every: '15 minutes' };
+    const p = problemsOf(raw).problems.join('\n');
+    expect(p).toMatch(/^syncs\.0\.schedule/);
+    expect(p).toContain('15 minutes');
+    // What is allowed: a duration written like 15m.
+    expect(p).toMatch(/duration/);
+  });
+
+  it('a bad duration string in shutdownTimeout', () => {
+    const raw = minimalConfig();
+    raw.shutdownTimeout = '20 seconds';
+    const p = problemAt(problemsOf(raw).problems, 'shutdownTimeout');
+    expect(p).toContain('"20 seconds"');
+    expect(p).toMatch(/duration/);
+  });
+
+  it('a HubSpot selection with both filterGroups and listId', () => {
+    const raw = minimalConfig();
+    raw.syncs[0].source = {
+      type: 'hubspot', accessToken: HUBSPOT_TOKEN,
+      selection: { listId: '42', filterGroups: [{ filters: [{ propertyName: 'lifecyclestage', operator: 'EQ', value: 'lead' }] }] },
+    };
+    const p = problemAt(problemsOf(raw).problems, 'syncs.0.source.selection');
+    expect(p).toMatch(/filterGroups or listId, not both/);
+    // The value, summarised: the keys that clash.
+    expect(p).toContain('listId, filterGroups');
+    expectNoSecret(p);
+  });
+
+  it('several mistakes are listed at once', () => {
+    const raw = minimalConfig();
+    raw.dialer.baseUrl = 'dialer';
+    raw.http = { port: 'http' };
+    raw.syncs[0].onLeave = 'archive';
+    const { problems, message } = problemsOf(raw);
+    expect(problems).toHaveLength(3);
+    for (const path of ['dialer.baseUrl', 'http.port', 'syncs.0.onLeave']) {
+      problemAt(problems, path);
+      expect(message).toContain(path);
+    }
+    expect(problemAt(problems, 'syncs.0.onLeave')).toMatch(/delete.*keep/);
+  });
+
+  it('no syncs at all', () => {
+    const raw = minimalConfig();
+    raw.syncs = [];
+    expect(problemAt(problemsOf(raw).problems, 'syncs')).toMatch(/at least one sync/);
+  });
+});
+
+describe('secrets are never echoed', () => {
+  it('not for a secret of the wrong type', () => {
+    const raw = minimalConfig();
+    raw.dialer.apiToken = 987654321987;
+    const { problems, message } = problemsOf(raw);
+    expect(problemAt(problems, 'dialer.apiToken')).toMatch(/string/);
+    expect(message).not.toContain('987654321987');
+  });
+
+  it('not for a token under a misspelt key', () => {
+    const raw = minimalConfig();
+    raw.syncs[0].source = { type: 'hubspot', acessToken: HUBSPOT_TOKEN };
+    const { problems, message } = problemsOf(raw);
+    expect(problems.join('\n')).toContain('acessToken');
+    expectNoSecret(message);
+  });
+
+  it('not for an unknown key beside a valid secret', () => {
+    const raw = minimalConfig();
+    raw.dialer.retries = 3;
+    const { message } = problemsOf(raw);
+    expect(message).toContain('retries');
+    expectNoSecret(message);
+  });
+
+  it('not when a ${ENV} secret lands in a key that is wrong', () => {
+    const raw = fullConfig();
+    raw.syncs[2].source.secret = { value: '${WEBHOOK_SECRET}' };
+    const { problems, message } = problemsOf(raw);
+    problemAt(problems, 'syncs.2.source.secret');
+    expectNoSecret(message);
+  });
+});
+
+describe('configuration files', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cds-config-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads YAML with ${ENV} references', () => {
+    const file = join(dir, 'sync.yaml');
+    writeFileSync(file, `# the dialer and one HubSpot sync
+dialer:
+  baseUrl: http://127.0.0.1:4000
+  accountId: acc-1
+  apiToken: \${DIALER_TOKEN}
+syncs:
+  - id: leads
+    campaignId: c-1
+    source:
+      type: hubspot
+      accessToken: \${HUBSPOT_TOKEN}
+    mapping:
+      phone: phone
+      defaultCountry: GB
+    schedule:
+      every: 5m
+shutdownTimeout: 30s
+`);
+    const c = loadConfig(file, ENV);
+    expect(c.dialer.apiToken).toBe(DIALER_TOKEN);
+    expect(c.syncs[0]!.source).toMatchObject({ type: 'hubspot', accessToken: HUBSPOT_TOKEN, apiVersion: '2026-09' });
+    expect(c.syncs[0]!.schedule).toEqual({ every: 300_000 });
+    expect(c.shutdownTimeout).toBe(30_000);
+  });
+
+  it('reads JSON', () => {
+    const file = join(dir, 'sync.json');
+    writeFileSync(file, JSON.stringify(fullConfig(), null, 2));
+    const c = loadConfig(file, ENV);
+    expect(c.syncs.map((s) => s.source.type)).toEqual(['hubspot', 'pipedrive', 'webhook', 'csv']);
+    expect(c.dialer.rateLimit).toEqual({ perSecond: 10, burst: 50 });
+  });
+
+  it('names the file in the problems of a file', () => {
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'dialer:\n  baseUrl: nowhere\n  accountId: a\n  apiToken: t\nsyncs: []\n');
+    let error: unknown;
+    try { loadConfig(file, {}); } catch (err) { error = err; }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toContain(file);
+    expect((error as ConfigError).problems).toHaveLength(2);
+  });
+
+  it('a missing file is a clear ConfigError', () => {
+    const file = join(dir, 'absent.yaml');
+    let error: unknown;
+    try { loadConfig(file, {}); } catch (err) { error = err; }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toContain(file);
+    expect((error as ConfigError).problems[0]).toMatch(/cannot read the file.*ENOENT/);
+  });
+
+  it('an unreadable file is a clear ConfigError', () => {
+    // root reads any file whatever its mode: then a directory stands in for what cannot be read.
+    const asRoot = process.getuid?.() === 0;
+    const file = asRoot ? dir : join(dir, 'locked.yaml');
+    if (!asRoot) {
+      writeFileSync(file, JSON.stringify(minimalConfig()));
+      chmodSync(file, 0o000);
+    }
+    let error: unknown;
+    try { loadConfig(file, {}); } catch (err) { error = err; }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toContain(file);
+    expect((error as ConfigError).problems[0]).toMatch(asRoot ? /cannot read the file.*EISDIR/ : /cannot read the file.*EACCES/);
+  });
+
+  it('invalid YAML is a clear ConfigError', () => {
+    const file = join(dir, 'broken.yaml');
+    writeFileSync(file, `dialer:\n  baseUrl: "http://127.0.0.1:4000\n  accountId: [acc-1\nsyncs:\n\t- id: x\n  apiToken: ${DIALER_TOKEN}\n`);
+    let error: unknown;
+    try { loadConfig(file, {}); } catch (err) { error = err; }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toContain(file);
+    expect((error as ConfigError).problems[0]).toMatch(/not valid YAML\/JSON/);
+  });
+});

@@ -1,0 +1,246 @@
+// Nothing lost, nothing twice: a 20,000-contact sync killed with SIGKILL at several points (one of them the moment
+// the dialer has added a batch and the daemon has not yet heard), a Redis killed and restarted mid-sync, and two
+// daemon processes sharing one Redis. Each ends with the campaign holding exactly the selected contacts once.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
+import { Daemon } from '../../daemon/app.ts';
+import { parseConfig } from '../../daemon/config.ts';
+import { campaignNumbers, dialerFixture, freePort, quietLog, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
+import { startProxy, type Proxy } from '../support/proxy.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'cds-crash-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The phone numbers the stand-in's selected contacts should put in the campaign. */
+function expectedNumbers(hs: HubSpotStandIn): string[] {
+  return hs.contacts()
+    .filter((c) => c.properties.hs_lead_status !== 'UNQUALIFIED')
+    .map((c) => parsePhoneNumberFromString(c.properties.phone!, 'US')!.number)
+    .sort();
+}
+
+interface World { f: DialerFixture; proxy: Proxy; hs: HubSpotStandIn; prefix: string; cleanup(): Promise<void>; duplicatesRejected: number; posts: number }
+
+async function world(contacts: number): Promise<World> {
+  const f = await dialerFixture();
+  const proxy = await startProxy(f.server.url);
+  const hs = await startHubSpotStandIn({ contacts, searchPerSecond: 100 });
+  // A tenth of the contacts are outside the selection.
+  for (const c of hs.contacts()) if (Number(c.id) % 10 === 3) hs.updateContact(c.id, { hs_lead_status: 'UNQUALIFIED' });
+  const { prefix, cleanup } = testPrefix();
+  const w: World = { f, proxy, hs, prefix, cleanup, duplicatesRejected: 0, posts: 0 };
+  proxy.onAnswer = (exchange, body) => {
+    if (exchange.method === 'POST' && /\/numbers(\?|$)/.test(exchange.path)) {
+      w.posts++;
+      // The server refusing a number as already there would mean the daemon sent it twice.
+      const answer = JSON.parse(body.toString() || '{}') as { rejected?: { code: string }[] };
+      w.duplicatesRejected += (answer.rejected ?? []).filter((r) => r.code === 'duplicate').length;
+    }
+  };
+  return w;
+}
+
+function rawConfig(w: World, redisUrl = REDIS_URL): Record<string, unknown> {
+  return {
+    redis: { url: redisUrl, prefix: w.prefix },
+    http: { host: '127.0.0.1', port: 0 },
+    dialer: { baseUrl: w.proxy.url, accountId: w.f.accountId, apiToken: '${CRASH_DIALER_TOKEN}', rateLimit: { perSecond: 40, burst: 40 }, maxNumbersPerRequest: 250 },
+    takeoverAfter: '2s',
+    log: { level: process.env.DAEMON_TEST_LOG ?? 'info' },
+    syncs: [{
+      id: 'leads',
+      source: {
+        type: 'hubspot', baseUrl: w.hs.url, accessToken: '${CRASH_HUBSPOT_TOKEN}', searchPerSecond: 40,
+        selection: { filterGroups: [{ filters: [{ propertyName: 'hs_lead_status', operator: 'NEQ', value: 'UNQUALIFIED' }] }] },
+      },
+      campaignId: w.f.campaignId,
+      mapping: { phone: 'phone', variables: { firstName: 'firstname', company: 'company' }, defaultCountry: 'US' },
+      schedule: { every: '1h' },
+    }],
+  };
+}
+
+function env(w: World): Record<string, string> {
+  return { CRASH_DIALER_TOKEN: w.f.token, CRASH_HUBSPOT_TOKEN: w.hs.token };
+}
+
+/** The campaign holds exactly these phone numbers, each once, and the daemon has nothing left to do. */
+async function settled(w: World, redis: Redis, expected: string[]): Promise<boolean> {
+  const numbers = (await campaignNumbers(w.f)).map((n) => n.number).sort();
+  if (numbers.length !== expected.length || numbers.some((n, i) => n !== expected[i])) return false;
+  const open = await redis.keys(`${w.prefix}:campaign:*:batches`);
+  for (const k of open) if (await redis.hlen(k)) return false;
+  return true;
+}
+
+async function countNumbers(w: World): Promise<number> {
+  const res = await w.f.server.request(`/v1/accounts/${w.f.accountId}/campaigns/${w.f.campaignId}/numbers?range=[0,0]`, { token: w.f.token });
+  return Number(res.headers.get('x-total-count'));
+}
+
+describe('kill -9 of the daemon at several points of a 20,000-contact sync', () => {
+  let w: World;
+  let d: DaemonProcess | null = null;
+  const redis = new Redis(REDIS_URL);
+  beforeAll(async () => { w = await world(22_222); });
+  afterAll(async () => {
+    await d?.kill();
+    await w.cleanup(); redis.disconnect();
+    await w.hs.close(); await w.proxy.close(); await w.f.server.close();
+  });
+
+  it('restarted each time, ends with the campaign holding exactly the selected contacts once', async () => {
+    const expected = expectedNumbers(w.hs);
+    expect(expected.length).toBe(20_000);
+    expect(new Set(expected).size).toBe(20_000);
+
+    // 1. In the middle of the full import.
+    d = await spawnDaemon(rawConfig(w), dir, env(w));
+    await waitFor(async () => (await countNumbers(w)) >= 3000, 'a first part of the import');
+    await d.kill();
+
+    // 2. The dialer has just added a batch; the daemon dies before it hears the answer.
+    let killedAtAnswer: Promise<void> | null = null;
+    const postsBefore = w.posts;
+    const counting = w.proxy.onAnswer!;
+    w.proxy.onAnswer = (exchange, body) => {
+      counting(exchange, body);
+      if (!killedAtAnswer && exchange.method === 'POST' && exchange.status === 201 && w.posts >= postsBefore + 3) {
+        killedAtAnswer = d!.kill();
+        return 'drop';
+      }
+    };
+    d = await spawnDaemon(rawConfig(w), dir, env(w));
+    await waitFor(() => killedAtAnswer !== null, 'a batch answered while the daemon dies');
+    await killedAtAnswer;
+    w.proxy.onAnswer = counting;
+
+    // 3. Once more, a little later in the import.
+    d = await spawnDaemon(rawConfig(w), dir, env(w));
+    const at = await countNumbers(w);
+    await waitFor(async () => (await countNumbers(w)) >= Math.min(at + 4000, 18_000), 'more of the import');
+    await d.kill();
+
+    // 4. Let it finish.
+    d = await spawnDaemon(rawConfig(w), dir, env(w));
+    await waitFor(() => settled(w, redis, expected), 'the campaign to hold exactly the selected numbers', 120_000);
+    expect(w.duplicatesRejected).toBe(0);
+
+    // The selection then changes: contacts leave it, others join, one changes its variables; killed again mid-way.
+    const leaving = w.hs.contacts().filter((c) => Number(c.id) % 10 === 5).slice(0, 1500);
+    for (const c of leaving) w.hs.updateContact(c.id, { hs_lead_status: 'UNQUALIFIED' });
+    const joining = w.hs.contacts().filter((c) => c.properties.hs_lead_status === 'UNQUALIFIED' && Number(c.id) % 10 === 3).slice(0, 700);
+    for (const c of joining) w.hs.updateContact(c.id, { hs_lead_status: 'OPEN' });
+    const renamed = w.hs.contacts().find((c) => c.properties.hs_lead_status !== 'UNQUALIFIED')!;
+    w.hs.updateContact(renamed.id, { firstname: 'Renamed' });
+    const after = expectedNumbers(w.hs);
+    const deletesBefore = w.proxy.exchanges.filter((e) => e.method === 'DELETE').length;
+    await d.kill();
+    d = await spawnDaemon({ ...rawConfig(w), syncs: [{ ...(rawConfig(w).syncs as any[])[0], schedule: { every: '1s' } }] }, dir, env(w));
+    await waitFor(() => w.proxy.exchanges.filter((e) => e.method === 'DELETE').length > deletesBefore, 'deletions to start');
+    await d.kill();
+    d = await spawnDaemon(rawConfig(w), dir, env(w));
+    await waitFor(() => settled(w, redis, after), 'the campaign to follow the changed selection', 120_000);
+    const renamedNumber = parsePhoneNumberFromString(renamed.properties.phone!, 'US')!.number;
+    const record = (await campaignNumbers(w.f)).find((n) => n.number === renamedNumber)!;
+    expect(record.varValues[0]).toBe('Renamed');
+    expect(w.duplicatesRejected).toBe(0);
+  }, 300_000);
+});
+
+describe('Redis killed and restarted mid-sync', () => {
+  let w: World;
+  let redisServer: ChildProcess | null = null;
+  let daemon: Daemon | null = null;
+  let port = 0;
+  const redisDir = mkdtempSync(join(tmpdir(), 'cds-redis-'));
+  const startRedis = async () => {
+    redisServer = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', redisDir, '--appendonly', 'yes',
+      '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+    await waitFor(async () => {
+      const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+      probe.on('error', () => {});
+      try {
+        await probe.connect();
+        return (await probe.ping()) === 'PONG';
+      } catch {
+        return false;
+      } finally {
+        probe.disconnect();
+      }
+    }, 'redis-server to start');
+  };
+  beforeAll(async () => {
+    port = await freePort();
+    await startRedis();
+    w = await world(8000);
+  });
+  afterAll(async () => {
+    await daemon?.close(2000);
+    redisServer?.kill('SIGKILL');
+    rmSync(redisDir, { recursive: true, force: true });
+    await w.hs.close(); await w.proxy.close(); await w.f.server.close();
+  });
+
+  it('is survived: the sync finishes with every selected contact once', async () => {
+    const expected = expectedNumbers(w.hs);
+    const config = parseConfig(rawConfig(w, `redis://127.0.0.1:${port}`), 'test', env(w));
+    daemon = await Daemon.start(config, { log: quietLog, http: false });
+    await waitFor(async () => (await countNumbers(w)) >= 1500, 'part of the import');
+    const runIdBefore = await daemon.redis.get(`${w.prefix}:redis-run-id`);
+    const exited = new Promise((r) => redisServer!.once('exit', r));
+    redisServer!.kill('SIGKILL');
+    await exited;
+    await startRedis();
+    const check = new Redis(port, '127.0.0.1');
+    try {
+      // The restart is noticed (Redis's run id changed), and the sync reconciles with the campaign.
+      await waitFor(async () => (await check.get(`${w.prefix}:redis-run-id`)) !== runIdBefore, 'the restart to be noticed');
+      await waitFor(async () => (await check.hget(`${w.prefix}:sync:leads:meta`, 'reconcile')) === null, 'the reconciliation after the restart');
+      await waitFor(() => settled(w, check, expected), 'the sync to finish after the restart', 120_000);
+      expect(w.duplicatesRejected).toBe(0);
+    } finally {
+      check.disconnect();
+    }
+  }, 180_000);
+});
+
+describe('two daemon processes on one Redis', () => {
+  let w: World;
+  const procs: DaemonProcess[] = [];
+  const redis = new Redis(REDIS_URL);
+  beforeAll(async () => { w = await world(11_111); });
+  afterAll(async () => {
+    for (const p of procs) await p.kill();
+    await w.cleanup(); redis.disconnect();
+    await w.hs.close(); await w.proxy.close(); await w.f.server.close();
+  });
+
+  it('share the work and create no duplicate', async () => {
+    const expected = expectedNumbers(w.hs);
+    procs.push(await spawnDaemon(rawConfig(w), dir, env(w)), await spawnDaemon(rawConfig(w), dir, env(w)));
+    await waitFor(() => settled(w, redis, expected), 'the campaign to hold the selected numbers', 120_000);
+    expect(w.duplicatesRejected).toBe(0);
+    // Both processes pushed batches (each has its own /metrics).
+    const pushedBy = await Promise.all(procs.map(async (p) => {
+      const text = await (await fetch(`${await p.address}/metrics`)).text();
+      return [...text.matchAll(/^cds_numbers_total\{[^}]*outcome="pushed"[^}]*\} (\d+)/gm)].reduce((a, m) => a + Number(m[1]), 0);
+    }));
+    expect(pushedBy.every((n) => n > 0)).toBe(true);
+    expect(pushedBy[0]! + pushedBy[1]!).toBe(expected.length);
+    // One scheduler for the one sync, however many processes started.
+    const queue = new Queue('syncs', { connection: redis, prefix: w.prefix });
+    try {
+      expect((await queue.getJobSchedulers()).map((s) => s.key)).toEqual(['tick-leads']);
+    } finally {
+      await queue.close();
+    }
+  }, 180_000);
+});
