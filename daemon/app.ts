@@ -60,10 +60,12 @@ export class Daemon {
     // BullMQ's workers wait for Redis forever (maxRetriesPerRequest null), so a Redis restart pauses them.
     this.redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
     this.redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
+    // Every emitter that can see Redis go away has a listener: the error goes to the log, not to the console.
     this.syncQueue = new Queue<SyncJobData>('syncs', {
       connection: this.redis, prefix: this.prefix,
       defaultJobOptions: { attempts: 5, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: { age: 86_400, count: 1000 }, removeOnFail: { age: 7 * 86_400 } },
     });
+    this.syncQueue.on('error', (err) => log.warn({ err: err.message }, 'sync queue error'));
   }
 
   static async start(config: Config, options: DaemonOptions = {}): Promise<Daemon> {
@@ -203,7 +205,7 @@ export class Daemon {
       return await runSync(rt, String(job.id), job.data.trigger ?? 'manual');
     } catch (err) {
       // A CRM that refuses the request (credentials, selection, budget) will refuse it again: no retry until the next trigger.
-      if (err instanceof SourceError && err.status !== null && err.status < 500) throw new UnrecoverableError(err.message);
+      if (err instanceof SourceError && err.final) throw new UnrecoverableError(err.message);
       throw err;
     }
   }

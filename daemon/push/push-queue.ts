@@ -63,6 +63,7 @@ export class PushQueue {
         removeOnFail: { age: 7 * 86_400 },
       },
     });
+    this.queue.on('error', (err) => log.warn({ err: err.message, queue: this.name }, 'push queue error'));
   }
 
   async enqueue(syncId: string, batchIds: string[]): Promise<void> {

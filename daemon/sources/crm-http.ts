@@ -8,9 +8,12 @@ import type { Metrics } from '../metrics.ts';
 /** A source failure a run cannot get past (bad credentials, a bad selection, a spent budget): the run fails with it. */
 export class SourceError extends Error {
   readonly status: number | null;
-  constructor(message: string, status: number | null = null) {
+  /** Trying again will not help before something changes (credentials, configuration, a new day's budget). */
+  readonly final: boolean;
+  constructor(message: string, status: number | null = null, final = status !== null && status < 500) {
     super(message);
     this.status = status;
+    this.final = final;
   }
 }
 
@@ -79,9 +82,10 @@ export class CrmHttp {
   private readonly log: Logger;
   private readonly metrics: Metrics;
   /** How long a 429 says to wait, in ms (HubSpot: Retry-After; Pipedrive: x-ratelimit-reset). */
-  private readonly waitOf: (res: Response<string>) => number;
+  /** A 429's wait in ms, or why it will not pass today (a string). */
+  private readonly waitOf: (res: Response<string>) => number | string;
   private readonly attempts: number;
-  constructor(service: string, log: Logger, metrics: Metrics, waitOf: (res: Response<string>) => number, timeoutMs = 30_000, attempts = 6) {
+  constructor(service: string, log: Logger, metrics: Metrics, waitOf: (res: Response<string>) => number | string, timeoutMs = 30_000, attempts = 6) {
     this.service = service; this.log = log; this.metrics = metrics; this.waitOf = waitOf; this.attempts = attempts;
     this.http = got.extend({ timeout: { request: timeoutMs }, retry: { limit: 0 }, throwHttpErrors: false });
   }
@@ -104,6 +108,7 @@ export class CrmHttp {
         // Not a failure: the CRM's budget says wait. Everyone sharing the gate waits too.
         const wait = this.waitOf(res);
         this.metrics.rateLimited.inc({ service: this.service });
+        if (typeof wait === 'string') throw new SourceError(`${this.service}: ${wait}`, 429, true);
         this.log.info({ service: this.service, waitMs: wait }, 'CRM answered 429: waiting');
         await gate.hold(wait);
         continue;

@@ -21,7 +21,7 @@ export class CsvSource implements Source {
   constructor(sync: SyncConfig) {
     this.config = sync.source as CsvConfig;
     this.idField = sync.mapping.id;
-    this.required = [sync.mapping.id, ...sync.mapping.phone];
+    this.required = [sync.mapping.id, ...sync.mapping.phone, ...Object.values(sync.mapping.variables)];
   }
 
   async *pull(options: PullOptions): AsyncGenerator<PullPage> {
@@ -37,7 +37,7 @@ export class CsvSource implements Source {
         if (options.signal?.aborted) throw new SourceError('csv: stopped');
         if (!checkedHeader) {
           const missing = this.required.filter((f) => !(f in record));
-          if (missing.length) throw new SourceError(`csv ${this.config.path}: the header has no column ${missing.map((m) => `"${m}"`).join(', ')} (the mapping names it)`);
+          if (missing.length) throw new SourceError(`csv ${this.config.path}: the header has no column ${missing.map((m) => `"${m}"`).join(', ')} (the mapping names it)`, null, true);
           checkedHeader = true;
         }
         const id = record[this.idField] ?? '';
@@ -52,7 +52,8 @@ export class CsvSource implements Source {
       }
     } catch (err) {
       if (err instanceof SourceError) throw err;
-      throw new SourceError(`csv ${this.config.path}: ${(err as Error).message}`);
+      // A missing or unreadable file, or broken quoting: nothing a retry in seconds would change.
+      throw new SourceError(`csv ${this.config.path}: ${(err as Error).message}`, null, true);
     }
     if (contacts.length || errors.length) yield { contacts, errors };
   }

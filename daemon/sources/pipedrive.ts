@@ -58,6 +58,8 @@ export class PipedriveSource implements Source {
     this.budgetKey = `${prefix}:budget:pipedrive:${account}`;
     // Pipedrive's 429 has no Retry-After: x-ratelimit-reset says when the 2-second window frees up.
     this.http = new CrmHttp('pipedrive', log, metrics, (res) => {
+      // A spent daily budget is not a burst: waiting seconds will not help, and holding the job until midnight would block the sync.
+      if (res.headers['x-daily-requests-left'] === '0') return 'the company\'s daily token budget is spent (429, x-daily-requests-left: 0); reading resumes after Pipedrive\'s midnight';
       const s = Number(res.headers['x-ratelimit-reset']);
       return Number.isFinite(s) && s > 0 ? s * 1000 : 2000;
     });
@@ -69,7 +71,7 @@ export class PipedriveSource implements Source {
     const used = await this.redis.multi().incrby(key, cost).expire(key, 2 * 86_400).exec();
     const total = Number(used?.[0]?.[1] ?? 0);
     if (total > this.config.dailyTokens) {
-      throw new SourceError(`pipedrive: the daily token budget (${this.config.dailyTokens}) is spent; reading resumes tomorrow`);
+      throw new SourceError(`pipedrive: the daily token budget (${this.config.dailyTokens}) is spent; reading resumes tomorrow`, null, true);
     }
   }
 

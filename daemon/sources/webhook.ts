@@ -7,7 +7,7 @@ import { FIVE_MINUTES, header, hmacSha256, sameBytes, type PullPage, type Source
 type WebhookConfig = Extract<SourceConfig, { type: 'webhook' }>;
 
 const contact = z.record(z.string(), z.unknown());
-const body = z.union([z.object({ contacts: z.array(contact).min(1).max(10_000) }).strict(), contact]);
+const list = z.object({ contacts: z.array(contact).min(1).max(10_000) }).strict();
 
 /** The signing key of a `whsec_<base64>` secret (a secret without the prefix is used as its bytes). */
 export function signingKey(secret: string): Buffer {
@@ -51,13 +51,14 @@ export class WebhookSource implements Source {
     } catch {
       return { ok: false, status: 400, reason: 'body is not JSON' };
     }
-    const parsed = body.safeParse(json);
-    if (!parsed.success) return { ok: false, status: 400, reason: 'body must be {"contacts": [contact, ...]} (1 to 10,000) or one contact object' };
-    const data = parsed.data as Record<string, unknown>;
-    const list = (Array.isArray(data.contacts) ? data.contacts : [data]) as Record<string, unknown>[];
+    // The shape is chosen by the `contacts` key, so a bad list is reported as a bad list, not taken for one contact.
+    const isList = !!json && typeof json === 'object' && !Array.isArray(json) && 'contacts' in json;
+    const parsed = isList ? list.safeParse(json) : contact.safeParse(json);
+    if (!parsed.success) return { ok: false, status: 400, reason: 'body must be {"contacts": [contact, ...]} (1 to 10,000 objects, no other key) or one contact object' };
+    const items = (isList ? (parsed.data as { contacts: Record<string, unknown>[] }).contacts : [parsed.data]) as Record<string, unknown>[];
     const contacts: SourceContact[] = [];
     const deleted: string[] = [];
-    for (const [i, c] of list.entries()) {
+    for (const [i, c] of items.entries()) {
       const cid = c[this.idField];
       if ((typeof cid !== 'string' && typeof cid !== 'number') || String(cid) === '' || /[\n,]/.test(String(cid))) {
         return { ok: false, status: 400, reason: `contacts[${i}]: "${this.idField}" (the mapping's id field) must be a non-empty string or number without commas or newlines` };

@@ -1,0 +1,198 @@
+// The sync daemon with a Pipedrive source, end to end: the Pipedrive stand-in → the daemon (in-process) → the reference server.
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validPhone } from '../../crm-stand-ins/contacts.ts';
+import { startPipedriveStandIn, type PipedriveStandIn, type StoredPerson } from '../../crm-stand-ins/pipedrive.ts';
+import { Daemon } from '../../daemon/app.ts';
+import { campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { counter, held, pullAndSettle, queued, runs, settle } from '../support/sync-checks.ts';
+
+const MAPPING = { phone: 'phones', defaultCountry: 'US', variables: { Name: 'name', Segment: 'segment' } };
+const WEBHOOK = { user: 'pd-hooks', password: 'a-long-webhook-password' };
+
+function pipedriveSync(pd: PipedriveStandIn, campaignId: string, source: Record<string, unknown> = {}) {
+  return {
+    id: 'pd', campaignId, mapping: MAPPING,
+    source: { type: 'pipedrive', baseUrl: pd.url, apiToken: pd.apiToken, webhookUser: WEBHOOK.user, webhookPassword: WEBHOOK.password, ...source },
+  };
+}
+
+function e164(text: string): string | null {
+  const p = parsePhoneNumberFromString(text, 'US');
+  return p?.isValid() ? p.number : null;
+}
+
+/** Every phone of every selected person, with the person's values (one number per phone). */
+function expected(pd: PipedriveStandIn, selected: (p: StoredPerson) => boolean): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const p of pd.persons().filter(selected)) {
+    for (const ph of p.phones) {
+      const n = e164(ph.value);
+      if (n && !(n in out)) out[n] = [p.name, String(p.custom_fields.segment ?? '')];
+    }
+  }
+  return out;
+}
+
+async function numbers(f: DialerFixture): Promise<Record<string, string[]>> {
+  const list = await campaignNumbers(f);
+  const out = Object.fromEntries(list.map((n) => [n.number, n.varValues]));
+  expect(Object.keys(out)).toHaveLength(list.length);
+  for (const n of list) expect(n.varNames).toEqual(['Name', 'Segment']);
+  return out;
+}
+
+async function noRejections(d: Daemon): Promise<void> {
+  for (const r of await runs(d, 'pd')) expect({ id: r.id, status: r.status, rejected: r.rejected }).toEqual({ id: r.id, status: 'done', rejected: 0 });
+}
+
+describe('Pipedrive: import by filter, incremental runs, webhooks', () => {
+  const redis = testPrefix();
+  let f: DialerFixture;
+  let pd: PipedriveStandIn;
+  let d: Daemon;
+  let hook: string;
+  const inFilter = (p: StoredPerson) => p.id % 3 !== 0 && p.custom_fields.segment !== 'cold';
+
+  beforeAll(async () => {
+    f = await dialerFixture();
+    // Every 10th seeded person has a second phone.
+    pd = await startPipedriveStandIn({ persons: 60 });
+    const filterId = pd.filters.create('Not every third, not cold', inFilter);
+    d = await Daemon.start(daemonConfig(f, redis.prefix, [pipedriveSync(pd, f.campaignId, { selection: { filterId }, pageSize: 15 })]), { log: quietLog });
+    hook = `${d.address}/webhooks/pd`;
+    await settle(d);
+  });
+  afterAll(async () => {
+    await d?.close();
+    await pd?.close();
+    await f?.server.close();
+    await redis.cleanup();
+  });
+
+  it('imports the persons of the filter, every entry of phones becoming a number', async () => {
+    const want = expected(pd, inFilter);
+    expect(await numbers(f)).toEqual(want);
+    const twoPhones = pd.persons().filter((p) => inFilter(p) && p.phones.length === 2);
+    expect(twoPhones.length).toBeGreaterThanOrEqual(3);
+    for (const p of twoPhones) for (const ph of p.phones) expect(want).toHaveProperty([e164(ph.value)!]);
+    expect(Object.keys(want)).toHaveLength(40 + twoPhones.length);
+    const full = (await runs(d, 'pd')).find((r) => r.mode === 'full')!;
+    expect(full).toMatchObject({ status: 'done', seen: 40, invalid: 0, rejected: 0 });
+  });
+
+  it('an incremental run (updated_since) adds a new person, replaces changed values and follows a changed phone', async () => {
+    const [a, b] = pd.persons().filter(inFilter);
+    pd.createPerson({ name: 'Nia New', phones: [{ value: validPhone(5000) }, { value: validPhone(5001), label: 'mobile' }], segment: 'warm' });
+    pd.updatePerson(a!.id, { segment: 'hot' });
+    const oldPhone = e164(b!.phones[0]!.value)!;
+    pd.updatePerson(b!.id, { phones: [{ value: validPhone(5002) }] });
+    const run = await pullAndSettle(d, 'pd');
+    expect(run).toMatchObject({ mode: 'incremental', status: 'done', rejected: 0 });
+    expect(run.seen).toBeLessThan(10);
+    const now = await numbers(f);
+    expect(now).toEqual(expected(pd, inFilter));
+    expect(now[validPhone(5000)]).toEqual(['Nia New', 'warm']);
+    expect(now[validPhone(5001)]).toEqual(['Nia New', 'warm']);
+    expect(now[e164(a!.phones[0]!.value)!]).toEqual([a!.name, 'hot']);
+    expect(now).not.toHaveProperty(oldPhone);
+    expect(now[validPhone(5002)]).toEqual([b!.name, '']);
+  });
+
+  it('a person updated out of the filter has its numbers deleted', async () => {
+    const leaving = pd.persons().filter(inFilter).find((p) => p.phones.length === 2)!;
+    pd.updatePerson(leaving.id, { segment: 'cold' });
+    const run = await pullAndSettle(d, 'pd');
+    expect(run).toMatchObject({ status: 'done', left: 1 });
+    const now = await numbers(f);
+    expect(now).toEqual(expected(pd, inFilter));
+    for (const ph of leaving.phones) {
+      expect(now).not.toHaveProperty([e164(ph.value)!]);
+      expect(await held(d, 'pd', e164(ph.value)!)).toBeNull();
+    }
+  });
+
+  it('a delete webhook (HTTP Basic auth) deletes the person\'s numbers', async () => {
+    const gone = pd.persons().filter(inFilter)[5]!;
+    pd.deletePerson(gone.id);
+    const res = await pd.sendWebhook('delete', gone, gone, { url: hook, ...WEBHOOK });
+    expect(res.status).toBe(200);
+    await settle(d);
+    const now = await numbers(f);
+    expect(now).toEqual(expected(pd, inFilter));
+    expect(now).not.toHaveProperty([e164(gone.phones[0]!.value)!]);
+    await noRejections(d);
+  });
+
+  it('a change webhook makes the daemon pull the change', async () => {
+    const p = pd.createPerson({ name: 'Hugo Hook', phones: [{ value: validPhone(5100) }], segment: 'warm' });
+    const res = await pd.sendWebhook('create', p, null, { url: hook, ...WEBHOOK });
+    expect(res.status).toBe(200);
+    await waitFor(async () => (await runs(d, 'pd'))[0]?.trigger === 'webhook', 'the pull the webhook queued');
+    await settle(d);
+    expect((await numbers(f))[validPhone(5100)]).toEqual(['Hugo Hook', 'warm']);
+  });
+
+  it('refuses webhooks with wrong or missing Basic credentials (401) and queues nothing', async () => {
+    await settle(d);
+    const before = await queued(d, 'pd');
+    const victim = pd.persons().filter(inFilter)[6]!;
+    const wrong = await pd.sendWebhook('delete', victim, victim, { url: hook, user: WEBHOOK.user, password: 'guess' });
+    expect(wrong.status).toBe(401);
+    expect((await pd.sendWebhook('delete', victim, victim, { url: hook, user: 'someone', password: WEBHOOK.password })).status).toBe(401);
+    const none = await fetch(hook, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ meta: { action: 'delete', entity: 'person', entity_id: String(victim.id) } }) });
+    expect(none.status).toBe(401);
+    expect(await queued(d, 'pd')).toEqual(before);
+    expect(await numbers(f)).toHaveProperty([e164(victim.phones[0]!.value)!]);
+  });
+
+  it('waits out a burst of 429s and completes the run', async () => {
+    await settle(d);
+    const before = await counter(d, 'rateLimited', { service: 'pipedrive' });
+    pd.createPerson({ name: 'Rita Retry', phones: [{ value: validPhone(5200) }], segment: 'warm' });
+    pd.failNext(2);
+    const run = await pullAndSettle(d, 'pd');
+    expect(run).toMatchObject({ status: 'done', rejected: 0 });
+    expect(await counter(d, 'rateLimited', { service: 'pipedrive' }) - before).toBeGreaterThanOrEqual(2);
+    expect(await numbers(f)).toEqual(expected(pd, inFilter));
+    await noRejections(d);
+  });
+});
+
+describe('Pipedrive: the daily token budget', () => {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const c of cleanups.reverse()) await c();
+  });
+
+  async function setUp(standIn: Parameters<typeof startPipedriveStandIn>[0], source: Record<string, unknown>, timeoutMs = 10_000) {
+    const redis = testPrefix();
+    cleanups.push(() => redis.cleanup());
+    const f = await dialerFixture();
+    cleanups.push(() => f.server.close());
+    const pd = await startPipedriveStandIn(standIn);
+    cleanups.push(() => pd.close());
+    const d = await Daemon.start(daemonConfig(f, redis.prefix, [pipedriveSync(pd, f.campaignId, source)], { shutdownTimeout: '2s' }), { log: quietLog });
+    cleanups.push(() => d.close());
+    const run = await waitFor(async () => (await runs(d, 'pd')).find((r) => r.status !== 'running'), 'the first run to end', timeoutMs);
+    return { f, pd, d, run };
+  }
+
+  it('stops reading when the configured budget is spent: the run fails with an error naming the budget', async () => {
+    // 50 persons in pages of 10 cost 60 tokens; the budget allows 3 pages.
+    const { d, pd, run } = await setUp({ persons: 50 }, { dailyTokens: 30, pageSize: 10 });
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(/daily token budget \(30\)/);
+    expect(pd.stats.tokensUsed).toBeLessThanOrEqual(30);
+    // A failed run is not a crash: the daemon still answers.
+    const health = await fetch(`${d.address}/health`);
+    expect(health.status).toBe(200);
+  });
+
+  it('fails the run with an error naming the budget when Pipedrive says the day\'s budget is spent', async () => {
+    const { d, run } = await setUp({ persons: 50, dailyTokens: 30 }, { pageSize: 10 });
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(/budget/);
+    expect((await fetch(`${d.address}/health`)).status).toBe(200);
+  });
+});
