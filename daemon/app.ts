@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Config, SyncConfig } from './config.ts';
+import { dialerOf, type Config, type SyncConfig } from './config.ts';
 import { buildHttp, type HttpServer } from './http/server.ts';
 import { createLogger } from './log.ts';
 import { Metrics } from './metrics.ts';
@@ -73,11 +73,16 @@ export class Daemon {
     const d = new Daemon(config, log);
     await d.redis.ping();
     await d.checkRedis();
-    const pushName = pushQueueName(config.dialer);
-    const push = new PushQueue(config.dialer, d.redis, d.prefix, d.targets, log, d.metrics);
-    d.pushQueues.set(pushName, push);
     for (const sync of config.syncs) {
-      const keys = new SyncKeys(d.prefix, sync.id, campaignKey(config.dialer.baseUrl, config.dialer.accountId, sync.campaignId));
+      // One push queue per API key: syncs sharing a key share its queue, so its rate limit holds for all of them.
+      const dialer = dialerOf(config, sync);
+      const pushName = pushQueueName(dialer);
+      let push = d.pushQueues.get(pushName);
+      if (!push) {
+        push = new PushQueue(dialer, d.redis, d.prefix, d.targets, log, d.metrics);
+        d.pushQueues.set(pushName, push);
+      }
+      const keys = new SyncKeys(d.prefix, sync.id, campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId));
       const state = new SyncState(d.redis, keys, sync.id);
       const rt: SyncRuntime = { config: sync, state, source: createSource(sync, d.redis, d.prefix, log, d.metrics), push, log, metrics: d.metrics };
       d.runtimes.set(sync.id, rt);

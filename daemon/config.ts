@@ -124,6 +124,8 @@ const sync = z.strictObject({
   id,
   source,
   campaignId: z.string().min(1),
+  /** Another dialer key (or account) for this sync; what it leaves out comes from the top-level dialer. */
+  dialer: z.strictObject({ baseUrl: url.optional(), accountId: z.string().min(1).optional(), apiToken: secret.optional(), rateLimit: rateLimit.optional() }).optional(),
   mapping,
   schedule: schedule.default({ every: 900_000 }),
   /** What happens to a number whose contact left the selection or was deleted in the CRM. */
@@ -157,6 +159,11 @@ export const configSchema = z.strictObject({
 });
 
 export type Config = z.output<typeof configSchema>;
+
+/** The dialer a sync talks to: the top-level one with the sync's own overrides. */
+export function dialerOf(config: Config, sync: Config['syncs'][number]): Config['dialer'] {
+  return { ...config.dialer, ...Object.fromEntries(Object.entries(sync.dialer ?? {}).filter(([, v]) => v !== undefined)) };
+}
 export type SyncConfig = Config['syncs'][number];
 export type SourceConfig = SyncConfig['source'];
 export type DialerConfig = Config['dialer'];
@@ -243,7 +250,20 @@ export function parseConfig(raw: unknown, file = 'config', env: NodeJS.ProcessEn
   const substituted = substituteEnv(raw, env, [], problems);
   if (problems.length) throw new ConfigError(file, problems);
   const result = configSchema.safeParse(substituted);
-  if (result.success) return result.data;
+  if (result.success) {
+    // Syncs sharing a key share its budget: they must agree on what it is.
+    const limits = new Map<string, { perSecond: number; burst: number; sync: string }>();
+    result.data.syncs.forEach((s, i) => {
+      const d = dialerOf(result.data, s);
+      const key = `${d.baseUrl}\n${d.accountId}\n${d.apiToken}`;
+      const known = limits.get(key);
+      if (known && (known.perSecond !== d.rateLimit.perSecond || known.burst !== d.rateLimit.burst)) {
+        problems.push(`syncs.${i}.dialer.rateLimit: sync "${s.id}" uses the same API key as sync "${known.sync}" with another rate limit; a key has one limit`);
+      } else if (!known) limits.set(key, { ...d.rateLimit, sync: s.id });
+    });
+    if (problems.length) throw new ConfigError(file, problems);
+    return result.data;
+  }
   for (const issue of result.error.issues) {
     if (issue.code === 'unrecognized_keys') {
       // Never the value: an unknown key may be a misspelt secret, and its parent may hold one.

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseConfig } from '../../daemon/config.ts';
+import { ConfigError, dialerOf, loadConfig, parseConfig } from '../../daemon/config.ts';
 
 const DIALER_TOKEN = 'dlr_live_Zq81mXw0PAvT3s';
 const HUBSPOT_TOKEN = 'pat-na1-7c1e2f4a-secret-hub';
@@ -365,5 +365,23 @@ shutdownTimeout: 30s
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message).toContain(file);
     expect((error as ConfigError).problems[0]).toMatch(/not valid YAML\/JSON/);
+  });
+});
+
+describe('a sync with its own dialer key', () => {
+  it('takes what it leaves out from the top-level dialer', () => {
+    const raw = minimalConfig();
+    raw.syncs.push({ ...raw.syncs[0], id: 's2', dialer: { apiToken: 'cdk_other', rateLimit: { perSecond: 2, burst: 5 } } });
+    const config = parseConfig(raw, 'sync.yaml', ENV);
+    expect(dialerOf(config, config.syncs[0]!)).toEqual(config.dialer);
+    expect(dialerOf(config, config.syncs[1]!)).toMatchObject({ baseUrl: 'http://127.0.0.1:4000', accountId: 'acc-1', apiToken: 'cdk_other', rateLimit: { perSecond: 2, burst: 5 }, maxNumbersPerRequest: 1000 });
+  });
+
+  it('may not give a shared key another rate limit', () => {
+    const raw = minimalConfig();
+    raw.syncs.push({ ...raw.syncs[0], id: 's2', dialer: { rateLimit: { perSecond: 2, burst: 5 } } });
+    const p = problemAt(problemsOf(raw).problems, 'syncs.1.dialer.rateLimit');
+    expect(p).toMatch(/same API key as sync "s1"/);
+    expectNoSecret(p);
   });
 });
