@@ -292,7 +292,8 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   try {
     raw = parseYaml(text, { prettyErrors: true });
   } catch (err) {
-    throw new ConfigError(file, [`not valid YAML/JSON: ${(err as Error).message}`]);
+    // The first line says where; the lines after it quote the file, which may hold a pasted secret.
+    throw new ConfigError(file, [`not valid YAML/JSON: ${(err as Error).message.split('\n')[0]}`]);
   }
   return parseConfig(raw, file, env);
 }

@@ -385,3 +385,25 @@ describe('a sync with its own dialer key', () => {
     expectNoSecret(p);
   });
 });
+
+describe("the README's configuration example", () => {
+  it('is a valid configuration using every source type', async () => {
+    const { readFileSync, mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+    const block = /```yaml\n(redis:[\s\S]*?)```/.exec(readme)?.[1];
+    expect(block).toBeDefined();
+    const dir = mkdtempSync(join(tmpdir(), 'cds-readme-'));
+    try {
+      const file = join(dir, 'sync.yaml');
+      writeFileSync(file, block!);
+      const names = [...block!.matchAll(/\$\{(\w+)\}/g)].map((m) => m[1]!);
+      const config = loadConfig(file, Object.fromEntries(names.map((n) => [n, n === 'SIGNUP_WEBHOOK_SECRET' ? 'whsec_c2VjcmV0' : `value-of-${n}`])));
+      expect(config.syncs.map((s) => s.source.type)).toEqual(['hubspot', 'pipedrive', 'webhook', 'csv']);
+      expect(config.dialer.apiToken).toBe('value-of-DIALER_API_TOKEN');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
