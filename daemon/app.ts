@@ -1,7 +1,7 @@
 // Wires one daemon process: Redis, the sync queue and its schedulers, one push queue per dialer API key, the
 // sources, and the HTTP side (webhooks, /health, /metrics).
 import { createHash } from 'node:crypto';
-import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { dialerOf, type Config, type SyncConfig } from './config.ts';
@@ -15,7 +15,7 @@ import { HubSpotSource } from './sources/hubspot.ts';
 import { PipedriveSource } from './sources/pipedrive.ts';
 import type { Source } from './sources/source.ts';
 import { WebhookSource } from './sources/webhook.ts';
-import { planDirty, runSync, type SyncRuntime } from './sync/run.ts';
+import { Interrupted, planDirty, runSync, type SyncRuntime } from './sync/run.ts';
 import { SyncKeys, SyncState, campaignKey } from './sync/state.ts';
 
 export interface SyncJobData { syncId: string; trigger?: string }
@@ -52,6 +52,8 @@ export class Daemon {
   private http: HttpServer | null = null;
   private readonly prefix: string;
   private closing = false;
+  /** Aborted by close(): running pulls stop at the next page and their jobs go back to the queue. */
+  private readonly stopping = new AbortController();
 
   private constructor(config: Config, log: Logger) {
     this.config = config;
@@ -96,7 +98,7 @@ export class Daemon {
     d.redis.on('ready', () => { void d.noticeRedisRestart().catch(() => {}); });
     if (options.workers !== false) {
       const lockDuration = config.takeoverAfter;
-      d.syncWorker = new Worker<SyncJobData>('syncs', (job) => d.process(job), {
+      d.syncWorker = new Worker<SyncJobData>('syncs', (job, token) => d.process(job, token), {
         connection: d.redis, prefix: d.prefix, concurrency: 4, lockDuration,
         stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 100,
       });
@@ -200,15 +202,20 @@ export class Daemon {
     await this.syncQueue.add('plan', { syncId, trigger: 'batch done' }, { deduplication: { id: `plan-${syncId}`, keepLastIfActive: true } });
   }
 
-  private async process(job: Job<SyncJobData>): Promise<unknown> {
+  private async process(job: Job<SyncJobData>, token?: string): Promise<unknown> {
     const rt = this.runtimes.get(job.data.syncId);
     if (!rt) return 'unknown sync (removed from the configuration)';
     // Scheduler jobs skip deduplication: they only queue a pull, which deduplicates.
     if (job.name === 'tick') { await this.triggerPull(rt.config.id, 'schedule'); return 'queued'; }
     if (job.name === 'plan') return { planned: await planDirty(rt, String(job.id)) };
     try {
-      return await runSync(rt, String(job.id), job.data.trigger ?? 'manual');
+      return await runSync(rt, String(job.id), job.data.trigger ?? 'manual', this.stopping.signal);
     } catch (err) {
+      if (err instanceof Interrupted) {
+        // Back to the queue without spending an attempt; the run resumes from its checkpoint wherever it is taken next.
+        await job.moveToDelayed(Date.now(), token);
+        throw new DelayedError();
+      }
       // A CRM that refuses the request (credentials, selection, budget) will refuse it again: no retry until the next trigger.
       if (err instanceof SourceError && err.final) throw new UnrecoverableError(err.message);
       throw err;
@@ -219,6 +226,7 @@ export class Daemon {
   async close(deadlineMs = this.config.shutdownTimeout): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    this.stopping.abort();
     const graceful = (async () => {
       await this.http?.close();
       await Promise.all([this.syncWorker?.close(), ...[...this.pushQueues.values()].map((q) => q.close())]);

@@ -98,8 +98,9 @@ export class CrmHttp {
       await gate.take();
       let res: Response<string>;
       try {
-        res = await this.http(req.url, { method: req.method, headers: req.headers, json: req.json, searchParams: req.searchParams });
+        res = await this.http(req.url, { method: req.method, headers: req.headers, json: req.json, searchParams: req.searchParams, signal });
       } catch (err) {
+        if (signal?.aborted) throw new SourceError(`${this.service}: stopped`);
         if (++failures >= this.attempts) throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${(err as Error).message}`);
         await sleep(Math.min(30_000, 500 * 2 ** failures));
         continue;

@@ -18,6 +18,9 @@ export interface SyncRuntime {
   metrics: Metrics;
 }
 
+/** The daemon is stopping: the run stops between two pages (everything before is applied and checkpointed). */
+export class Interrupted extends Error {}
+
 /** An inbox item: contacts a webhook delivered, or ids it said were deleted. */
 export interface InboxItem { c?: SourceContact[]; d?: string[] }
 
@@ -197,7 +200,7 @@ async function drainInbox(rt: SyncRuntime, runId: string): Promise<void> {
 }
 
 /** Runs one sync; `runId` is the job's id, so a resumed job continues the same run. */
-export async function runSync(rt: SyncRuntime, runId: string, trigger: string): Promise<RunRecord> {
+export async function runSync(rt: SyncRuntime, runId: string, trigger: string, signal?: AbortSignal): Promise<RunRecord> {
   const redis = redisOf(rt);
   const { keys } = rt.state;
   const runKey = keys.run(runId);
@@ -235,12 +238,15 @@ export async function runSync(rt: SyncRuntime, runId: string, trigger: string): 
       const pages = rt.source.pull({
         full, since: meta.cursor ? Number(meta.cursor) : null, resume,
         checkpoint: async (position) => { await redis.hset(keys.meta, 'resume', position, 'resumeRun', runId); },
+        signal,
         known: async (ids) => {
           const held = await redis.hmget(keys.contacts, ...ids);
           return new Set(ids.filter((_, i) => held[i] !== null));
         },
       });
       for await (const page of pages) {
+        // Checked before applying: by now the source has checkpointed every page applied so far.
+        if (signal?.aborted) throw new Interrupted('the daemon is stopping');
         const counts = await applyPage(rt, runId, page, seenKey);
         log.debug(counts, 'page applied');
         if (page.members) {
@@ -269,6 +275,12 @@ export async function runSync(rt: SyncRuntime, runId: string, trigger: string): 
     log.info({ seen: done.seen, changed: done.changed, left: done.left, invalid: done.invalid, planned: done.planned, durationMs }, 'run done');
     return done;
   } catch (err) {
+    const interrupted = err instanceof Interrupted || (signal?.aborted ?? false);
+    if (interrupted) {
+      await redis.hset(runKey, 'status', 'running', 'interruptedAt', new Date().toISOString());
+      log.info('run interrupted by shutdown; it resumes from its checkpoint');
+      throw err instanceof Interrupted ? err : new Interrupted((err as Error).message);
+    }
     await redis.hset(runKey, 'status', 'failed', 'error', (err as Error).message, 'endedAt', new Date().toISOString(),
       'durationMs', Math.round(performance.now() - started));
     log.error({ err: (err as Error).message }, 'run failed');

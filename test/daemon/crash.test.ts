@@ -244,3 +244,39 @@ describe('two daemon processes on one Redis', () => {
     }
   }, 180_000);
 });
+
+describe('SIGTERM in the middle of a full import', () => {
+  let w: World;
+  let d: DaemonProcess | null = null;
+  const redis = new Redis(REDIS_URL);
+  beforeAll(async () => { w = await world(6000); });
+  afterAll(async () => {
+    await d?.kill();
+    await w.cleanup(); redis.disconnect();
+    await w.hs.close(); await w.proxy.close(); await w.f.server.close();
+  });
+
+  it('stops between two pages, and the run resumes from its checkpoint after the restart', async () => {
+    const expected = expectedNumbers(w.hs);
+    // Slow reads (4 searches/s) so the import is still running when the signal comes; a long deadline so that
+    // only an interrupted run, not the deadline, can explain a prompt exit.
+    const slow = (config: Record<string, any>) => ({
+      ...config, shutdownTimeout: '60s',
+      syncs: config.syncs.map((s: any) => ({ ...s, source: { ...s.source, searchPerSecond: 4 } })),
+    });
+    d = await spawnDaemon(slow(rawConfig(w)), dir, env(w));
+    await waitFor(async () => (await countNumbers(w)) >= 1000, 'part of the import');
+    expect(await d.stop()).toBe(0);
+    const [runId] = await redis.lrange(`${w.prefix}:sync:leads:runs`, 0, 0);
+    const run = await redis.hgetall(`${w.prefix}:sync:leads:run:${runId}`);
+    expect(run).toMatchObject({ mode: 'full', status: 'running' });
+    expect(run.interruptedAt).toBeDefined();
+    expect(Number(run.seen)).toBeLessThan(6000);
+    d = await spawnDaemon(rawConfig(w), dir, env(w));
+    await waitFor(() => settled(w, redis, expected), 'the import to finish after the restart', 120_000);
+    // The same run went on where it stopped: its counts add up to one read of the selection.
+    await waitFor(async () => (await redis.hget(`${w.prefix}:sync:leads:run:${runId}`, 'status')) === 'done', 'the resumed run to end');
+    expect(Number(await redis.hget(`${w.prefix}:sync:leads:run:${runId}`, 'seen'))).toBe(expected.length);
+    expect(w.duplicatesRejected).toBe(0);
+  }, 180_000);
+});
