@@ -15,7 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import { Store } from '../server/store/store.ts';
 import {
   MB, NUMBER_SPACE, describeMachine, loadAverage, machine, openAccount, phone, printFiguresHeading, readFlags, round, sqliteFilesMb,
-  startServer, tableRow, writeResults, type Machine,
+  startServer, stats, tableRow, writeResults, type Machine, type Stats,
 } from './support.ts';
 
 // ---------------------------------------------------------------------------------------------- options
@@ -65,16 +65,6 @@ function prng(seed: number): () => number {
 }
 
 // ------------------------------------------------------------------------------------- measurements
-
-interface Stats { n: number; p50: number; p90: number; p99: number; max: number; mean: number }
-
-function stats(samples: number[]): Stats {
-  if (!samples.length) return { n: 0, p50: 0, p90: 0, p99: 0, max: 0, mean: 0 };
-  const s = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
-  const r = (x: number) => Math.round(x * 100) / 100;
-  return { n: s.length, p50: r(at(0.5)), p90: r(at(0.9)), p99: r(at(0.99)), max: r(s[s.length - 1]!), mean: r(s.reduce((a, b) => a + b, 0) / s.length) };
-}
 
 /** Peak RSS overall and per phase (sampled every 50 ms), and the longest event-loop stall per phase. */
 class Monitor {

@@ -74,16 +74,17 @@ export interface BenchServer {
 }
 
 /**
- * Starts the server in this process on a random loopback port, rate limit off (the benchmark is its only client
- * and would otherwise measure the limiter). `beforeListen` may add hooks, which fastify takes only before listen.
+ * Starts the server in this process on a random loopback port, rate limit off unless `options.rateLimit` sets one
+ * (a benchmark that is the server's only client would otherwise measure the limiter). `beforeListen` may add
+ * hooks, which fastify takes only before listen.
  */
 export async function startServer(
   store: Store,
-  options: Omit<ServerOptions, 'store' | 'consoleToken' | 'rateLimit'> = {},
+  options: Omit<ServerOptions, 'store' | 'consoleToken'> = {},
   beforeListen?: (app: FastifyInstance) => void,
 ): Promise<BenchServer> {
   const consoleToken = `console_${randomBytes(16).toString('hex')}`;
-  const app = await buildServer({ ...options, store, consoleToken, rateLimit: { rate: 1e9, burst: 1e9 } });
+  const app = await buildServer({ ...options, store, consoleToken, rateLimit: options.rateLimit ?? { rate: 1e9, burst: 1e9 } });
   beforeListen?.(app);
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
   const consolePost = async <T>(path: string, body: unknown): Promise<T> => {
@@ -123,6 +124,17 @@ export function phone(i: number): string {
 // ------------------------------------------------------------------------------------- figures
 
 export const MB = 1024 * 1024;
+
+export interface Stats { n: number; p50: number; p90: number; p99: number; max: number; mean: number }
+
+/** Percentiles (nearest rank) of latency samples, in their unit, to 2 decimals. */
+export function stats(samples: number[]): Stats {
+  if (!samples.length) return { n: 0, p50: 0, p90: 0, p99: 0, max: 0, mean: 0 };
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
+  const r = (x: number) => Math.round(x * 100) / 100;
+  return { n: s.length, p50: r(at(0.5)), p90: r(at(0.9)), p99: r(at(0.99)), max: r(s[s.length - 1]!), mean: r(s.reduce((a, b) => a + b, 0) / s.length) };
+}
 export const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 /** The 1-, 5- and 15-minute load averages: other work on the machine skews every figure. */
