@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { SQLInputValue } from 'node:sqlite';
 import type { FastifyInstance } from 'fastify';
+import { mulberry32 } from '../crm-stand-ins/contacts.ts';
 import { Store } from '../server/store/store.ts';
 import {
   MB, NUMBER_SPACE, describeMachine, loadAverage, machine, openAccount, phone, printFiguresHeading, readFlags, round, sqliteFilesMb,
@@ -52,17 +53,6 @@ function readOptions() {
 const NAMES = ['Alice', 'Bob', 'Carol', 'Dave', 'Erin', 'Frank', 'Grace', 'Heidi', 'Ivan', 'Judy', 'Mallory', 'Niaj', 'Olivia', 'Peggy'];
 const CITIES = ['New York', 'Brooklyn', 'Queens', 'Bronx', 'Staten Island', 'Newark', 'Yonkers', 'Jersey City'];
 
-/** Deterministic PRNG (mulberry32) for offsets, so runs are comparable. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ------------------------------------------------------------------------------------- measurements
 
@@ -309,7 +299,8 @@ async function run(): Promise<void> {
     { name: 'numberDetails: status RetryPending, attempts DESC', path: 'reports/numberDetails',
       filter: { status: 'RetryPending' }, sort: ['attempts', 'DESC'], where: `status = 'RetryPending'`, check: byAttempts('DESC') },
   ];
-  const random = prng(42);
+  // Seeded, so runs are comparable.
+  const random = mulberry32(42);
   const size = opts['page-size'];
   const pageUrl = (kind: Kind, offset: number) => `${campaignUrl(big.id)}/${kind.path}?` + new URLSearchParams({
     range: JSON.stringify([offset, offset + size - 1]), sort: JSON.stringify(kind.sort),

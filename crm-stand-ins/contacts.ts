@@ -52,7 +52,7 @@ export function validPhone(i: number): string {
 }
 
 /** mulberry32: a tiny, fast, seedable PRNG; quality is ample for picking names. */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

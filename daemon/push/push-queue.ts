@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { DialerConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { AddEntry, DeleteEntry, SyncState } from '../sync/state.ts';
-import { DialerClient, DialerError } from './dialer.ts';
+import { DialerClient, DialerError, type CampaignNumber } from './dialer.ts';
 
 export interface PushJobData { batchId: string; syncId: string }
 type Counts = { pushed: number; deleted: number; rejected: number; kept: number };
@@ -125,11 +125,20 @@ export class PushQueue {
     return `added ${counts.pushed}, deleted ${counts.deleted}, kept ${counts.kept}, rejected ${counts.rejected}`;
   }
 
+  /** The campaign's numbers page by page; a 429 pauses the key's queue too, since the scan spends the same budget. */
+  scanNumbers(campaignId: string): AsyncGenerator<CampaignNumber[]> {
+    return this.client.scanNumbers(campaignId, async (ms) => {
+      this.metrics.rateLimited.inc({ service: 'dialer' });
+      await this.queue.rateLimit(ms);
+      await new Promise((r) => setTimeout(r, ms));
+    });
+  }
+
   /** Phone number → number record of the campaign, for the given phone numbers. */
   private async lookUp(campaignId: string, phones: Set<string>): Promise<Map<string, string>> {
     const found = new Map<string, string>();
     const started = Date.now();
-    for await (const page of this.client.scanNumbers(campaignId, (ms) => new Promise((r) => setTimeout(r, ms)))) {
+    for await (const page of this.scanNumbers(campaignId)) {
       for (const n of page) if (phones.has(n.number)) found.set(n.number, n.id);
       if (found.size === phones.size) break;
     }

@@ -103,8 +103,7 @@ export async function reconcileCampaign(rt: SyncRuntime): Promise<{ adopted: num
     const r = await rt.state.reconcile(started, chunk);
     adopted += r.adopted; updated += r.updated; chunk = [];
   };
-  const wait = async (ms: number) => { await rt.push.queue.rateLimit(ms); await new Promise((r) => setTimeout(r, ms)); };
-  for await (const page of rt.push.client.scanNumbers(rt.config.campaignId, wait)) {
+  for await (const page of rt.push.scanNumbers(rt.config.campaignId)) {
     for (const n of page) {
       seen.add(n.number);
       // A server that does not list variables gives no hash: the number is taken as it is ('?').

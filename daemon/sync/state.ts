@@ -224,10 +224,10 @@ return {pushed, deleted, rejected, kept}
 // Rebuilds what the campaign holds from a scan of its numbers: numbers the daemon did not know are adopted, numbers
 // it held that the scan (started at ARGV[2]) did not see are forgotten and their phone numbers planned again.
 const RECONCILE = `
-local have, dirty, claims = KEYS[1], KEYS[2], KEYS[3]
-local sync, started, final = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local have, dirty = KEYS[1], KEYS[2]
+local sync, started = ARGV[1], tonumber(ARGV[2])
 local adopted, updated = 0, 0
-for i = 4, #ARGV, 3 do
+for i = 3, #ARGV, 3 do
   local e, id, h = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local held_raw = redis.call('HGET', have, e)
   if not held_raw then
@@ -291,7 +291,7 @@ function scripts(redis: Redis): Scripts {
     redis.defineCommand('cdsApplyContacts', { numberOfKeys: 3, lua: APPLY_CONTACTS });
     redis.defineCommand('cdsPlan', { numberOfKeys: 7, lua: PLAN });
     redis.defineCommand('cdsRecord', { numberOfKeys: 6, lua: RECORD });
-    redis.defineCommand('cdsReconcile', { numberOfKeys: 3, lua: RECONCILE });
+    redis.defineCommand('cdsReconcile', { numberOfKeys: 2, lua: RECONCILE });
     defined.add(redis);
   }
   const r = redis as any;
@@ -350,8 +350,7 @@ export class SyncState {
   }
 
   async reconcile(startedAt: number, numbers: [string, string, string][]): Promise<{ adopted: number; updated: number }> {
-    const [adopted, updated] = await this.s.reconcile([this.keys.have, this.keys.dirty, this.keys.claims],
-      [this.syncId, startedAt, '0', ...numbers.flat()]);
+    const [adopted, updated] = await this.s.reconcile([this.keys.have, this.keys.dirty], [this.syncId, startedAt, ...numbers.flat()]);
     return { adopted, updated };
   }
 
