@@ -1,4 +1,4 @@
-// Stand-in for HubSpot's CRM API (contact search, read, batch read, list memberships, rate limits, v3-signed webhooks) seeded with generated contacts.
+// Stand-in for HubSpot's CRM API (contact search, read, batch read, update, list memberships, call logging, rate limits, v3-signed webhooks) seeded with generated contacts.
 import { createHmac, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
@@ -52,6 +52,22 @@ export interface HubSpotEvent {
   changeSource: string;
 }
 
+/** A call engagement as stored, with the contacts it is associated with (association type 194, call to contact). */
+export interface StoredCall {
+  id: string;
+  properties: Record<string, string | null>;
+  createdAt: string;
+  updatedAt: string;
+  archived: boolean;
+  contactIds: string[];
+}
+
+/**
+ * Decides whether a call input fails validation: true (a generic message) or a message fails it; false or '' lets it
+ * through. It sees the input's properties as strings (hs_timestamp already as ISO 8601), before the stand-in adds its own.
+ */
+export type CallFailurePredicate = (properties: Record<string, string>) => boolean | string;
+
 export interface HubSpotStandInStats {
   /** Requests received on any path, including refused ones. */
   requests: number;
@@ -64,6 +80,8 @@ export interface HubSpotStandInStats {
   /** Webhook POSTs fired by contact changes that got an HTTP answer / that failed to connect. */
   webhooksDelivered: number;
   webhookFailures: number;
+  /** Call engagements created over HTTP (single and batch). */
+  callsCreated: number;
 }
 
 export interface HubSpotStandIn {
@@ -89,6 +107,10 @@ export interface HubSpotStandIn {
   stats: HubSpotStandInStats;
   /** Makes the next n requests (any endpoint) answer 429 with Retry-After: retryAfterSeconds. */
   failNext(n: number, retryAfterSeconds?: number): void;
+  /** Call engagements in id (creation) order. */
+  calls(): StoredCall[];
+  /** Call inputs the predicate matches fail validation (a 207 error entry in a batch, a 400 alone) until failCalls(null). */
+  failCalls(predicate: CallFailurePredicate | null): void;
   close(): Promise<void>;
 }
 
@@ -101,14 +123,7 @@ const MAX_SEARCH_RESULTS = 10_000;
 const MAX_BATCH_READ = 100;
 const MAX_MEMBERSHIPS_LIMIT = 250;
 
-// What HubSpot returns for a contact when no properties are asked for.
-const DEFAULT_PROPERTIES = ['createdate', 'email', 'firstname', 'hs_object_id', 'lastmodifieddate', 'lastname'];
-// The properties a free-text `query` looks in.
-const QUERY_PROPERTIES = ['firstname', 'lastname', 'email', 'phone', 'company'];
-const READ_ONLY = new Set(['hs_object_id', 'createdate', 'lastmodifieddate']);
-
 const SEED_BASE_MS = Date.parse('2026-01-01T00:00:00.000Z');
-const FIRST_ID = 1001;
 const PORTAL_ID = 62515;
 const APP_ID = 1160452;
 const SUBSCRIPTION_IDS: Record<string, number> = { 'contact.creation': 4001, 'contact.propertyChange': 4002, 'contact.deletion': 4003 };
@@ -124,7 +139,7 @@ export function signHubSpotV3(secret: string, method: string, uri: string, body:
 // ---------------------------------------------------------------------------------------------------------------
 // Store
 
-interface ContactRecord {
+interface ObjectRecord {
   id: string;
   idNum: number;
   properties: Record<string, string | null>;
@@ -132,6 +147,78 @@ interface ContactRecord {
   updatedMs: number;
   archived: boolean;
 }
+
+/**
+ * What differs between the object types served (contacts, calls): HubSpot names the system timestamps differently per
+ * type, and a read without `properties` returns a different default set. Search, reads and the store are written once
+ * against this.
+ */
+interface ObjectSchema {
+  /** Singular, for messages. */
+  noun: string;
+  firstId: number;
+  createdProperty: string;
+  modifiedProperty: string;
+  /** What a read returns when no properties are asked for. */
+  defaultProperties: readonly string[];
+  /** The properties a free-text search `query` looks in. */
+  queryProperties: readonly string[];
+  /** Properties the stand-in sets itself; writes to them are ignored. */
+  readOnly: ReadonlySet<string>;
+  /** Properties compared as numbers in filters (ids, and date-times as ms since the epoch). */
+  numeric: Readonly<Record<string, (r: ObjectRecord) => number>>;
+  /** The numeric properties whose filter values may also be ISO 8601 strings. */
+  dates: ReadonlySet<string>;
+}
+
+function defineSchema(o: {
+  noun: string;
+  firstId: number;
+  createdProperty: string;
+  modifiedProperty: string;
+  defaultProperties: readonly string[];
+  queryProperties: readonly string[];
+  /** Further date-time properties, read from the stored ISO string. */
+  dateProperties?: readonly string[];
+}): ObjectSchema {
+  const numeric: Record<string, (r: ObjectRecord) => number> = {
+    hs_object_id: (r) => r.idNum,
+    [o.createdProperty]: (r) => r.createdMs,
+    [o.modifiedProperty]: (r) => r.updatedMs,
+  };
+  for (const p of o.dateProperties ?? []) {
+    numeric[p] = (r) => {
+      const v = r.properties[p];
+      return v == null ? Number.NaN : Date.parse(v);
+    };
+  }
+  return {
+    ...o,
+    readOnly: new Set(['hs_object_id', o.createdProperty, o.modifiedProperty]),
+    numeric,
+    dates: new Set([o.createdProperty, o.modifiedProperty, ...(o.dateProperties ?? [])]),
+  };
+}
+
+const CONTACT_SCHEMA = defineSchema({
+  noun: 'contact',
+  firstId: 1001,
+  createdProperty: 'createdate',
+  modifiedProperty: 'lastmodifieddate',
+  defaultProperties: ['createdate', 'email', 'firstname', 'hs_object_id', 'lastmodifieddate', 'lastname'],
+  queryProperties: ['firstname', 'lastname', 'email', 'phone', 'company'],
+});
+
+// Calls get ids of their own range so a test can never mistake a call id for a contact id.
+const CALL_SCHEMA = defineSchema({
+  noun: 'call',
+  firstId: 30_000_001,
+  createdProperty: 'hs_createdate',
+  modifiedProperty: 'hs_lastmodifieddate',
+  defaultProperties: ['hs_createdate', 'hs_lastmodifieddate', 'hs_object_id'],
+  queryProperties: ['hs_call_title', 'hs_call_body', 'hs_call_to_number', 'hs_call_from_number'],
+  dateProperties: ['hs_timestamp'],
+});
 
 /** A column whose values only grow along an index array, so a range filter on it is a binary search. */
 interface Column {
@@ -141,7 +228,7 @@ interface Column {
 
 /** Records in one order plus the monotonic columns along that order. */
 interface OrderedIndex {
-  records: ContactRecord[];
+  records: ObjectRecord[];
   columns: Column[];
 }
 
@@ -156,105 +243,100 @@ function lowerBound(keys: number[], value: number, strict: boolean): number {
   return lo;
 }
 
-function toView(rec: ContactRecord): StoredContact {
+function toView(rec: ObjectRecord, schema: ObjectSchema): StoredContact {
   return {
     id: rec.id,
     properties: { ...rec.properties },
-    createdAt: rec.properties.createdate!,
-    updatedAt: rec.properties.lastmodifieddate!,
+    createdAt: rec.properties[schema.createdProperty]!,
+    updatedAt: rec.properties[schema.modifiedProperty]!,
     archived: rec.archived,
   };
 }
 
 /**
- * Contacts kept in two orders: by id (which is also createdate order) and by lastmodifieddate. Writes get
- * strictly increasing timestamps, so both orders only ever grow at the end: an update moves the contact from its
- * place (found by binary search) to the end, and nothing is ever re-sorted. Searches on either order
- * binary-search their range instead of scanning, which keeps a page of 200 among 100,000 contacts well under a
- * millisecond.
+ * Records of one object type kept in two orders: by id (which is also creation order) and by last modification. Writes
+ * get strictly increasing timestamps, so both orders only ever grow at the end: an update moves the record from its
+ * place (found by binary search) to the end, and nothing is ever re-sorted. Searches on either order binary-search
+ * their range instead of scanning, which keeps a page of 200 among 100,000 contacts well under a millisecond.
  */
-class ContactStore {
-  readonly byId = new Map<string, ContactRecord>();
+class ObjectStore {
+  readonly byId = new Map<string, ObjectRecord>();
+  readonly schema: ObjectSchema;
   /** Bumped on every write; cached search results are only valid for one version. */
   version = 0;
-  private idOrder: ContactRecord[] = [];
+  private idOrder: ObjectRecord[] = [];
   private idKeys: number[] = [];
   private createdKeys: number[] = [];
-  private modOrder: ContactRecord[] = [];
+  private modOrder: ObjectRecord[] = [];
   private modKeys: number[] = [];
   private lastWriteMs = 0;
-  private nextId = FIRST_ID;
+  private nextId: number;
   private readonly now: () => number;
 
-  constructor(now: () => number) {
+  constructor(now: () => number, schema: ObjectSchema) {
     this.now = now;
+    this.schema = schema;
+    this.nextId = schema.firstId;
   }
 
-  /** A write time later than every earlier one, so lastmodifieddate orders writes even when the clock stands still. */
+  /** A write time later than every earlier one, so the modified date orders writes even when the clock stands still. */
   private writeTime(): number {
     const t = this.now();
     this.lastWriteMs = t > this.lastWriteMs ? t : this.lastWriteMs + 1;
     return this.lastWriteMs;
   }
 
-  private insert(props: Record<string, string | null>, ms: number): ContactRecord {
+  /** Inserts at a given time; seeding uses it with times that must only increase. */
+  insertAt(props: Record<string, string | null>, ms: number): ObjectRecord {
+    const { createdProperty, modifiedProperty, readOnly } = this.schema;
     const idNum = this.nextId++;
     const id = String(idNum);
     const iso = new Date(ms).toISOString();
     const properties: Record<string, string | null> = {};
-    for (const [k, v] of Object.entries(props)) if (!READ_ONLY.has(k)) properties[k] = v;
+    for (const [k, v] of Object.entries(props)) if (!readOnly.has(k)) properties[k] = v;
     properties.hs_object_id = id;
-    properties.createdate = iso;
-    properties.lastmodifieddate = iso;
-    const rec: ContactRecord = { id, idNum, properties, createdMs: ms, updatedMs: ms, archived: false };
+    properties[createdProperty] = iso;
+    properties[modifiedProperty] = iso;
+    const rec: ObjectRecord = { id, idNum, properties, createdMs: ms, updatedMs: ms, archived: false };
     this.byId.set(id, rec);
     this.idOrder.push(rec);
     this.idKeys.push(idNum);
     this.createdKeys.push(ms);
     this.modOrder.push(rec);
     this.modKeys.push(ms);
+    if (ms > this.lastWriteMs) this.lastWriteMs = ms;
     this.version++;
     return rec;
   }
 
-  seed(count: number, seed: number): void {
-    const people = generatePeople(count, seed);
-    for (const p of people) {
-      // Distinct, increasing timestamps make the seeded order deterministic.
-      const ms = SEED_BASE_MS + p.index;
-      this.insert({ firstname: p.firstName, lastname: p.lastName, email: p.email, phone: p.phone, company: p.company }, ms);
-      if (ms > this.lastWriteMs) this.lastWriteMs = ms;
-    }
+  create(props: Record<string, string | null>): ObjectRecord {
+    return this.insertAt(props, this.writeTime());
   }
 
-  create(props: Record<string, string>): ContactRecord {
-    return this.insert(props, this.writeTime());
-  }
-
-  live(id: string): ContactRecord | undefined {
+  live(id: string): ObjectRecord | undefined {
     const rec = this.byId.get(id);
     return rec && !rec.archived ? rec : undefined;
   }
 
   /** Returns the properties whose value changed. */
-  update(rec: ContactRecord, props: Record<string, string | null>): string[] {
+  update(rec: ObjectRecord, props: Record<string, string | null>): string[] {
     const changed: string[] = [];
     for (const [k, v] of Object.entries(props)) {
-      if (READ_ONLY.has(k)) continue;
+      if (this.schema.readOnly.has(k)) continue;
       if ((rec.properties[k] ?? null) !== v) changed.push(k);
       rec.properties[k] = v;
     }
     const ms = this.writeTime();
     this.unlinkModified(rec);
     rec.updatedMs = ms;
-    rec.properties.lastmodifieddate = new Date(ms).toISOString();
+    rec.properties[this.schema.modifiedProperty] = new Date(ms).toISOString();
     this.modOrder.push(rec);
     this.modKeys.push(ms);
     this.version++;
     return changed;
   }
 
-  archive(rec: ContactRecord): number {
+  archive(rec: ObjectRecord): number {
     this.unlinkModified(rec);
     const i = lowerBound(this.idKeys, rec.idNum, false);
     this.idOrder.splice(i, 1);
@@ -266,26 +348,33 @@ class ContactStore {
   }
 
   // A splice moves memory once (well under a millisecond at 100,000); rebuilding the orders would cost far more.
-  private unlinkModified(rec: ContactRecord): void {
+  private unlinkModified(rec: ObjectRecord): void {
     const i = lowerBound(this.modKeys, rec.updatedMs, false);
     this.modOrder.splice(i, 1);
     this.modKeys.splice(i, 1);
   }
 
-  liveInIdOrder(): ContactRecord[] {
+  liveInIdOrder(): ObjectRecord[] {
     return this.idOrder;
   }
 
-  /** The order a search walks: by lastmodifieddate, or by id (equal to createdate order). */
+  /** The order a search walks: by the modified date, or by id (equal to creation order). */
   index(order: 'id' | 'modified'): OrderedIndex {
-    if (order === 'modified') return { records: this.modOrder, columns: [{ property: 'lastmodifieddate', keys: this.modKeys }] };
+    if (order === 'modified') return { records: this.modOrder, columns: [{ property: this.schema.modifiedProperty, keys: this.modKeys }] };
     return {
       records: this.idOrder,
       columns: [
         { property: 'hs_object_id', keys: this.idKeys },
-        { property: 'createdate', keys: this.createdKeys },
+        { property: this.schema.createdProperty, keys: this.createdKeys },
       ],
     };
+  }
+}
+
+function seedContacts(store: ObjectStore, count: number, seed: number): void {
+  for (const p of generatePeople(count, seed)) {
+    // Distinct, increasing timestamps make the seeded order deterministic.
+    store.insertAt({ firstname: p.firstName, lastname: p.lastName, email: p.email, phone: p.phone, company: p.company }, SEED_BASE_MS + p.index);
   }
 }
 
@@ -363,19 +452,12 @@ const searchBodySchema = {
 
 class ValidationError extends Error {}
 
-const NUMERIC_PROPERTIES: Record<string, (r: ContactRecord) => number> = {
-  hs_object_id: (r) => r.idNum,
-  createdate: (r) => r.createdMs,
-  lastmodifieddate: (r) => r.updatedMs,
-};
-const DATE_PROPERTIES = new Set(['createdate', 'lastmodifieddate']);
-
 /** Numbers for numeric/date properties: dates may be ms since the epoch or ISO strings, as HubSpot accepts. */
-function numericValue(property: string, raw: string | number | boolean | undefined, where: string): number {
+function numericValue(schema: ObjectSchema, property: string, raw: string | number | boolean | undefined, where: string): number {
   if (raw === undefined) throw new ValidationError(`${where}: a value is required`);
   const s = String(raw).trim();
   if (/^-?\d+(\.\d+)?$/.test(s)) return Number(s);
-  if (DATE_PROPERTIES.has(property)) {
+  if (schema.dates.has(property)) {
     const ms = Date.parse(s);
     if (!Number.isNaN(ms)) return ms;
     throw new ValidationError(`${where}: '${s}' is not a date; give ms since the epoch or an ISO 8601 string`);
@@ -405,9 +487,9 @@ function tokenMatcher(pattern: string): (text: string) => boolean {
   };
 }
 
-type Predicate = (r: ContactRecord) => boolean;
+type Predicate = (r: ObjectRecord) => boolean;
 
-function compileFilter(f: SearchFilter, where: string): Predicate {
+function compileFilter(schema: ObjectSchema, f: SearchFilter, where: string): Predicate {
   const prop = f.propertyName;
   const op = f.operator;
   if (op === 'HAS_PROPERTY') return (r) => r.properties[prop] != null && r.properties[prop] !== '';
@@ -415,7 +497,7 @@ function compileFilter(f: SearchFilter, where: string): Predicate {
   if (op === 'CONTAINS_TOKEN' || op === 'NOT_CONTAINS_TOKEN') {
     if (f.value === undefined) throw new ValidationError(`${where}: ${op} needs a value`);
     const match = tokenMatcher(String(f.value));
-    const has = (r: ContactRecord) => {
+    const has = (r: ObjectRecord) => {
       const v = r.properties[prop];
       return v != null && match(v);
     };
@@ -424,13 +506,13 @@ function compileFilter(f: SearchFilter, where: string): Predicate {
   if ((op === 'IN' || op === 'NOT_IN') && (!f.values || f.values.length === 0)) {
     throw new ValidationError(`${where}: ${op} needs a non-empty 'values' array`);
   }
-  const get = NUMERIC_PROPERTIES[prop];
+  const get = schema.numeric[prop];
   if (get) {
     if (op === 'IN' || op === 'NOT_IN') {
-      const set = new Set(f.values!.map((v, i) => numericValue(prop, v, `${where}.values[${i}]`)));
+      const set = new Set(f.values!.map((v, i) => numericValue(schema, prop, v, `${where}.values[${i}]`)));
       return op === 'IN' ? (r) => set.has(get(r)) : (r) => !set.has(get(r));
     }
-    const x = numericValue(prop, f.value, where);
+    const x = numericValue(schema, prop, f.value, where);
     switch (op) {
       case 'EQ': return (r) => get(r) === x;
       case 'NEQ': return (r) => get(r) !== x;
@@ -439,7 +521,7 @@ function compileFilter(f: SearchFilter, where: string): Predicate {
       case 'GT': return (r) => get(r) > x;
       case 'GTE': return (r) => get(r) >= x;
       case 'BETWEEN': {
-        const hi = numericValue(prop, f.highValue, `${where}.highValue`);
+        const hi = numericValue(schema, prop, f.highValue, `${where}.highValue`);
         return (r) => get(r) >= x && get(r) <= hi;
       }
     }
@@ -447,7 +529,7 @@ function compileFilter(f: SearchFilter, where: string): Predicate {
   // String properties compare case-insensitively, like HubSpot's search index.
   if (op === 'IN' || op === 'NOT_IN') {
     const set = new Set(f.values!.map((v) => String(v).toLowerCase()));
-    const has = (r: ContactRecord) => {
+    const has = (r: ObjectRecord) => {
       const v = r.properties[prop];
       return v != null && set.has(v.toLowerCase());
     };
@@ -457,13 +539,13 @@ function compileFilter(f: SearchFilter, where: string): Predicate {
   const x = String(f.value);
   if (op === 'EQ' || op === 'NEQ') {
     const lx = x.toLowerCase();
-    const eq = (r: ContactRecord) => {
+    const eq = (r: ObjectRecord) => {
       const v = r.properties[prop];
       return v != null && (v === x || v.toLowerCase() === lx);
     };
     return op === 'EQ' ? eq : (r) => !eq(r);
   }
-  const cmp = (r: ContactRecord): number | undefined => {
+  const cmp = (r: ObjectRecord): number | undefined => {
     const v = r.properties[prop];
     return v == null ? undefined : compareLoose(v, x);
   };
@@ -485,10 +567,10 @@ function compileFilter(f: SearchFilter, where: string): Predicate {
 }
 
 /** The index range [lo, hi) that filters on a monotonic column allow, or undefined when a filter is not such a range. */
-function rangeOf(filter: SearchFilter, column: Column, where: string): [number, number] | undefined {
+function rangeOf(schema: ObjectSchema, filter: SearchFilter, column: Column, where: string): [number, number] | undefined {
   const keys = column.keys;
   const n = keys.length;
-  const v = () => numericValue(column.property, filter.value, where);
+  const v = () => numericValue(schema, column.property, filter.value, where);
   switch (filter.operator) {
     case 'EQ': { const x = v(); return [lowerBound(keys, x, false), lowerBound(keys, x, true)]; }
     case 'GT': return [lowerBound(keys, v(), true), n];
@@ -496,7 +578,7 @@ function rangeOf(filter: SearchFilter, column: Column, where: string): [number, 
     case 'LT': return [0, lowerBound(keys, v(), false)];
     case 'LTE': return [0, lowerBound(keys, v(), true)];
     case 'BETWEEN': {
-      const hi = numericValue(column.property, filter.highValue, `${where}.highValue`);
+      const hi = numericValue(schema, column.property, filter.highValue, `${where}.highValue`);
       return [lowerBound(keys, v(), false), lowerBound(keys, hi, true)];
     }
     default: return undefined;
@@ -504,7 +586,7 @@ function rangeOf(filter: SearchFilter, column: Column, where: string): [number, 
 }
 
 interface Plan {
-  records: ContactRecord[];
+  records: ObjectRecord[];
   lo: number;
   hi: number;
   descending: boolean;
@@ -522,7 +604,8 @@ function parseSort(sorts: SearchBody['sorts'], where = 'sorts'): { property: str
   return { property: s.propertyName, descending: s.direction === 'DESCENDING' };
 }
 
-function planSearch(store: ContactStore, body: SearchBody): Plan {
+function planSearch(store: ObjectStore, body: SearchBody): Plan {
+  const schema = store.schema;
   const groups = body.filterGroups ?? [];
   const total = groups.reduce((n, g) => n + g.filters.length, 0);
   if (total > MAX_FILTERS_TOTAL) {
@@ -531,7 +614,7 @@ function planSearch(store: ContactStore, body: SearchBody): Plan {
   const sort = parseSort(body.sorts);
   const sortProperty = sort?.property ?? 'hs_object_id';
   const descending = sort?.descending ?? false;
-  const indexed = sortProperty === 'lastmodifieddate' ? 'modified' : 'id';
+  const indexed = sortProperty === schema.modifiedProperty ? 'modified' : 'id';
   const index = store.index(indexed);
   const byColumn = new Map(index.columns.map((c) => [c.property, c]));
 
@@ -547,13 +630,13 @@ function planSearch(store: ContactStore, body: SearchBody): Plan {
     g.filters.forEach((f, fi) => {
       const where = `filterGroups[${gi}].filters[${fi}]`;
       const column = byColumn.get(f.propertyName);
-      const r = column && rangeOf(f, column, where);
+      const r = column && rangeOf(schema, f, column, where);
       if (r) {
         gLo = Math.max(gLo, r[0]);
         gHi = Math.min(gHi, r[1]);
       }
       // With one group the walked range already applies a range filter; with several it is only their hull.
-      if (!r || groups.length > 1) preds.push(compileFilter(f, where));
+      if (!r || groups.length > 1) preds.push(compileFilter(schema, f, where));
       if (!r) exact = false;
     });
     lo = Math.min(lo, gLo);
@@ -571,18 +654,18 @@ function planSearch(store: ContactStore, body: SearchBody): Plan {
   if (body.query && body.query.trim() !== '') {
     const terms = body.query.toLowerCase().split(/\s+/).filter((t) => t !== '');
     conditions.push((r) => {
-      const text = QUERY_PROPERTIES.map((p) => r.properties[p] ?? '').join(' ').toLowerCase();
+      const text = schema.queryProperties.map((p) => r.properties[p] ?? '').join(' ').toLowerCase();
       return terms.every((t) => text.includes(t));
     });
   }
   const predicate: Predicate | undefined = exact ? undefined : conditions.length === 1 ? conditions[0] : (r) => conditions.every((p) => p(r));
-  const orderedByIndex = sortProperty === 'lastmodifieddate' || sortProperty === 'hs_object_id' || sortProperty === 'createdate';
+  const orderedByIndex = sortProperty === schema.modifiedProperty || sortProperty === 'hs_object_id' || sortProperty === schema.createdProperty;
   return { records: index.records, lo, hi, descending, predicate, sortProperty: orderedByIndex ? undefined : sortProperty };
 }
 
 /** Everything the plan matches, in result order. */
-function collect(plan: Plan): ContactRecord[] {
-  const out: ContactRecord[] = [];
+function collect(plan: Plan): ObjectRecord[] {
+  const out: ObjectRecord[] = [];
   const { records, lo, hi, predicate } = plan;
   for (let i = lo; i < hi; i++) {
     const r = records[i]!;
@@ -604,27 +687,154 @@ function collect(plan: Plan): ContactRecord[] {
   return out;
 }
 
-function resultView(rec: ContactRecord, props: readonly string[]) {
+/** HubSpot's SimplePublicObject: the asked-for properties (null when unset) plus the id and both system dates. */
+function resultView(schema: ObjectSchema, rec: ObjectRecord, props: readonly string[]) {
+  const created = rec.properties[schema.createdProperty]!;
+  const modified = rec.properties[schema.modifiedProperty]!;
   const properties: Record<string, string | null> = {};
   for (const p of props) properties[p] = rec.properties[p] ?? null;
   properties.hs_object_id = rec.id;
-  properties.createdate = rec.properties.createdate!;
-  properties.lastmodifieddate = rec.properties.lastmodifieddate!;
-  return {
-    id: rec.id,
-    properties,
-    createdAt: rec.properties.createdate!,
-    updatedAt: rec.properties.lastmodifieddate!,
-    archived: false,
-  };
+  properties[schema.createdProperty] = created;
+  properties[schema.modifiedProperty] = modified;
+  return { id: rec.id, properties, createdAt: created, updatedAt: modified, archived: false };
 }
 
-function requestedProperties(raw: unknown): string[] {
-  const list = (Array.isArray(raw) ? raw : typeof raw === 'string' ? [raw] : [])
+/** A query parameter HubSpot takes repeated, comma-separated, or both. */
+function listParam(raw: unknown): string[] {
+  return (Array.isArray(raw) ? raw : typeof raw === 'string' ? [raw] : [])
     .flatMap((s) => String(s).split(','))
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  return list.length > 0 ? list : DEFAULT_PROPERTIES;
+}
+
+function requestedProperties(schema: ObjectSchema, raw: unknown): readonly string[] {
+  const list = listParam(raw);
+  return list.length > 0 ? list : schema.defaultProperties;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Calls
+
+const MAX_BATCH_CREATE = 100;
+// HubSpot's defined association type for a call's association to a contact.
+const CALL_TO_CONTACT = 194;
+const CALL_DIRECTIONS = ['INBOUND', 'OUTBOUND'];
+const CALL_STATUSES = ['BUSY', 'CALLING_CRM_USER', 'CANCELED', 'COMPLETED', 'CONNECTING', 'FAILED', 'IN_PROGRESS', 'NO_ANSWER', 'QUEUED', 'RINGING'];
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+interface AssociationInput {
+  to: { id: string | number };
+  types: Array<{ associationCategory: string; associationTypeId: number }>;
+}
+interface CallInput {
+  properties: Record<string, unknown>;
+  associations?: AssociationInput[];
+  objectWriteTraceId?: string;
+}
+/** A call input that passed validation, ready to store. */
+interface ValidCall {
+  properties: Record<string, string>;
+  contactIds: string[];
+}
+
+// Only the JSON shape is checked here, so that a batch with one bad value still creates the others (see checkCall).
+const callInputSchema = {
+  type: 'object',
+  required: ['properties'],
+  properties: {
+    properties: { type: 'object' },
+    associations: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['to', 'types'],
+        properties: {
+          to: { type: 'object', required: ['id'], properties: { id: { type: ['string', 'integer'] } } },
+          types: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['associationCategory', 'associationTypeId'],
+              properties: { associationCategory: { type: 'string' }, associationTypeId: { type: 'integer' } },
+            },
+          },
+        },
+      },
+    },
+    objectWriteTraceId: { type: 'string' },
+  },
+} as const;
+
+interface PropertyProblem {
+  name: string;
+  error: string;
+  message: string;
+}
+
+/** HubSpot's wording for property values it refuses: one JSON entry per property, so a client can show each. */
+function propertyProblems(problems: PropertyProblem[]): string {
+  const list = problems.map((p) => ({ isValid: false, message: p.message, error: p.error, name: p.name }));
+  return `Property values were not valid: ${JSON.stringify(list)}`;
+}
+
+/**
+ * Validates one call input the way HubSpot's create endpoints do; returns the call to store or the error message.
+ * hs_timestamp is stored as an ISO 8601 string whichever form it came in, as HubSpot reads date-times back.
+ */
+function checkCall(input: CallInput, isLiveContact: (id: string) => boolean, failure: CallFailurePredicate | null): ValidCall | string {
+  const properties: Record<string, string> = {};
+  const problems: PropertyProblem[] = [];
+  for (const [name, value] of Object.entries(input.properties)) {
+    if (typeof value === 'string') properties[name] = value;
+    else if (typeof value === 'number' && Number.isFinite(value)) properties[name] = String(value);
+    else problems.push({ name, error: 'INVALID_TYPE', message: `${name}: give a string or a number; got ${JSON.stringify(value)}` });
+  }
+  const ts = properties.hs_timestamp;
+  if (ts === undefined || ts.trim() === '') {
+    if (!problems.some((p) => p.name === 'hs_timestamp')) {
+      return 'Error creating CALL. Some required properties were not set: hs_timestamp (when the call happened, as ms since the epoch or an ISO 8601 date-time).';
+    }
+  } else {
+    const t = ts.trim();
+    const ms = /^\d+$/.test(t) ? Number(t) : ISO_DATE_TIME.test(t) ? Date.parse(t) : Number.NaN;
+    // An invalid Date also catches ms values beyond the range a date can hold.
+    if (Number.isNaN(new Date(ms).getTime())) {
+      problems.push({ name: 'hs_timestamp', error: 'INVALID_DATE', message: `hs_timestamp: '${ts}' is not a date; give ms since the epoch or an ISO 8601 date-time` });
+    } else {
+      properties.hs_timestamp = new Date(ms).toISOString();
+    }
+  }
+  const enumeration = (name: string, allowed: readonly string[]) => {
+    const v = properties[name];
+    if (v !== undefined && v !== '' && !allowed.includes(v)) {
+      problems.push({ name, error: 'INVALID_OPTION', message: `${v} was not one of the allowed options: ${allowed.join(', ')}` });
+    }
+  };
+  enumeration('hs_call_direction', CALL_DIRECTIONS);
+  enumeration('hs_call_status', CALL_STATUSES);
+  const duration = properties.hs_call_duration;
+  if (duration !== undefined && duration !== '' && !/^\d+(\.\d+)?$/.test(duration.trim())) {
+    problems.push({ name: 'hs_call_duration', error: 'INVALID_INTEGER', message: `hs_call_duration: '${duration}' is not a number of milliseconds` });
+  }
+  if (problems.length > 0) return propertyProblems(problems);
+
+  const contactIds: string[] = [];
+  for (const [i, a] of (input.associations ?? []).entries()) {
+    const id = String(a.to.id);
+    if (a.types.length === 0) return `associations[${i}]: give at least one association type, e.g. HUBSPOT_DEFINED ${CALL_TO_CONTACT} (call to contact)`;
+    for (const t of a.types) {
+      if (t.associationCategory !== 'HUBSPOT_DEFINED' || t.associationTypeId !== CALL_TO_CONTACT) {
+        return `associations[${i}]: association type ${t.associationCategory} ${t.associationTypeId} is not one this stand-in knows; ` +
+          `a call is associated with a contact by HUBSPOT_DEFINED ${CALL_TO_CONTACT}`;
+      }
+    }
+    if (!isLiveContact(id)) return `associations[${i}]: no contact with id ${id} to associate the call with`;
+    if (!contactIds.includes(id)) contactIds.push(id);
+  }
+
+  const verdict = failure?.({ ...properties });
+  if (verdict) return typeof verdict === 'string' ? verdict : 'Call refused by the failCalls predicate of this stand-in';
+  return { properties, contactIds };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -694,18 +904,22 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   const host = opts.host ?? '127.0.0.1';
   const searchWindow = new RollingWindow(1000, opts.searchPerSecond ?? 5);
   const requestWindow = new RollingWindow(10_000, opts.requestsPer10Seconds ?? 190);
-  const store = new ContactStore(now);
-  store.seed(opts.contacts ?? 0, opts.seed ?? 1);
+  const store = new ObjectStore(now, CONTACT_SCHEMA);
+  seedContacts(store, opts.contacts ?? 0, opts.seed ?? 1);
+  const calls = new ObjectStore(now, CALL_SCHEMA);
+  /** call id → the contact ids it is associated with, in the order given. */
+  const callContacts = new Map<string, string[]>();
+  let callFailure: CallFailurePredicate | null = null;
 
-  const stats: HubSpotStandInStats = { requests: 0, searches: 0, rateLimited: 0, maxSearchesInAnySecond: 0, webhooksDelivered: 0, webhookFailures: 0 };
+  const stats: HubSpotStandInStats = {
+    requests: 0, searches: 0, rateLimited: 0, maxSearchesInAnySecond: 0, webhooksDelivered: 0, webhookFailures: 0, callsCreated: 0,
+  };
   const lists = new Map<string, ContactList>();
   let nextListId = 1;
   let failRemaining = 0;
   let failRetryAfter = 1;
   let nextEventId = 1;
   let webhookChain: Promise<void> = Promise.resolve();
-  // Paging re-runs the same query many times; its matches stay valid until the next write.
-  const searchCache = new Map<string, { version: number; matches: ContactRecord[] }>();
 
   // Filter values may be strings, numbers or booleans, as HubSpot accepts them.
   const app = Fastify({ logger: false, forceCloseConnections: true, ajv: { customOptions: { allowUnionTypes: true } } });
@@ -764,51 +978,68 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     reply.header('X-HubSpot-RateLimit-Remaining', String(requestWindow.remaining(t)));
   });
 
-  async function search(request: FastifyRequest<{ Body: SearchBody | undefined }>) {
-    const body = request.body ?? {};
-    const limit = body.limit ?? 10;
-    const afterRaw = body.after === undefined || body.after === '' ? '0' : String(body.after);
-    if (!/^\d+$/.test(afterRaw)) throw new ValidationError(`after: must be an integer offset given as a string; got '${afterRaw}'`);
-    const after = Number(afterRaw);
-    if (after + limit > MAX_SEARCH_RESULTS) {
-      throw new ValidationError(
-        `Paging beyond ${MAX_SEARCH_RESULTS} results is not allowed: after (${after}) + limit (${limit}) exceeds ${MAX_SEARCH_RESULTS}. ` +
-          'Narrow the search instead, e.g. restart with lastmodifieddate GTE the last value read.',
-      );
-    }
-    const plan = planSearch(store, body);
-    let total: number;
-    let page: ContactRecord[];
-    if (!plan.predicate && !plan.sortProperty) {
-      total = plan.hi - plan.lo;
-      page = [];
-      for (let k = after; k < Math.min(after + limit, total); k++) {
-        page.push(plan.records[plan.descending ? plan.hi - 1 - k : plan.lo + k]!);
+  /** The search endpoint of one object type. */
+  function searchOf(objects: ObjectStore) {
+    // Paging re-runs the same query many times; its matches stay valid until the next write.
+    const searchCache = new Map<string, { version: number; matches: ObjectRecord[] }>();
+    return async (request: FastifyRequest<{ Body: SearchBody | undefined }>) => {
+      const body = request.body ?? {};
+      const limit = body.limit ?? 10;
+      const afterRaw = body.after === undefined || body.after === '' ? '0' : String(body.after);
+      if (!/^\d+$/.test(afterRaw)) throw new ValidationError(`after: must be an integer offset given as a string; got '${afterRaw}'`);
+      const after = Number(afterRaw);
+      if (after + limit > MAX_SEARCH_RESULTS) {
+        throw new ValidationError(
+          `Paging beyond ${MAX_SEARCH_RESULTS} results is not allowed: after (${after}) + limit (${limit}) exceeds ${MAX_SEARCH_RESULTS}. ` +
+            `Narrow the search instead, e.g. restart with ${objects.schema.modifiedProperty} GTE the last value read.`,
+        );
       }
-    } else {
-      const key = JSON.stringify([body.filterGroups, body.sorts, body.query]);
-      let cached = searchCache.get(key);
-      if (!cached || cached.version !== store.version) {
-        cached = { version: store.version, matches: collect(plan) };
-        searchCache.set(key, cached);
-        if (searchCache.size > 32) searchCache.delete(searchCache.keys().next().value!);
+      const plan = planSearch(objects, body);
+      let total: number;
+      let page: ObjectRecord[];
+      if (!plan.predicate && !plan.sortProperty) {
+        total = plan.hi - plan.lo;
+        page = [];
+        for (let k = after; k < Math.min(after + limit, total); k++) {
+          page.push(plan.records[plan.descending ? plan.hi - 1 - k : plan.lo + k]!);
+        }
+      } else {
+        const key = JSON.stringify([body.filterGroups, body.sorts, body.query]);
+        let cached = searchCache.get(key);
+        if (!cached || cached.version !== objects.version) {
+          cached = { version: objects.version, matches: collect(plan) };
+          searchCache.set(key, cached);
+          if (searchCache.size > 32) searchCache.delete(searchCache.keys().next().value!);
+        }
+        total = cached.matches.length;
+        page = cached.matches.slice(after, after + limit);
       }
-      total = cached.matches.length;
-      page = cached.matches.slice(after, after + limit);
-    }
-    const props = requestedProperties(body.properties);
-    const next = after + page.length;
-    return {
-      total,
-      results: page.map((r) => resultView(r, props)),
-      ...(next < total ? { paging: { next: { after: String(next) } } } : {}),
+      const props = requestedProperties(objects.schema, body.properties);
+      const next = after + page.length;
+      return {
+        total,
+        results: page.map((r) => resultView(objects.schema, r, props)),
+        ...(next < total ? { paging: { next: { after: String(next) } } } : {}),
+      };
     };
   }
 
-  async function readOne(request: FastifyRequest<{ Params: { id: string }; Querystring: { properties?: string | string[] } }>, reply: FastifyReply) {
-    const rec = store.live(request.params.id);
-    if (!rec) return reply.code(404).send(errorBody('OBJECT_NOT_FOUND', `No contact with id ${request.params.id}`));
-    return resultView(rec, requestedProperties(request.query.properties));
+  type ReadRequest = FastifyRequest<{ Params: { id: string }; Querystring: { properties?: string | string[]; associations?: string | string[] } }>;
+  /** The single-record read of one object type; `associationsOf` answers `?associations=` for the types it knows. */
+  function readOf(objects: ObjectStore, associationsOf?: (rec: ObjectRecord, toType: string) => object | undefined) {
+    return async (request: ReadRequest, reply: FastifyReply) => {
+      const rec = objects.live(request.params.id);
+      if (!rec) return reply.code(404).send(errorBody('OBJECT_NOT_FOUND', `No ${objects.schema.noun} with id ${request.params.id}`));
+      const view = resultView(objects.schema, rec, requestedProperties(objects.schema, request.query.properties));
+      if (!associationsOf) return view;
+      // HubSpot leaves out association types it has nothing for, and ignores ones it does not know.
+      const associations: Record<string, object> = {};
+      for (const toType of listParam(request.query.associations)) {
+        const found = associationsOf(rec, toType);
+        if (found) associations[toType] = found;
+      }
+      return Object.keys(associations).length > 0 ? { ...view, associations } : view;
+    };
   }
 
   interface BatchReadBody {
@@ -819,11 +1050,11 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   async function batchRead(request: FastifyRequest<{ Body: BatchReadBody }>) {
     const startedAt = new Date(now()).toISOString();
     const { inputs, idProperty } = request.body;
-    const props = requestedProperties(request.body.properties);
-    let lookup: (id: string) => ContactRecord | undefined = (id) => store.live(id);
+    const props = requestedProperties(CONTACT_SCHEMA, request.body.properties);
+    let lookup: (id: string) => ObjectRecord | undefined = (id) => store.live(id);
     if (idProperty && idProperty !== 'hs_object_id') {
       const wanted = new Set(inputs.map((i) => String(i.id).toLowerCase()));
-      const found = new Map<string, ContactRecord>();
+      const found = new Map<string, ObjectRecord>();
       for (const rec of store.liveInIdOrder()) {
         const v = rec.properties[idProperty]?.toLowerCase();
         if (v !== undefined && wanted.has(v) && !found.has(v)) found.set(v, rec);
@@ -833,7 +1064,7 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     const results = [];
     for (const input of inputs) {
       const rec = lookup(String(input.id));
-      if (rec) results.push(resultView(rec, props));
+      if (rec) results.push(resultView(CONTACT_SCHEMA, rec, props));
     }
     return { status: 'COMPLETE', results, startedAt, completedAt: new Date(now()).toISOString() };
   }
@@ -877,10 +1108,93 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     },
   };
 
+  async function patchContact(request: FastifyRequest<{ Params: { id: string }; Body: { properties: Record<string, unknown> } }>, reply: FastifyReply) {
+    const rec = store.live(request.params.id);
+    if (!rec) return reply.code(404).send(errorBody('OBJECT_NOT_FOUND', `No contact with id ${request.params.id}`));
+    const props: Record<string, string | null> = {};
+    const problems: PropertyProblem[] = [];
+    for (const [name, value] of Object.entries(request.body.properties)) {
+      if (typeof value === 'string' || value === null) props[name] = value;
+      else if (typeof value === 'number' && Number.isFinite(value)) props[name] = String(value);
+      else problems.push({ name, error: 'INVALID_TYPE', message: `${name}: give a string, a number or null; got ${JSON.stringify(value)}` });
+    }
+    if (problems.length > 0) throw new ValidationError(propertyProblems(problems));
+    applyContactUpdate(rec, props);
+    return resultView(CONTACT_SCHEMA, rec, [...new Set([...CONTACT_SCHEMA.defaultProperties, ...Object.keys(props)])]);
+  }
+  const patchContactSchema = { body: { type: 'object', required: ['properties'], properties: { properties: { type: 'object' } } } };
+
+  const isLiveContact = (id: string) => store.live(id) !== undefined;
+
+  function storeCall(call: ValidCall): ObjectRecord {
+    const rec = calls.create(call.properties);
+    callContacts.set(rec.id, call.contactIds);
+    stats.callsCreated++;
+    return rec;
+  }
+  /** What the create endpoints answer: every property the call has. */
+  const createdView = (rec: ObjectRecord) => resultView(CALL_SCHEMA, rec, Object.keys(rec.properties));
+
+  async function createCall(request: FastifyRequest<{ Body: CallInput }>, reply: FastifyReply) {
+    const checked = checkCall(request.body, isLiveContact, callFailure);
+    if (typeof checked === 'string') throw new ValidationError(checked);
+    return reply.code(201).send(createdView(storeCall(checked)));
+  }
+
+  /**
+   * Inputs that fail validation become entries of `errors` (answered 207, even when every input fails) while the others
+   * are created; each entry names its input's objectWriteTraceId, the only way to map it back to the input.
+   */
+  async function batchCreateCalls(request: FastifyRequest<{ Body: { inputs: CallInput[] } }>, reply: FastifyReply) {
+    const startedAt = new Date(now()).toISOString();
+    const checked = request.body.inputs.map((input) => ({ input, result: checkCall(input, isLiveContact, callFailure) }));
+    const results = [];
+    const errors = [];
+    for (const { input, result } of checked) {
+      const traceId = input.objectWriteTraceId;
+      if (typeof result === 'string') {
+        errors.push({ status: 'error', category: 'VALIDATION_ERROR', message: result, ...(traceId !== undefined ? { context: { objectWriteTraceId: [traceId] } } : {}) });
+      } else {
+        // The date-versioned reference documents objectWriteTraceId on each created result; the legacy paths behave the same here.
+        results.push({ ...createdView(storeCall(result)), ...(traceId !== undefined ? { objectWriteTraceId: traceId } : {}) });
+      }
+    }
+    const body = {
+      status: 'COMPLETE',
+      results,
+      ...(errors.length > 0 ? { numErrors: errors.length, errors } : {}),
+      startedAt,
+      completedAt: new Date(now()).toISOString(),
+    };
+    return reply.code(errors.length > 0 ? 207 : 201).send(body);
+  }
+  const batchCreateSchema = {
+    body: {
+      type: 'object',
+      required: ['inputs'],
+      properties: { inputs: { type: 'array', minItems: 1, maxItems: MAX_BATCH_CREATE, items: callInputSchema } },
+    },
+  };
+
+  function callAssociations(rec: ObjectRecord, toType: string) {
+    if (toType !== 'contacts' && toType !== 'contact') return undefined;
+    // Associations to archived contacts are gone, as on HubSpot.
+    const ids = (callContacts.get(rec.id) ?? []).filter(isLiveContact);
+    if (ids.length === 0) return undefined;
+    return { results: ids.map((id) => ({ id, type: 'call_to_contact' })) };
+  }
+
   for (const base of [`/crm/objects/${apiVersion}/contacts`, '/crm/v3/objects/contacts']) {
-    app.post(`${base}/search`, { schema: { body: searchBodySchema } }, search);
+    app.post(`${base}/search`, { schema: { body: searchBodySchema } }, searchOf(store));
     app.post(`${base}/batch/read`, { schema: batchReadSchema }, batchRead);
-    app.get(`${base}/:id`, readOne);
+    app.get(`${base}/:id`, readOf(store));
+    app.patch(`${base}/:id`, { schema: patchContactSchema }, patchContact);
+  }
+  for (const base of [`/crm/objects/${apiVersion}/calls`, '/crm/v3/objects/calls']) {
+    app.post(base, { schema: { body: callInputSchema } }, createCall);
+    app.post(`${base}/batch/create`, { schema: batchCreateSchema }, batchCreateCalls);
+    app.post(`${base}/search`, { schema: { body: searchBodySchema } }, searchOf(calls));
+    app.get(`${base}/:id`, readOf(calls, callAssociations));
   }
   for (const base of [`/crm/lists/${apiVersion}`, '/crm/v3/lists']) {
     app.get(`${base}/:listId/memberships`, { schema: membershipsSchema }, memberships);
@@ -909,7 +1223,7 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     return { status: res.status, body: await res.text() };
   }
 
-  function fire(rec: ContactRecord, occurredAt: number, changes: Array<{ type: string; propertyName?: string; propertyValue?: string }>) {
+  function fire(rec: ObjectRecord, occurredAt: number, changes: Array<{ type: string; propertyName?: string; propertyValue?: string }>) {
     if (!opts.webhookUrl || changes.length === 0) return;
     const events: HubSpotEvent[] = changes.map((c) => ({
       eventId: nextEventId++,
@@ -932,7 +1246,13 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     );
   }
 
-  function requireLive(id: string, what: string): ContactRecord {
+  /** Shared by updateContact and PATCH: the write, then one propertyChange event per changed property. */
+  function applyContactUpdate(rec: ObjectRecord, props: Record<string, string | null>): void {
+    const changed = store.update(rec, props);
+    fire(rec, rec.updatedMs, changed.map((p) => ({ type: 'contact.propertyChange', propertyName: p, propertyValue: rec.properties[p] ?? '' })));
+  }
+
+  function requireLive(id: string, what: string): ObjectRecord {
     const rec = store.live(id);
     if (!rec) throw new Error(`${what}: no live contact with id ${id}`);
     return rec;
@@ -969,13 +1289,12 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     createContact(props) {
       const rec = store.create(props);
       fire(rec, rec.createdMs, [{ type: 'contact.creation' }]);
-      return toView(rec);
+      return toView(rec, CONTACT_SCHEMA);
     },
     updateContact(id, props) {
       const rec = requireLive(id, 'updateContact');
-      const changed = store.update(rec, props);
-      fire(rec, rec.updatedMs, changed.map((p) => ({ type: 'contact.propertyChange', propertyName: p, propertyValue: rec.properties[p] ?? '' })));
-      return toView(rec);
+      applyContactUpdate(rec, props);
+      return toView(rec, CONTACT_SCHEMA);
     },
     deleteContact(id) {
       const rec = requireLive(id, 'deleteContact');
@@ -986,10 +1305,10 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     },
     getContact(id) {
       const rec = store.byId.get(id);
-      return rec ? toView(rec) : undefined;
+      return rec ? toView(rec, CONTACT_SCHEMA) : undefined;
     },
     contacts() {
-      return store.liveInIdOrder().map(toView);
+      return store.liveInIdOrder().map((rec) => toView(rec, CONTACT_SCHEMA));
     },
     lists: { create: createList, add: addToList, remove: removeFromList },
     sendWebhook,
@@ -1003,6 +1322,12 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     failNext(n, retryAfterSeconds = 1) {
       failRemaining = n;
       failRetryAfter = retryAfterSeconds;
+    },
+    calls() {
+      return calls.liveInIdOrder().map((rec) => ({ ...toView(rec, CALL_SCHEMA), contactIds: [...(callContacts.get(rec.id) ?? [])] }));
+    },
+    failCalls(predicate) {
+      callFailure = predicate;
     },
     close: () => app.close(),
   };

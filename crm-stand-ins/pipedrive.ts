@@ -1,4 +1,4 @@
-// A stand-in for the parts of Pipedrive's API a sync daemon uses: persons (API v2, cursor paging), call logs, v2 webhooks, token-budget rate limits.
+// A stand-in for the parts of Pipedrive's API a sync daemon uses: persons (API v2, cursor paging, update), call logs (add, list, read), v2 webhooks, token-budget rate limits.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
@@ -65,6 +65,12 @@ export interface StoredCallLog {
   has_recording: boolean;
 }
 
+/**
+ * Decides whether a call log being added fails: true (a generic message) or a message fails it with a 400; false or ''
+ * lets it through. It sees the log as it would be stored.
+ */
+export type CallLogFailurePredicate = (log: StoredCallLog) => boolean | string;
+
 export type WebhookAction = 'create' | 'change' | 'delete';
 
 export interface WebhookTarget { url: string; user: string; password: string }
@@ -117,6 +123,8 @@ export interface PipedriveStandIn {
   stats: PipedriveStandInStats;
   /** The next n authenticated requests answer 429 as if a burst limit were hit (x-ratelimit-* headers, no Retry-After). */
   failNext(n: number): void;
+  /** Call logs the predicate matches are refused (400) until failCallLogs(null). */
+  failCallLogs(predicate: CallLogFailurePredicate | null): void;
   close(): Promise<void>;
 }
 
@@ -125,6 +133,8 @@ const BURST_WINDOW_MS = 2000;
 const SEED_BASE_MS = Date.parse('2026-01-01T00:00:00Z');
 const MAX_LIMIT = 500;
 const MAX_IDS = 100;
+// Pipedrive documents 50 as the upper limit of GET /v1/callLogs.
+const MAX_CALL_LOG_LIMIT = 50;
 const COMPANY_ID = 1;
 const USER_ID = 1;
 const WEBHOOK_ID = 1;
@@ -137,12 +147,19 @@ const ERROR_INFO = 'Please check developers.pipedrive.com for more information a
 const TOKEN_COSTS: Record<string, number> = {
   'GET /api/v2/persons': 10,
   'GET /api/v2/persons/:id': 1,
+  // A v2 write, half of v1's 10 like the v2 reads.
+  'PATCH /api/v2/persons/:id': 5,
   'POST /v1/callLogs': 10,
   'POST /api/v1/callLogs': 10,
+  'GET /v1/callLogs': 20,
+  'GET /api/v1/callLogs': 20,
+  'GET /v1/callLogs/:id': 2,
+  'GET /api/v1/callLogs/:id': 2,
 };
 
 const OUTCOMES: readonly CallLogOutcome[] = ['connected', 'no_answer', 'left_message', 'left_voicemail', 'wrong_number', 'busy'];
 const PERSON_KEYS = new Set(['name', 'first_name', 'last_name', 'owner_id', 'org_id', 'visible_to', 'phones', 'emails', 'custom_fields']);
+const VISIBLE_TO = [1, 3, 5, 7];
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 const CALL_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 
@@ -274,6 +291,56 @@ function decodeCursor(raw: string, sortBy: SortBy, direction: Direction): Key {
   return { u: o.u, id: o.i };
 }
 
+/** Non-negative whole number from a query parameter, or the default when absent. */
+function offsetParam(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d{1,15}$/.test(raw)) throw new BadRequest(`${name}: must be a whole number of 0 or more; got "${raw}"`);
+  return Number(raw);
+}
+
+/**
+ * The body of PATCH /api/v2/persons/{id}. API v2 takes custom fields only inside `custom_fields`, so any other key it
+ * does not know is refused rather than silently turned into a custom field.
+ */
+function parsePersonPatch(body: unknown): Partial<PersonInput> {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequest('body: must be a JSON object');
+  const b = body as Record<string, unknown>;
+  const keys = Object.keys(b);
+  if (keys.length === 0) throw new BadRequest(`body: give at least one of ${[...PERSON_KEYS].join(', ')}`);
+  for (const k of keys) {
+    if (!PERSON_KEYS.has(k)) throw new BadRequest(`${k}: not a person field; custom fields go inside custom_fields, keyed by field key`);
+  }
+  const id = (name: string, nullable: boolean) => {
+    const v = b[name];
+    if (v === undefined || (nullable && v === null)) return;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new BadRequest(`${name}: must be a positive integer${nullable ? ' or null' : ''}; got ${JSON.stringify(v)}`);
+  };
+  if (b.name !== undefined && (typeof b.name !== 'string' || b.name.trim() === '')) throw new BadRequest(`name: must be a non-empty string; got ${JSON.stringify(b.name)}`);
+  for (const name of ['first_name', 'last_name']) {
+    if (b[name] !== undefined && b[name] !== null && typeof b[name] !== 'string') throw new BadRequest(`${name}: must be a string or null; got ${JSON.stringify(b[name])}`);
+  }
+  id('owner_id', false);
+  id('org_id', true);
+  if (b.visible_to !== undefined && !VISIBLE_TO.includes(b.visible_to as number)) {
+    throw new BadRequest(`visible_to: must be one of ${VISIBLE_TO.join(', ')}; got ${JSON.stringify(b.visible_to)}`);
+  }
+  for (const name of ['phones', 'emails']) {
+    const v = b[name];
+    if (v === undefined) continue;
+    if (!Array.isArray(v)) throw new BadRequest(`${name}: must be an array of { value, primary?, label? }`);
+    v.forEach((c: unknown, i) => {
+      const e = c as Record<string, unknown> | null;
+      if (!e || typeof e !== 'object' || typeof e.value !== 'string' || e.value === '') throw new BadRequest(`${name}[${i}].value: must be a non-empty string`);
+      if (e.primary !== undefined && typeof e.primary !== 'boolean') throw new BadRequest(`${name}[${i}].primary: must be true or false`);
+      if (e.label !== undefined && typeof e.label !== 'string') throw new BadRequest(`${name}[${i}].label: must be a string`);
+    });
+  }
+  if (b.custom_fields !== undefined && (!b.custom_fields || typeof b.custom_fields !== 'object' || Array.isArray(b.custom_fields))) {
+    throw new BadRequest('custom_fields: must be an object of field key to value');
+  }
+  return b as Partial<PersonInput>;
+}
+
 export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}): Promise<PipedriveStandIn> {
   const now = opts.now ?? Date.now;
   const apiToken = opts.apiToken ?? DEFAULT_TOKEN;
@@ -287,6 +354,8 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
   const byUpdate: Entry[] = [];
   const filterPredicates = new Map<number, { name: string; predicate: (p: StoredPerson) => boolean }>();
   const callLogs: StoredCallLog[] = [];
+  const callLogsById = new Map<string, StoredCallLog>();
+  let callLogFailure: CallLogFailurePredicate | null = null;
   let nextId = 1;
   let nextFilterId = 1;
   let lastStamp = 0;
@@ -681,16 +750,58 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
     return { success: true, data: e.person };
   });
 
+  app.patch('/api/v2/persons/:id', async (request, reply) => {
+    const id = positiveInt('id', (request.params as { id: string }).id);
+    if (!byIdMap.has(id)) return reply.code(404).send(errorBody(404, 'Person not found'));
+    return { success: true, data: applyUpdate(id, parsePersonPatch(request.body)) };
+  });
+
   // Pipedrive serves v1 both as api.pipedrive.com/v1/… and {company}.pipedrive.com/api/v1/…
   for (const path of ['/v1/callLogs', '/api/v1/callLogs']) {
     app.post(path, async (request) => {
       const log = deepFreeze(parseCallLog(request.body));
+      const verdict = callLogFailure?.(log);
+      if (verdict) throw new BadRequest(typeof verdict === 'string' ? verdict : 'Call log refused by the failCallLogs predicate of this stand-in');
       callLogs.push(log);
+      callLogsById.set(log.id, log);
+      return { success: true, data: log };
+    });
+
+    // Offset paging in creation order; a limit above the documented 50 is served as 50, and the answer says so.
+    app.get(path, async (request) => {
+      const query = request.query as Record<string, unknown>;
+      const start = offsetParam('start', single(query, 'start'), 0);
+      const limitRaw = single(query, 'limit');
+      const limit = Math.min(limitRaw === undefined || limitRaw === '' ? MAX_CALL_LOG_LIMIT : positiveInt('limit', limitRaw), MAX_CALL_LOG_LIMIT);
+      const page = callLogs.slice(start, start + limit);
+      const more = start + page.length < callLogs.length;
+      return {
+        success: true,
+        // v1 lists answer null rather than an empty array when a page has nothing.
+        data: page.length > 0 ? page : null,
+        additional_data: { pagination: { start, limit, more_items_in_collection: more, ...(more ? { next_start: start + page.length } : {}) } },
+      };
+    });
+
+    app.get(`${path}/:id`, async (request, reply) => {
+      const log = callLogsById.get((request.params as { id: string }).id);
+      if (!log) return reply.code(404).send(errorBody(404, 'Call log not found'));
       return { success: true, data: log };
     });
   }
 
   const address = await app.listen({ port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
+
+  /** Shared by updatePerson and PATCH: a new frozen person with a later update_time, then the change webhook. */
+  function applyUpdate(id: number, patch: Partial<PersonInput>): StoredPerson {
+    const old = byIdMap.get(id)!;
+    const t = stamp();
+    const person = buildPerson(id, patch, old.person, Date.parse(old.person.add_time), t);
+    removeEntry(old);
+    insertEntry({ person, upd: t });
+    autoFire('change', person, old.person);
+    return person;
+  }
 
   function entryOf(id: number, what: string): Entry {
     const e = byIdMap.get(id);
@@ -709,13 +820,8 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
       return person;
     },
     updatePerson(id, patch) {
-      const old = entryOf(id, 'updatePerson');
-      const t = stamp();
-      const person = buildPerson(id, patch, old.person, Date.parse(old.person.add_time), t);
-      removeEntry(old);
-      insertEntry({ person, upd: t });
-      autoFire('change', person, old.person);
-      return person;
+      entryOf(id, 'updatePerson');
+      return applyUpdate(id, patch);
     },
     deletePerson(id) {
       const old = entryOf(id, 'deletePerson');
@@ -744,6 +850,9 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
     stats,
     failNext(n) {
       failing += n;
+    },
+    failCallLogs(predicate) {
+      callLogFailure = predicate;
     },
     async close() {
       await app.close();

@@ -502,3 +502,249 @@ describe('generated contacts', () => {
     expect(new Set(generatePeople(500).map((p) => p.email)).size).toBe(500);
   });
 });
+
+describe('call logging: create, batch create, search, read, contact update', () => {
+  interface Received {
+    body: string;
+  }
+  const received: Received[] = [];
+  let receiver: Server;
+  let clock = Date.parse('2026-07-01T09:00:00.000Z');
+  let hs: HubSpotStandIn;
+  const base = () => `/crm/objects/${hs.apiVersion}/calls`;
+  const toContact = (id: string | number, associationTypeId = 194, associationCategory = 'HUBSPOT_DEFINED') => ({
+    to: { id }, types: [{ associationCategory, associationTypeId }],
+  });
+  const callProps = (title: string, extra: Record<string, string | number> = {}) => ({
+    hs_timestamp: '2026-07-01T08:59:00.000Z', hs_call_title: title, hs_call_direction: 'OUTBOUND', hs_call_status: 'COMPLETED', hs_call_duration: '61000', ...extra,
+  });
+
+  beforeAll(async () => {
+    receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push({ body: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    hs = await startHubSpotStandIn({ contacts: 5, webhookUrl: target, now: () => clock });
+  });
+  afterAll(async () => {
+    await hs.close();
+    receiver.closeAllConnections();
+    await new Promise((resolve) => receiver.close(resolve));
+  });
+
+  it('creates a call associated with a contact (201 SimplePublicObject), on the date-versioned and the legacy path', async () => {
+    clock += 1000;
+    const created = await call(hs, 'POST', base(), { properties: callProps('First call', { hs_timestamp: 1782896340000 }), associations: [toContact('1001')] });
+    expect(created.status).toBe(201);
+    const at = new Date(clock).toISOString();
+    expect(created.body).toEqual({
+      id: expect.stringMatching(/^\d+$/),
+      properties: {
+        // A timestamp given as ms since the epoch reads back as ISO 8601.
+        hs_timestamp: '2026-07-01T08:59:00.000Z', hs_call_title: 'First call', hs_call_direction: 'OUTBOUND', hs_call_status: 'COMPLETED',
+        hs_call_duration: '61000', hs_object_id: created.body.id, hs_createdate: at, hs_lastmodifieddate: at,
+      },
+      createdAt: at,
+      updatedAt: at,
+      archived: false,
+    });
+    const legacy = await call(hs, 'POST', '/crm/v3/objects/calls', { properties: { hs_timestamp: '2026-07-01T09:00:00Z', hs_call_duration: 0 } });
+    expect(legacy.status).toBe(201);
+    expect(legacy.body.properties).toMatchObject({ hs_timestamp: '2026-07-01T09:00:00.000Z', hs_call_duration: '0' });
+    expect(hs.calls().map((c) => [c.id, c.contactIds])).toEqual([[created.body.id, ['1001']], [legacy.body.id, []]]);
+    expect(hs.stats.callsCreated).toBe(2);
+  });
+
+  it('reads a call back, with its contact associations when asked, and 404s an unknown id', async () => {
+    const [first] = hs.calls();
+    const plain = await call(hs, 'GET', `${base()}/${first!.id}`);
+    expect(plain.status).toBe(200);
+    expect(Object.keys(plain.body.properties).sort()).toEqual(['hs_createdate', 'hs_lastmodifieddate', 'hs_object_id']);
+    expect(plain.body.associations).toBeUndefined();
+    const full = await call(hs, 'GET', `/crm/v3/objects/calls/${first!.id}?associations=contacts&properties=hs_call_title,hs_call_status`);
+    expect(full.body.properties).toMatchObject({ hs_call_title: 'First call', hs_call_status: 'COMPLETED' });
+    expect(full.body.associations).toEqual({ contacts: { results: [{ id: '1001', type: 'call_to_contact' }] } });
+    expectHubSpotError(await call(hs, 'GET', `${base()}/999`), 404, 'OBJECT_NOT_FOUND');
+    // A contact id is not a call id.
+    expectHubSpotError(await call(hs, 'GET', `${base()}/1001`), 404, 'OBJECT_NOT_FOUND');
+  });
+
+  it('refuses invalid single creates with 400 VALIDATION_ERROR naming the problem, and creates nothing', async () => {
+    const before = hs.calls().length;
+    const cases: Array<[unknown, RegExp]> = [
+      [{ properties: { hs_call_title: 'no time' } }, /hs_timestamp/],
+      [{ properties: callProps('bad time', { hs_timestamp: 'yesterday' }) }, /hs_timestamp.*'yesterday' is not a date/],
+      [{ properties: callProps('bad status', { hs_call_status: 'DONE' }) }, /DONE was not one of the allowed options.*"name":"hs_call_status"/],
+      [{ properties: callProps('bad direction', { hs_call_direction: 'SIDEWAYS' }) }, /"name":"hs_call_direction"/],
+      [{ properties: callProps('bad duration', { hs_call_duration: '1m' }) }, /hs_call_duration: '1m' is not a number/],
+      [{ properties: { ...callProps('object value'), hs_call_body: { html: true } } }, /hs_call_body: give a string or a number/],
+      [{ properties: callProps('no such contact'), associations: [toContact('424242')] }, /no contact with id 424242/],
+      [{ properties: callProps('wrong type'), associations: [toContact('1001', 202)] }, /HUBSPOT_DEFINED 202.*HUBSPOT_DEFINED 194/],
+      [{ properties: callProps('wrong category'), associations: [toContact('1001', 194, 'USER_DEFINED')] }, /USER_DEFINED 194/],
+      [{ associations: [] }, /properties/],
+    ];
+    for (const [body, message] of cases) {
+      const refused = await call(hs, 'POST', base(), body);
+      expectHubSpotError(refused, 400, 'VALIDATION_ERROR');
+      expect(refused.body.message).toMatch(message);
+    }
+    expect(hs.calls()).toHaveLength(before);
+  });
+
+  it('batch-creates calls: 201 when all succeed, each result carrying its objectWriteTraceId', async () => {
+    clock += 1000;
+    const answer = await call(hs, 'POST', `${base()}/batch/create`, {
+      inputs: [
+        { properties: callProps('Batch A'), associations: [toContact('1002')], objectWriteTraceId: 'cdr-a' },
+        { properties: callProps('Batch B'), associations: [toContact('1003'), toContact(1004)], objectWriteTraceId: 'cdr-b' },
+      ],
+    });
+    expect(answer.status).toBe(201);
+    expect(answer.body).toMatchObject({ status: 'COMPLETE', startedAt: new Date(clock).toISOString(), completedAt: new Date(clock).toISOString() });
+    expect(answer.body.errors).toBeUndefined();
+    expect(answer.body.results.map((r: { objectWriteTraceId: string; properties: Record<string, string> }) => [r.objectWriteTraceId, r.properties.hs_call_title]))
+      .toEqual([['cdr-a', 'Batch A'], ['cdr-b', 'Batch B']]);
+    const byTitle = new Map(hs.calls().map((c) => [c.properties.hs_call_title, c]));
+    expect(byTitle.get('Batch A')!.contactIds).toEqual(['1002']);
+    expect(byTitle.get('Batch B')!.contactIds).toEqual(['1003', '1004']);
+  });
+
+  it('answers 207 on partial failure: the valid inputs are created and each error maps back by objectWriteTraceId', async () => {
+    const before = hs.stats.callsCreated;
+    const answer = await call(hs, 'POST', `/crm/v3/objects/calls/batch/create`, {
+      inputs: [
+        { properties: callProps('P ok 1'), associations: [toContact('1001')], objectWriteTraceId: 'p-1' },
+        { properties: callProps('P bad status', { hs_call_status: 'LOST' }), objectWriteTraceId: 'p-2' },
+        { properties: callProps('P ok 2'), objectWriteTraceId: 'p-3' },
+        { properties: callProps('P bad contact'), associations: [toContact('99')], objectWriteTraceId: 'p-4' },
+        { properties: { hs_call_title: 'P no trace, no time' } },
+      ],
+    });
+    expect(answer.status).toBe(207);
+    expect(answer.body.status).toBe('COMPLETE');
+    expect(answer.body.results.map((r: { objectWriteTraceId: string }) => r.objectWriteTraceId)).toEqual(['p-1', 'p-3']);
+    expect(answer.body.numErrors).toBe(3);
+    const errors = answer.body.errors as Array<{ status: string; category: string; message: string; context?: { objectWriteTraceId: string[] } }>;
+    for (const e of errors) expect(e).toMatchObject({ status: 'error', category: 'VALIDATION_ERROR' });
+    expect(errors.map((e) => e.context?.objectWriteTraceId)).toEqual([['p-2'], ['p-4'], undefined]);
+    expect(errors[0]!.message).toMatch(/LOST/);
+    expect(errors[1]!.message).toMatch(/no contact with id 99/);
+    expect(errors[2]!.message).toMatch(/hs_timestamp/);
+    expect(hs.stats.callsCreated).toBe(before + 2);
+    expect(hs.calls().filter((c) => c.properties.hs_call_title?.startsWith('P ')).map((c) => c.properties.hs_call_title)).toEqual(['P ok 1', 'P ok 2']);
+  });
+
+  it('answers 207 with no results when every input fails, and 400 for an empty or oversized batch', async () => {
+    const before = hs.calls().length;
+    const allBad = await call(hs, 'POST', `${base()}/batch/create`, {
+      inputs: [{ properties: { hs_call_title: 'x' }, objectWriteTraceId: 'z-1' }, { properties: callProps('y', { hs_call_direction: 'UP' }), objectWriteTraceId: 'z-2' }],
+    });
+    expect(allBad.status).toBe(207);
+    expect(allBad.body.results).toEqual([]);
+    expect(allBad.body.numErrors).toBe(2);
+    expect(allBad.body.errors.map((e: { context: { objectWriteTraceId: string[] } }) => e.context.objectWriteTraceId[0])).toEqual(['z-1', 'z-2']);
+    expectHubSpotError(await call(hs, 'POST', `${base()}/batch/create`, { inputs: [] }), 400, 'VALIDATION_ERROR');
+    const tooMany = Array.from({ length: 101 }, (_, i) => ({ properties: callProps(`n${i}`) }));
+    expectHubSpotError(await call(hs, 'POST', `${base()}/batch/create`, { inputs: tooMany }), 400, 'VALIDATION_ERROR');
+    expect((await call(hs, 'POST', `${base()}/batch/create`, { inputs: tooMany.slice(0, 100) })).status).toBe(201);
+    expect(hs.calls()).toHaveLength(before + 100);
+  });
+
+  it('failCalls makes matching inputs fail validation (400 alone, 207 entries in a batch) until cleared', async () => {
+    hs.failCalls((p) => (p.hs_call_title?.includes('doomed') ? 'Simulated refusal for a doomed call' : false));
+    const single = await call(hs, 'POST', base(), { properties: callProps('doomed single') });
+    expectHubSpotError(single, 400, 'VALIDATION_ERROR');
+    expect(single.body.message).toBe('Simulated refusal for a doomed call');
+    const batch = await call(hs, 'POST', `${base()}/batch/create`, {
+      inputs: [{ properties: callProps('fine'), objectWriteTraceId: 'f-1' }, { properties: callProps('doomed batch'), objectWriteTraceId: 'f-2' }],
+    });
+    expect(batch.status).toBe(207);
+    expect(batch.body.results.map((r: { objectWriteTraceId: string }) => r.objectWriteTraceId)).toEqual(['f-1']);
+    expect(batch.body.errors).toEqual([
+      { status: 'error', category: 'VALIDATION_ERROR', message: 'Simulated refusal for a doomed call', context: { objectWriteTraceId: ['f-2'] } },
+    ]);
+    hs.failCalls(() => true);
+    const generic = await call(hs, 'POST', base(), { properties: callProps('any') });
+    expectHubSpotError(generic, 400, 'VALIDATION_ERROR');
+    expect(generic.body.message).toMatch(/failCalls/);
+    hs.failCalls(null);
+    expect((await call(hs, 'POST', base(), { properties: callProps('doomed no more') })).status).toBe(201);
+  });
+
+  it('searches calls with the contacts search semantics: EQ on a property, date ranges, sorts, paging', async () => {
+    clock += 1000;
+    const searches = hs.stats.searches;
+    const byTitle = await call(hs, 'POST', `${base()}/search`, {
+      filterGroups: [{ filters: [{ propertyName: 'hs_call_title', operator: 'EQ', value: 'batch a' }] }],
+      properties: ['hs_call_title', 'hs_call_status'],
+    });
+    expect(byTitle.status).toBe(200);
+    expect(byTitle.body.total).toBe(1);
+    expect(byTitle.body.results[0].properties).toMatchObject({ hs_call_title: 'Batch A', hs_call_status: 'COMPLETED' });
+    expect(hs.stats.searches).toBe(searches + 1);
+
+    // hs_timestamp takes an ISO value; only the legacy create (09:00) is that late.
+    const late = await call(hs, 'POST', '/crm/v3/objects/calls/search', {
+      filterGroups: [{ filters: [{ propertyName: 'hs_timestamp', operator: 'GTE', value: '2026-07-01T09:00:00Z' }] }],
+    });
+    expect(late.body.total).toBe(1);
+    expect(late.body.results[0].id).toBe(hs.calls()[1]!.id);
+
+    const all = hs.calls();
+    const paged = await call(hs, 'POST', `${base()}/search`, {
+      sorts: [{ propertyName: 'hs_createdate', direction: 'DESCENDING' }], limit: 3, after: '1', properties: ['hs_call_title'],
+    });
+    expect(paged.body.total).toBe(all.length);
+    expect(paged.body.results.map((r: { id: string }) => r.id)).toEqual(all.slice(-4, -1).reverse().map((c) => c.id));
+    expect(paged.body.paging.next.after).toBe('4');
+    expectHubSpotError(await call(hs, 'POST', `${base()}/search`, { limit: 200, after: '9900' }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('PATCH updates a contact: 200 with the new values, a later lastmodifieddate and a propertyChange webhook; 404 for an unknown id', async () => {
+    clock += 5000;
+    received.length = 0;
+    const before = hs.getContact('1005')!;
+    const answer = await call(hs, 'PATCH', `/crm/objects/${hs.apiVersion}/contacts/1005`, { properties: { last_call_outcome: 'answered', firstname: before.properties.firstname } });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ id: '1005', properties: { last_call_outcome: 'answered', firstname: before.properties.firstname, lastmodifieddate: new Date(clock).toISOString() } });
+    expect(answer.body.updatedAt).toBe(new Date(clock).toISOString());
+    expect(hs.getContact('1005')!.properties.last_call_outcome).toBe('answered');
+    await hs.flushWebhooks();
+    const events = received.flatMap((r) => JSON.parse(r.body) as HubSpotEvent[]);
+    // Only the property whose value changed is announced.
+    expect(events.map((e) => [e.subscriptionType, e.objectId, e.propertyName, e.propertyValue])).toEqual([['contact.propertyChange', 1005, 'last_call_outcome', 'answered']]);
+    expectHubSpotError(await call(hs, 'PATCH', `/crm/objects/${hs.apiVersion}/contacts/77`, { properties: { firstname: 'x' } }), 404, 'OBJECT_NOT_FOUND');
+    expectHubSpotError(await call(hs, 'PATCH', `/crm/objects/${hs.apiVersion}/contacts/1005`, { properties: { firstname: ['x'] } }), 400, 'VALIDATION_ERROR');
+    expectHubSpotError(await call(hs, 'PATCH', `/crm/objects/${hs.apiVersion}/contacts/1005`, {}), 400, 'VALIDATION_ERROR');
+  });
+});
+
+describe('call logging and the rate limits', () => {
+  let clock = Date.parse('2026-07-01T00:00:00.000Z');
+  let hs: HubSpotStandIn;
+  beforeAll(async () => {
+    hs = await startHubSpotStandIn({ contacts: 1, now: () => clock, requestsPer10Seconds: 2, searchPerSecond: 1 });
+  });
+  afterAll(() => hs.close());
+
+  it('counts call writes toward the 10-secondly limit and call searches toward the search limit', async () => {
+    const body = { properties: { hs_timestamp: '1782864000000' } };
+    expect((await call(hs, 'POST', `/crm/objects/${hs.apiVersion}/calls`, body)).status).toBe(201);
+    expect((await call(hs, 'POST', '/crm/v3/objects/calls/batch/create', { inputs: [body] })).status).toBe(201);
+    const refused = await call(hs, 'POST', `/crm/objects/${hs.apiVersion}/calls`, body);
+    expectHubSpotError(refused, 429, 'RATE_LIMITS');
+    expect(refused.body.policyName).toBe('TEN_SECONDLY_ROLLING');
+    // Searches have their own window.
+    expect((await call(hs, 'POST', `/crm/objects/${hs.apiVersion}/calls/search`, {})).body.total).toBe(2);
+    expectHubSpotError(await call(hs, 'POST', '/crm/v3/objects/calls/search', {}), 429, 'RATE_LIMITS');
+    clock += 10_000;
+    expect((await call(hs, 'POST', `/crm/objects/${hs.apiVersion}/calls`, body)).status).toBe(201);
+    expect(hs.stats.callsCreated).toBe(3);
+  });
+});

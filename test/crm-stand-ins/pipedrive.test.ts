@@ -316,3 +316,176 @@ describe('call logs', () => {
     }
   });
 });
+
+describe('call logs: list, read, failCallLogs', () => {
+  const log = (i: number) => ({
+    outcome: i % 2 === 0 ? 'connected' : 'no_answer', to_phone_number: `+1212555${String(1000 + i)}`,
+    start_time: '2026-03-01 12:00:00', end_time: '2026-03-01 12:01:00', person_id: 1, subject: `Call ${i}`,
+  });
+  const post = (s: PipedriveStandIn, body: unknown, path = '/v1/callLogs') => fetch(s.url + path, {
+    method: 'POST', headers: { 'x-api-token': TOKEN, 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+
+  it('pages call logs in creation order with start/limit, capping limit at the documented 50', async () => {
+    const s = await startPipedriveStandIn({ persons: 1, ...NO_LIMITS });
+    try {
+      const empty = await json(await get(s, '/v1/callLogs'));
+      expect(empty).toEqual({ success: true, data: null, additional_data: { pagination: { start: 0, limit: 50, more_items_in_collection: false } } });
+      for (let i = 0; i < 120; i++) expect((await post(s, log(i), i % 2 ? '/api/v1/callLogs' : '/v1/callLogs')).status).toBe(200);
+
+      const seen: string[] = [];
+      let start: number | undefined = 0;
+      let pages = 0;
+      while (start !== undefined) {
+        const body = await json(await get(s, `/v1/callLogs?start=${start}&limit=50`));
+        expect(body.success).toBe(true);
+        expect(body.additional_data.pagination).toMatchObject({ start, limit: 50 });
+        seen.push(...body.data.map((l: { id: string }) => l.id));
+        start = body.additional_data.pagination.more_items_in_collection ? body.additional_data.pagination.next_start : undefined;
+        pages++;
+      }
+      expect(pages).toBe(3);
+      expect(seen).toEqual(s.callLogs().map((l) => l.id));
+
+      // A limit above 50 is served as 50; the answer says so and where to go on.
+      const big = await json(await get(s, '/api/v1/callLogs?start=60&limit=500'));
+      expect(big.data).toHaveLength(50);
+      expect(big.data[0].subject).toBe('Call 60');
+      expect(big.additional_data.pagination).toEqual({ start: 60, limit: 50, more_items_in_collection: true, next_start: 110 });
+      const last = await json(await get(s, '/v1/callLogs?start=110&limit=20'));
+      expect(last.data.map((l: { subject: string }) => l.subject)).toEqual(Array.from({ length: 10 }, (_, i) => `Call ${110 + i}`));
+      expect(last.additional_data.pagination).toEqual({ start: 110, limit: 20, more_items_in_collection: false });
+      expect((await json(await get(s, '/v1/callLogs?start=500'))).data).toBeNull();
+
+      for (const bad of ['start=-1', 'start=x', 'limit=0', 'limit=abc']) {
+        const r = await get(s, `/v1/callLogs?${bad}`);
+        expect(r.status).toBe(400);
+        expect(await json(r)).toMatchObject({ success: false, errorCode: 400, error: expect.stringMatching(/^(start|limit): /) });
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('reads one call log by id (404 when unknown) and charges 20 tokens a list, 2 a read', async () => {
+    const s = await startPipedriveStandIn({ persons: 1 });
+    try {
+      const created = (await json(await post(s, log(7)))).data;
+      const one = await get(s, `/v1/callLogs/${created.id}`);
+      expect(one.status).toBe(200);
+      expect(await json(one)).toEqual({ success: true, data: created });
+      expect((await json(await get(s, `/api/v1/callLogs/${created.id}`))).data).toEqual(created);
+      const missing = await get(s, '/v1/callLogs/0123456789abcdef01234567');
+      expect(missing.status).toBe(404);
+      expect(await json(missing)).toMatchObject({ success: false, error: 'Call log not found', errorCode: 404 });
+      expect(s.stats.tokensUsed).toBe(10 + 2 * 3);
+      await get(s, '/v1/callLogs');
+      expect(s.stats.tokensUsed).toBe(10 + 2 * 3 + 20);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('failCallLogs refuses matching call logs with 400 and its message until cleared', async () => {
+    const s = await startPipedriveStandIn({ persons: 1, ...NO_LIMITS });
+    try {
+      s.failCallLogs((l) => (l.to_phone_number.endsWith('1003') ? 'Simulated: number blocked' : false));
+      expect((await post(s, log(2))).status).toBe(200);
+      const refused = await post(s, log(3));
+      expect(refused.status).toBe(400);
+      expect(await json(refused)).toMatchObject({ success: false, error: 'Simulated: number blocked', errorCode: 400 });
+      s.failCallLogs(() => true);
+      const generic = await post(s, log(4));
+      expect(generic.status).toBe(400);
+      expect((await json(generic)).error).toMatch(/failCallLogs/);
+      s.failCallLogs(null);
+      expect((await post(s, log(3))).status).toBe(200);
+      expect(s.callLogs().map((l) => l.subject)).toEqual(['Call 2', 'Call 3']);
+      expect((await json(await get(s, '/v1/callLogs'))).data.map((l: { subject: string }) => l.subject)).toEqual(['Call 2', 'Call 3']);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('PATCH /api/v2/persons/{id}', () => {
+  it('updates fields and custom fields, bumps update_time, fires the change webhook, and 404s an unknown person', async () => {
+    const received: any[] = [];
+    const receiver = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c) => { raw += c; });
+      req.on('end', () => {
+        received.push(JSON.parse(raw));
+        res.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    const clock = manualClock('2026-04-01T10:00:00Z');
+    const s = await startPipedriveStandIn({ persons: 3, now: clock.now, ...NO_LIMITS, webhook: { url, user: 'u', password: 'p' } });
+    const patch = (id: number | string, body: unknown) => fetch(`${s.url}/api/v2/persons/${id}`, {
+      method: 'PATCH', headers: { 'x-api-token': TOKEN, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    });
+    try {
+      const before = s.getPerson(2)!;
+      clock.advance(30_000);
+      const res = await patch(2, { name: 'Ada Lovelace', custom_fields: { last_call_outcome: 'connected', calls_made: 3 } });
+      expect(res.status).toBe(200);
+      const body = await json(res);
+      expect(body.success).toBe(true);
+      expect(body.data).toMatchObject({
+        id: 2, name: 'Ada Lovelace', first_name: 'Ada', last_name: 'Lovelace', add_time: before.add_time,
+        update_time: '2026-04-01T10:00:30Z', custom_fields: { last_call_outcome: 'connected', calls_made: 3 }, phones: before.phones,
+      });
+      expect(s.getPerson(2)).toEqual(body.data);
+      // Custom fields merge: a later PATCH keeps the ones it does not name.
+      clock.advance(1000);
+      const again = await json(await patch(2, { custom_fields: { last_call_outcome: 'no_answer' } }));
+      expect(again.data.custom_fields).toEqual({ last_call_outcome: 'no_answer', calls_made: 3 });
+      expect(again.data.update_time).toBe('2026-04-01T10:00:31Z');
+      // The change shows up for an incremental sync.
+      const since = await json(await get(s, '/api/v2/persons?sort_by=update_time&updated_since=2026-04-01T10:00:00Z'));
+      expect(since.data.map((p: StoredPerson) => p.id)).toEqual([2]);
+
+      await s.flushWebhooks();
+      expect(received.map((r) => [r.meta.action, r.meta.entity_id])).toEqual([['change', '2'], ['change', '2']]);
+      expect(received[0].previous).toEqual(before);
+      expect(received[1].data).toEqual(again.data);
+
+      const missing = await patch(999, { name: 'Nobody' });
+      expect(missing.status).toBe(404);
+      expect(await json(missing)).toMatchObject({ success: false, error: 'Person not found', errorCode: 404 });
+      const bad: [unknown, RegExp][] = [
+        [{}, /^body: give at least one/],
+        [{ abc123hash: 'vip' }, /^abc123hash: not a person field; custom fields go inside custom_fields/],
+        [{ name: '' }, /^name:/],
+        [{ org_id: 'x' }, /^org_id:/],
+        [{ visible_to: 2 }, /^visible_to:/],
+        [{ phones: [{ label: 'work' }] }, /^phones\[0\]\.value/],
+        [{ custom_fields: ['x'] }, /^custom_fields:/],
+      ];
+      for (const [b, message] of bad) {
+        const r = await patch(3, b);
+        expect(r.status).toBe(400);
+        expect((await json(r)).error).toMatch(message);
+      }
+      expect(s.getPerson(3)!.update_time).toBe('2026-01-01T00:00:02Z');
+    } finally {
+      await s.close();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
+  it('costs 5 tokens', async () => {
+    const s = await startPipedriveStandIn({ persons: 1 });
+    try {
+      const res = await fetch(`${s.url}/api/v2/persons/1`, {
+        method: 'PATCH', headers: { 'x-api-token': TOKEN, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'New Name' }),
+      });
+      expect(res.status).toBe(200);
+      expect(s.stats.tokensUsed).toBe(5);
+    } finally {
+      await s.close();
+    }
+  });
+});
