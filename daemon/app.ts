@@ -9,16 +9,36 @@ import { buildHttp, type HttpServer } from './http/server.ts';
 import { createLogger } from './log.ts';
 import { Metrics } from './metrics.ts';
 import { PushQueue, pushQueueName, type PushTarget } from './push/push-queue.ts';
-import { SourceError } from './sources/crm-http.ts';
+import { SourceError } from './crm/http.ts';
 import { CsvSource } from './sources/csv.ts';
 import { HubSpotSource } from './sources/hubspot.ts';
 import { PipedriveSource } from './sources/pipedrive.ts';
 import type { Source } from './sources/source.ts';
 import { WebhookSource } from './sources/webhook.ts';
 import { Interrupted, planDirty, runSync, type SyncRuntime } from './sync/run.ts';
+import { HubSpotApi } from './crm/hubspot.ts';
+import { PipedriveApi } from './crm/pipedrive.ts';
+import { DialerClient } from './push/dialer.ts';
+import { mirrorKeys, mirrorRun, type MirrorRuntime } from './mirror/mirror.ts';
+import { FileSink } from './sinks/file.ts';
+import { HubSpotSink } from './sinks/hubspot.ts';
+import { PipedriveSink } from './sinks/pipedrive.ts';
+import type { Sink } from './sinks/sink.ts';
+import { WebhookSink } from './sinks/webhook.ts';
 import { SyncKeys, SyncState, campaignKey } from './sync/state.ts';
 
-export interface SyncJobData { syncId: string; trigger?: string }
+export interface SyncJobData { syncId: string; trigger?: string; kind?: 'pull' | 'mirror' }
+
+/** Where a sync's call activities go. */
+function createSink(sync: SyncConfig, redis: Redis, prefix: string, log: Logger, metrics: Metrics): Sink {
+  const mirror = sync.mirror!;
+  const statusProperty = mirror.statusProperty ?? null;
+  if (mirror.sink.type === 'webhook') return new WebhookSink(mirror.sink.url, mirror.sink.secret);
+  if (mirror.sink.type === 'file') return new FileSink(mirror.sink.path);
+  if (sync.source.type === 'hubspot') return new HubSpotSink(new HubSpotApi(sync.source, redis, prefix, log, metrics), mirror.dispositions ?? {}, statusProperty);
+  if (sync.source.type === 'pipedrive') return new PipedriveSink(new PipedriveApi(sync.source, redis, prefix, log, metrics), statusProperty);
+  throw new Error(`sync ${sync.id}: no sink for a ${sync.source.type} source`); // configuration refuses this
+}
 
 export interface DaemonOptions {
   log?: Logger;
@@ -47,6 +67,7 @@ export class Daemon {
   readonly syncQueue: Queue<SyncJobData>;
   readonly pushQueues = new Map<string, PushQueue>();
   readonly runtimes = new Map<string, SyncRuntime>();
+  readonly mirrors = new Map<string, MirrorRuntime>();
   private readonly targets = new Map<string, PushTarget>();
   private syncWorker: Worker<SyncJobData> | null = null;
   private http: HttpServer | null = null;
@@ -88,6 +109,14 @@ export class Daemon {
       const state = new SyncState(d.redis, keys, sync.id);
       const rt: SyncRuntime = { config: sync, state, source: createSource(sync, d.redis, d.prefix, log, d.metrics), push, log, metrics: d.metrics };
       d.runtimes.set(sync.id, rt);
+      if (sync.mirror) {
+        d.mirrors.set(sync.id, {
+          syncId: sync.id, campaignId: sync.campaignId, config: sync.mirror, timeZone: dialer.timeZone,
+          sink: createSink(sync, d.redis, d.prefix, log, d.metrics),
+          // Its own client: the report read needs a key that may read reports, and spends the key's budget like any call.
+          dialer: new DialerClient(dialer), redis: d.redis, keys, log, metrics: d.metrics,
+        });
+      }
       d.targets.set(sync.id, {
         state, campaignId: sync.campaignId, varNames: Object.keys(sync.mapping.variables),
         afterBatch: async () => { if (await d.redis.scard(keys.dirty)) await d.triggerPlan(sync.id); },
@@ -154,6 +183,9 @@ export class Daemon {
     if (previous === runId) return;
     if (previous) this.log.warn('Redis restarted since it was last seen: each sync reconciles with its campaign on its next run');
     for (const rt of this.runtimes.values()) await this.redis.hset(rt.state.keys.meta, 'reconcile', 'Redis restarted');
+    // The mirror's last marks may be lost too: its next run asks the CRM before writing what it finds unmarked.
+    // (Not on a first start: there is nothing to lose, and asking costs a search per record.)
+    if (previous) for (const m of this.mirrors.values()) await this.redis.hset(mirrorKeys(m.keys).meta, 'verify', '1');
     if (previous && this.syncWorker) for (const id of this.runtimes.keys()) await this.triggerPull(id, 'redis restart');
   }
 
@@ -171,19 +203,26 @@ export class Daemon {
       const stored = await this.redis.hgetall(storedKey);
       for (const sync of this.config.syncs) {
         const spec = JSON.stringify(sync.schedule);
-        if (stored[sync.id] === spec) continue;
-        const repeat = 'every' in sync.schedule ? { every: sync.schedule.every } : { pattern: sync.schedule.cron, tz: sync.schedule.tz ?? 'UTC' };
-        await this.syncQueue.upsertJobScheduler(`tick-${sync.id}`, repeat, { name: 'tick', data: { syncId: sync.id, trigger: 'schedule' } });
-        await this.redis.hset(storedKey, sync.id, spec);
-        upserted.add(sync.id);
-        this.log.info({ sync: sync.id, schedule: sync.schedule }, 'schedule set');
+        if (stored[sync.id] !== spec) {
+          const repeat = 'every' in sync.schedule ? { every: sync.schedule.every } : { pattern: sync.schedule.cron, tz: sync.schedule.tz ?? 'UTC' };
+          await this.syncQueue.upsertJobScheduler(`tick-${sync.id}`, repeat, { name: 'tick', data: { syncId: sync.id, trigger: 'schedule', kind: 'pull' } });
+          await this.redis.hset(storedKey, sync.id, spec);
+          upserted.add(sync.id);
+          this.log.info({ sync: sync.id, schedule: sync.schedule }, 'schedule set');
+        }
+        const mirrorSpec = sync.mirror ? JSON.stringify({ every: sync.mirror.every }) : undefined;
+        if (mirrorSpec && stored[`mirror-${sync.id}`] !== mirrorSpec) {
+          await this.syncQueue.upsertJobScheduler(`mirror-${sync.id}`, { every: sync.mirror!.every }, { name: 'tick', data: { syncId: sync.id, trigger: 'schedule', kind: 'mirror' } });
+          await this.redis.hset(storedKey, `mirror-${sync.id}`, mirrorSpec);
+        }
       }
       for (const s of await this.syncQueue.getJobSchedulers()) {
-        const id = s.key.replace(/^tick-/, '');
-        if (!this.runtimes.has(id)) {
+        const mirror = s.key.startsWith('mirror-');
+        const id = s.key.replace(/^(tick|mirror)-/, '');
+        if (mirror ? !this.mirrors.has(id) : !this.runtimes.has(id)) {
           await this.syncQueue.removeJobScheduler(s.key);
-          await this.redis.hdel(storedKey, id);
-          this.log.info({ sync: id }, 'schedule removed (sync no longer configured)');
+          await this.redis.hdel(storedKey, mirror ? s.key : id);
+          this.log.info({ scheduler: s.key }, 'schedule removed (no longer configured)');
         }
       }
     } finally {
@@ -198,6 +237,12 @@ export class Daemon {
     await this.syncQueue.add('pull', { syncId, trigger }, { deduplication: { id: `pull-${syncId}`, keepLastIfActive: true } });
   }
 
+  /** Queues a mirror run; call.finished events and the schedule coalesce like pulls. */
+  async triggerMirror(syncId: string, trigger: string, since?: string): Promise<void> {
+    if (since) await this.redis.hset(mirrorKeys(this.runtimes.get(syncId)!.state.keys).meta, 'backfillSince', since);
+    await this.syncQueue.add('mirror', { syncId, trigger }, { deduplication: { id: `mirror-${syncId}`, keepLastIfActive: true } });
+  }
+
   async triggerPlan(syncId: string): Promise<void> {
     await this.syncQueue.add('plan', { syncId, trigger: 'batch done' }, { deduplication: { id: `plan-${syncId}`, keepLastIfActive: true } });
   }
@@ -206,7 +251,22 @@ export class Daemon {
     const rt = this.runtimes.get(job.data.syncId);
     if (!rt) return 'unknown sync (removed from the configuration)';
     // Scheduler jobs skip deduplication: they only queue a pull, which deduplicates.
-    if (job.name === 'tick') { await this.triggerPull(rt.config.id, 'schedule'); return 'queued'; }
+    if (job.name === 'tick') {
+      if (job.data.kind === 'mirror') await this.triggerMirror(rt.config.id, 'schedule');
+      else await this.triggerPull(rt.config.id, 'schedule');
+      return 'queued';
+    }
+    if (job.name === 'mirror') {
+      const mirror = this.mirrors.get(rt.config.id);
+      if (!mirror) return 'no mirror configured';
+      const mk = mirrorKeys(rt.state.keys);
+      const since = (await this.redis.hget(mk.meta, 'backfillSince')) ?? undefined;
+      const result = await mirrorRun(mirror, { since, signal: this.stopping.signal });
+      if (since && !this.stopping.signal.aborted) {
+        await this.redis.multi().hdel(mk.meta, 'backfillSince').hset(mk.meta, 'backfill', JSON.stringify({ since, ...result, at: new Date().toISOString() })).exec();
+      }
+      return result;
+    }
     if (job.name === 'plan') return { planned: await planDirty(rt, String(job.id)) };
     try {
       return await runSync(rt, String(job.id), job.data.trigger ?? 'manual', this.stopping.signal);

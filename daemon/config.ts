@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { getCountries, type CountryCode } from 'libphonenumber-js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod/v4';
+import { isTimeZone } from './mirror/local-time.ts';
+import { OUTCOMES, ruleSchema } from './mirror/outcomes.ts';
 
 const COUNTRIES = new Set<string>(getCountries());
 
@@ -37,6 +39,8 @@ const dialer = z.strictObject({
   timeout: duration.default(30_000),
   /** Attempts of a push job on 5xx or network errors before its records are parked. */
   attempts: z.number().int().min(1).max(50).default(8),
+  /** The account's time zone (IANA): report times are its wall clock, without an offset. */
+  timeZone: z.string().refine(isTimeZone, 'an IANA time zone such as America/New_York').default('UTC'),
 });
 
 const hubspotFilter = z.strictObject({
@@ -120,6 +124,29 @@ const schedule = z.strictObject({ every: duration.optional(), cron: z.string().m
   .refine((s) => s.tz === undefined || s.cron !== undefined, 'tz applies to cron schedules only')
   .transform((s) => (s.every !== undefined ? { every: s.every } : { cron: s.cron!, tz: s.tz }));
 
+const mirror = z.strictObject({
+  /** Where activities go: `source` (the sync's own HubSpot or Pipedrive), a signed webhook, or a JSON-lines file. */
+  sink: z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('source') }),
+    z.strictObject({ type: z.literal('webhook'), url, secret }),
+    z.strictObject({ type: z.literal('file'), path: z.string().min(1) }),
+  ], { error: (issue) => issue.code === 'invalid_union' ? 'sink type must be one of source, webhook, file' : undefined }).default({ type: 'source' }),
+  /** The poll: the safety net beside the dialer's call.finished events. */
+  every: duration.default(60_000),
+  /** Records can appear this long after records that ended later: each read starts this far back. */
+  late: duration.default(600_000),
+  /** Outcome rules, first match wins (default: connected, left_voicemail, busy, no_answer, wrong_number, failed). */
+  rules: z.array(ruleSchema).min(1).optional(),
+  /** HubSpot disposition GUIDs per outcome (default: HubSpot's standard ones). */
+  dispositions: z.partialRecord(z.enum(OUTCOMES), z.string().nullable()).optional(),
+  /** A contact property (HubSpot) or custom field key (Pipedrive) that gets the number's final status. */
+  statusProperty: z.string().min(1).optional(),
+  /** How long the daemon remembers which attempts it mirrored (a backfill older than this asks the CRM instead). */
+  keepDays: z.number().int().min(1).max(3650).default(400),
+  /** Verifies the dialer's signed call.finished events at /webhooks/<sync id>/events (the fast path). */
+  eventsSecret: secret.optional(),
+});
+
 const sync = z.strictObject({
   id,
   source,
@@ -130,7 +157,10 @@ const sync = z.strictObject({
   schedule: schedule.default({ every: 900_000 }),
   /** What happens to a number whose contact left the selection or was deleted in the CRM. */
   onLeave: z.enum(['delete', 'keep']).default('delete'),
-});
+  /** Call-detail records of the campaign, mirrored back as call activities. */
+  mirror: mirror.optional(),
+}).refine((s) => !(s.mirror?.sink.type === 'source' && (s.source.type === 'webhook' || s.source.type === 'csv')),
+  { message: 'a webhook or CSV source has no CRM to write activities to: give mirror.sink a type of webhook or file', path: ['mirror', 'sink'] });
 
 export const configSchema = z.strictObject({
   redis: z.strictObject({
@@ -142,6 +172,13 @@ export const configSchema = z.strictObject({
     port: z.number().int().min(0).max(65_535).default(4300),
     /** The address CRMs call (scheme, host, port, path prefix): HubSpot signs the full URL it requested. */
     publicUrl: url.optional(),
+    /**
+     * Password of the operations page (/ops, HTTP Basic auth, any user name); without it the page is off. Long: the
+     * page can re-queue records and, with queuesWritable, change the queues.
+     */
+    adminToken: z.string().min(16, 'a secret of at least 16 characters (use ${ENV_NAME})').optional(),
+    /** Lets bull-board (/ops/queues) retry, clean, pause and remove jobs; read-only when absent or false. */
+    queuesWritable: z.boolean().optional(),
   }).default({ host: '127.0.0.1', port: 4300 }),
   dialer,
   syncs: z.array(sync).min(1, 'at least one sync').superRefine((syncs, ctx) => {

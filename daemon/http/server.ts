@@ -1,9 +1,11 @@
 // The daemon's HTTP side (fastify): CRM webhooks (verified, deduplicated, acknowledged at once, then queued),
-// /health and Prometheus /metrics.
+// /health, Prometheus /metrics and the operations page (/ops, in ops.ts).
 import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Daemon } from '../app.ts';
+import { verifyStandardWebhook } from '../sources/webhook.ts';
 import type { InboxItem } from '../sync/run.ts';
+import { registerOps } from './ops.ts';
 
 export type HttpServer = FastifyInstance;
 
@@ -69,6 +71,28 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
     });
   });
 
+  await app.register(async (events) => {
+    events.removeAllContentTypeParsers();
+    events.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    // The dialer's own events (the reference server's signed call.finished): the mirror's fast path.
+    events.post<{ Params: { syncId: string } }>('/webhooks/:syncId/events', async (req, reply) => {
+      const mirror = d.mirrors.get(req.params.syncId);
+      const secret = mirror?.config.eventsSecret;
+      if (!mirror || !secret) return reply.code(404).send({ error: `sync "${req.params.syncId}" takes no dialer events (set mirror.eventsSecret)` });
+      const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const signed = verifyStandardWebhook(secret, { method: req.method, url: req.url, headers: req.headers, rawBody, now: Date.now() });
+      if (!signed.ok) {
+        d.metrics.webhooks.inc({ sync: mirror.syncId, result: 'refused' });
+        return reply.code(401).send({ error: signed.reason });
+      }
+      let type: unknown;
+      try { type = (JSON.parse(rawBody.toString('utf8')) as { type?: unknown }).type; } catch { return reply.code(400).send({ error: 'body is not JSON' }); }
+      if (type === 'call.finished') await d.triggerMirror(mirror.syncId, 'event');
+      d.metrics.webhooks.inc({ sync: mirror.syncId, result: 'accepted' });
+      return reply.code(200).send({ accepted: type === 'call.finished' ? 1 : 0 });
+    });
+  });
+
   app.get('/health', async (_req, reply) => {
     const checks: Record<string, string> = {};
     try {
@@ -96,6 +120,8 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
     for (const q of d.pushQueues.values()) parts.push(await q.queue.exportPrometheusMetrics({ daemon: prefix }));
     return reply.type(d.metrics.registry.contentType).send(parts.join('\n'));
   });
+
+  await registerOps(app, d);
 
   return app;
 }

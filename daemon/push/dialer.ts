@@ -88,6 +88,13 @@ export class DialerClient {
     return { items: Array.isArray(body) ? body : [], total: Number.isFinite(total) ? total : null };
   }
 
+  /** A page of the call-details report in end order (ties by the server's own order). */
+  async listCallDetails(campaignId: string, first: number, last: number, filter: Record<string, unknown>): Promise<Record<string, unknown>[]> {
+    const searchParams = { range: JSON.stringify([first, last]), sort: JSON.stringify(['endedAtLocal', 'ASC']), filter: JSON.stringify(filter) };
+    const { body } = await this.call('GET', `/campaigns/${encodeURIComponent(campaignId)}/reports/callDetails`, { searchParams });
+    return Array.isArray(body) ? body : [];
+  }
+
   async deleteNumbers(campaignId: string, ids: string[]): Promise<void> {
     await this.call('DELETE', `/campaigns/${encodeURIComponent(campaignId)}/numbers`, { json: ids });
   }

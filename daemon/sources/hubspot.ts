@@ -3,11 +3,10 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod/v4';
 import type { SourceConfig, SyncConfig } from '../config.ts';
+import { HubSpotApi } from '../crm/hubspot.ts';
 import type { Metrics } from '../metrics.ts';
 import type { SourceContact } from '../sync/contacts.ts';
-import { CrmHttp, RateGate, spacing } from './crm-http.ts';
 import { FIVE_MINUTES, header, hmacSha256, sameBytes, type PullOptions, type PullPage, type Source, type WebhookRequest, type WebhookVerdict } from './source.ts';
-import { createHash } from 'node:crypto';
 
 type HubSpotConfig = Extract<SourceConfig, { type: 'hubspot' }>;
 type Filter = { propertyName: string; operator: string; value?: string | number | boolean; highValue?: string | number; values?: (string | number)[] };
@@ -46,29 +45,12 @@ export class HubSpotSource implements Source {
   readonly pulls = true;
   private readonly config: HubSpotConfig;
   private readonly properties: string[];
-  private readonly http: CrmHttp;
-  private readonly searchGate: RateGate;
-  private readonly gate: RateGate;
-  private readonly headers: Record<string, string>;
+  private readonly api: HubSpotApi;
 
   constructor(sync: SyncConfig, redis: Redis, prefix: string, log: Logger, metrics: Metrics) {
     this.config = sync.source as HubSpotConfig;
-    const c = this.config;
-    this.properties = [...new Set([...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...c.properties, 'lastmodifieddate'])];
-    // HubSpot's limits are per account (portal): one gate per token, shared by every sync and process using it.
-    const account = createHash('sha256').update(`${c.baseUrl}\n${c.accessToken}`).digest('hex').slice(0, 12);
-    this.searchGate = new RateGate(redis, `${prefix}:gate:hubspot-search:${account}`, spacing(c.searchPerSecond, 1000));
-    this.gate = new RateGate(redis, `${prefix}:gate:hubspot:${account}`, spacing(c.requestsPer10Seconds, 10_000));
-    this.http = new CrmHttp('hubspot', log, metrics, (res) => {
-      const s = Number(res.headers['retry-after']);
-      return Number.isFinite(s) ? s * 1000 : 10_000;
-    });
-    this.headers = { authorization: `Bearer ${c.accessToken}` };
-  }
-
-  private get objects(): string {
-    const v = this.config.apiVersion;
-    return v === 'v3' ? `${this.config.baseUrl}/crm/v3/objects/contacts` : `${this.config.baseUrl}/crm/objects/${v}/contacts`;
+    this.properties = [...new Set([...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...this.config.properties, 'lastmodifieddate'])];
+    this.api = new HubSpotApi(this.config, redis, prefix, log, metrics);
   }
 
   private contact(r: { id: string; properties: Record<string, unknown> }): SourceContact {
@@ -76,9 +58,8 @@ export class HubSpotSource implements Source {
   }
 
   private async search(filterGroups: { filters: Filter[] }[], sortBy: string, after: string | undefined, properties: string[], signal?: AbortSignal) {
-    const body = await this.http.send(this.searchGate, {
-      method: 'POST', url: `${this.objects}/search`, headers: this.headers,
-      json: { filterGroups, sorts: [{ propertyName: sortBy, direction: 'ASCENDING' }], properties, limit: this.config.pageSize, ...(after ? { after } : {}) },
+    const body = await this.api.search('contacts', {
+      filterGroups, sorts: [{ propertyName: sortBy, direction: 'ASCENDING' }], properties, limit: this.config.pageSize, ...(after ? { after } : {}),
     }, signal);
     return searchAnswer.parse(body);
   }
@@ -164,12 +145,10 @@ export class HubSpotSource implements Source {
   /** A list's members: every run reads the membership (ids); contacts are read for new members and for changes. */
   private async *pullList(options: PullOptions): AsyncGenerator<PullPage> {
     const c = this.config;
-    const version = c.apiVersion === 'v3' ? 'v3' : c.apiVersion;
     const members = new Set<string>();
     let after: string | undefined;
     do {
-      const body = membershipAnswer.parse(await this.http.send(this.gate, {
-        method: 'GET', url: `${c.baseUrl}/crm/lists/${version}/${c.selection.listId}/memberships`, headers: this.headers,
+      const body = membershipAnswer.parse(await this.api.request('GET', this.api.lists(`/${c.selection.listId}/memberships`), {
         searchParams: { limit: '250', ...(after ? { after } : {}) },
       }, options.signal));
       for (const r of body.results) members.add(String(r.recordId));
@@ -191,8 +170,7 @@ export class HubSpotSource implements Source {
       wanted = all.filter((id) => changed.has(id) || !known.has(id));
     }
     for (let i = 0; i < wanted.length; i += 100) {
-      const body = batchAnswer.parse(await this.http.send(this.gate, {
-        method: 'POST', url: `${this.objects}/batch/read`, headers: this.headers,
+      const body = batchAnswer.parse(await this.api.request('POST', `${this.api.objects('contacts')}/batch/read`, {
         json: { inputs: wanted.slice(i, i + 100).map((id) => ({ id })), properties: this.properties },
       }, options.signal));
       yield { contacts: body.results.map((r) => this.contact(r)) };

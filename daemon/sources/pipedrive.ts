@@ -1,18 +1,14 @@
 // Pipedrive: persons through API v2 (cursor paging, updated_since, filter_id), webhooks v2 with HTTP Basic auth.
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod/v4';
 import type { SourceConfig, SyncConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { SourceContact } from '../sync/contacts.ts';
-import { CrmHttp, RateGate, SourceError, spacing } from './crm-http.ts';
+import { COST, PipedriveApi } from '../crm/pipedrive.ts';
 import { header, sameBytes, type PullOptions, type PullPage, type Source, type WebhookRequest, type WebhookVerdict } from './source.ts';
 
 type PipedriveConfig = Extract<SourceConfig, { type: 'pipedrive' }>;
-
-/** Token cost of `GET /api/v2/persons` (v2 reads cost half of v1's 20). */
-const LIST_COST = 10;
 
 const personsAnswer = z.object({
   success: z.boolean().optional(),
@@ -45,42 +41,17 @@ export class PipedriveSource implements Source {
   readonly kind = 'pipedrive';
   readonly pulls = true;
   private readonly config: PipedriveConfig;
-  private readonly http: CrmHttp;
-  private readonly gate: RateGate;
-  private readonly redis: Redis;
-  private readonly budgetKey: string;
+  private readonly api: PipedriveApi;
 
   constructor(sync: SyncConfig, redis: Redis, prefix: string, log: Logger, metrics: Metrics) {
     this.config = sync.source as PipedriveConfig;
-    this.redis = redis;
-    const account = createHash('sha256').update(`${this.config.baseUrl}\n${this.config.apiToken}`).digest('hex').slice(0, 12);
-    this.gate = new RateGate(redis, `${prefix}:gate:pipedrive:${account}`, spacing(this.config.burstPer2Seconds, 2000));
-    this.budgetKey = `${prefix}:budget:pipedrive:${account}`;
-    // Pipedrive's 429 has no Retry-After: x-ratelimit-reset says when the 2-second window frees up.
-    this.http = new CrmHttp('pipedrive', log, metrics, (res) => {
-      // A spent daily budget is not a burst: waiting seconds will not help, and holding the job until midnight would block the sync.
-      if (res.headers['x-daily-requests-left'] === '0') return 'the company\'s daily token budget is spent (429, x-daily-requests-left: 0); reading resumes after Pipedrive\'s midnight';
-      const s = Number(res.headers['x-ratelimit-reset']);
-      return Number.isFinite(s) && s > 0 ? s * 1000 : 2000;
-    });
-  }
-
-  /** Counts the day's tokens (UTC day; Pipedrive resets at its own midnight) and stops before the budget is spent. */
-  private async spend(cost: number): Promise<void> {
-    const key = `${this.budgetKey}:${new Date().toISOString().slice(0, 10)}`;
-    const used = await this.redis.multi().incrby(key, cost).expire(key, 2 * 86_400).exec();
-    const total = Number(used?.[0]?.[1] ?? 0);
-    if (total > this.config.dailyTokens) {
-      throw new SourceError(`pipedrive: the daily token budget (${this.config.dailyTokens}) is spent; reading resumes tomorrow`, null, true);
-    }
+    this.api = new PipedriveApi(this.config, redis, prefix, log, metrics);
   }
 
   private async *persons(params: Record<string, string>, options: PullOptions): AsyncGenerator<Record<string, unknown>[]> {
     let cursor = options.full ? options.resume ?? undefined : undefined;
     do {
-      await this.spend(LIST_COST);
-      const body = personsAnswer.parse(await this.http.send(this.gate, {
-        method: 'GET', url: `${this.config.baseUrl}/api/v2/persons`, headers: { 'x-api-token': this.config.apiToken },
+      const body = personsAnswer.parse(await this.api.request(COST.listPersons, 'GET', '/api/v2/persons', {
         searchParams: { ...params, limit: String(this.config.pageSize), ...(cursor ? { cursor } : {}) },
       }, options.signal));
       cursor = body.additional_data?.next_cursor ?? undefined;

@@ -18,6 +18,23 @@ export function standardWebhookSignature(secret: string, id: string, timestamp: 
   return hmacSha256(signingKey(secret), Buffer.concat([Buffer.from(`${id}.${timestamp}.`), Buffer.isBuffer(payload) ? payload : Buffer.from(payload)])).toString('base64');
 }
 
+/** Checks the Standard Webhooks headers of a request (id, timestamp within 5 minutes, a matching v1 signature). */
+export function verifyStandardWebhook(secret: string, req: WebhookRequest): { ok: true; id: string; replayKey: string } | { ok: false; status: 401; reason: string } {
+  const id = header(req, 'webhook-id');
+  const timestamp = header(req, 'webhook-timestamp');
+  const signatures = header(req, 'webhook-signature');
+  if (!id || !timestamp || !signatures) return { ok: false, status: 401, reason: 'missing webhook-id, webhook-timestamp or webhook-signature' };
+  const ts = Number(timestamp);
+  if (!/^\d+$/.test(timestamp) || Math.abs(req.now - ts * 1000) > FIVE_MINUTES) return { ok: false, status: 401, reason: 'webhook-timestamp is more than 5 minutes away from now' };
+  const expected = Buffer.from(standardWebhookSignature(secret, id, timestamp, req.rawBody), 'base64');
+  const match = signatures.split(' ').some((s) => {
+    const [version, value] = s.split(',', 2);
+    return version === 'v1' && value !== undefined && sameBytes(Buffer.from(value, 'base64'), expected);
+  });
+  if (!match) return { ok: false, status: 401, reason: 'no webhook-signature matches' };
+  return { ok: true, id, replayKey: `${id}.${timestamp}.${signatures}` };
+}
+
 export class WebhookSource implements Source {
   readonly kind = 'webhook';
   readonly pulls = false;
@@ -33,18 +50,8 @@ export class WebhookSource implements Source {
   async *pull(): AsyncGenerator<PullPage> {}
 
   verifyWebhook(req: WebhookRequest): WebhookVerdict {
-    const id = header(req, 'webhook-id');
-    const timestamp = header(req, 'webhook-timestamp');
-    const signatures = header(req, 'webhook-signature');
-    if (!id || !timestamp || !signatures) return { ok: false, status: 401, reason: 'missing webhook-id, webhook-timestamp or webhook-signature' };
-    const ts = Number(timestamp);
-    if (!/^\d+$/.test(timestamp) || Math.abs(req.now - ts * 1000) > FIVE_MINUTES) return { ok: false, status: 401, reason: 'webhook-timestamp is more than 5 minutes away from now' };
-    const expected = Buffer.from(standardWebhookSignature(this.config.secret, id, timestamp, req.rawBody), 'base64');
-    const match = signatures.split(' ').some((s) => {
-      const [version, value] = s.split(',', 2);
-      return version === 'v1' && value !== undefined && sameBytes(Buffer.from(value, 'base64'), expected);
-    });
-    if (!match) return { ok: false, status: 401, reason: 'no webhook-signature matches' };
+    const signed = verifyStandardWebhook(this.config.secret, req);
+    if (!signed.ok) return signed;
     let json: unknown;
     try {
       json = JSON.parse(req.rawBody.toString('utf8'));
@@ -66,6 +73,6 @@ export class WebhookSource implements Source {
       if (c.deleted === true) deleted.push(String(cid));
       else contacts.push({ id: String(cid), fields: c });
     }
-    return { ok: true, eventIds: [id], replayKey: `${id}.${timestamp}.${signatures}`, contacts, deleted, pull: false };
+    return { ok: true, eventIds: [signed.id], replayKey: signed.replayKey, contacts, deleted, pull: false };
   }
 }

@@ -1,4 +1,4 @@
-// What `status` and the operations page show of a sync: its last runs, what it holds, its parked records.
+// What `status` and the operations page show of a sync: its last runs, what it holds, its parked records, its mirror's lag.
 import { redactPhone } from './contacts.ts';
 import { readRun, type SyncRuntime } from './run.ts';
 import type { Parked, RunRecord } from './state.ts';
@@ -8,13 +8,28 @@ export interface SyncStatus {
   contacts: number; numbers: number; dirty: number; openBatches: number; parked: number;
   runs: RunRecord[];
   parkedRecords: { phone: string; contactId: string | null; reason: string; code: string; at: string }[];
+  /** What the mirror (call-detail records back to the CRM) last reported; null before it ran. */
+  mirror: MirrorStatus | null;
+}
+
+export interface MirrorStatus { lagMs: number | null; mirrored: number | null; parked: number | null; lastRecordAt: string | null }
+
+/** The mirror's own summary hash (lagMs, mirrored, parked, lastRecordAt), written by daemon/mirror. */
+export function mirrorKey(rt: SyncRuntime): string {
+  return `${rt.state.keys.sync}:mirror`;
+}
+
+function readMirror(raw: Record<string, string>): MirrorStatus | null {
+  if (!Object.keys(raw).length) return null;
+  const num = (v: string | undefined) => (v !== undefined && v !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
+  return { lagMs: num(raw.lagMs), mirrored: num(raw.mirrored), parked: num(raw.parked), lastRecordAt: raw.lastRecordAt || null };
 }
 
 export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20): Promise<SyncStatus> {
   const { redis, keys } = rt.state;
-  const [contacts, numbers, dirty, openBatches, parkedCount, runIds] = await Promise.all([
+  const [contacts, numbers, dirty, openBatches, parkedCount, runIds, mirror] = await Promise.all([
     redis.hlen(keys.contacts), redis.hlen(keys.have), redis.scard(keys.dirty), redis.hlen(keys.batches), redis.hlen(keys.parked),
-    redis.lrange(keys.runs, 0, runs - 1),
+    redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(mirrorKey(rt)),
   ]);
   const records = (await Promise.all(runIds.map((id) => readRun(redis, keys.run(id))))).filter((r): r is RunRecord => r !== null);
   const [, flat] = await redis.hscan(keys.parked, '0', 'COUNT', parked);
@@ -23,5 +38,6 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20): Promi
     const p = JSON.parse(flat[i + 1]!) as Parked;
     parkedRecords.push({ phone: redactPhone(flat[i]!), contactId: p.c, reason: p.r, code: p.code, at: new Date(p.t).toISOString() });
   }
-  return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, runs: records, parkedRecords };
+  return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, runs: records, parkedRecords,
+    mirror: readMirror(mirror) };
 }

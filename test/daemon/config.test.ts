@@ -70,7 +70,7 @@ describe('a valid configuration', () => {
     expect(c.log).toEqual({ level: 'info' });
     expect(c.dialer).toEqual({
       baseUrl: 'https://dialer.example.com', accountId: 'acc-1', apiToken: DIALER_TOKEN,
-      rateLimit: { perSecond: 10, burst: 50 }, maxNumbersPerRequest: 1000, pageSize: 1000, concurrency: 4, timeout: 30_000, attempts: 8,
+      rateLimit: { perSecond: 10, burst: 50 }, maxNumbersPerRequest: 1000, pageSize: 1000, concurrency: 4, timeout: 30_000, attempts: 8, timeZone: 'UTC',
     });
     const [hubspot, pipedrive, webhook, csv] = c.syncs;
     expect(hubspot!.source).toEqual({

@@ -250,6 +250,9 @@ describe('HubSpot: import, incremental runs, webhooks', () => {
     const before = await queued(d, 'hs');
     const contacts = hs.contacts();
     const peaks: number[] = [];
+    // The first pull's search gets a 429 with Retry-After 3 s, so that pull is still running while the whole storm
+    // arrives: what arrives meanwhile must wait as one job, however slow this machine is.
+    hs.failNext(1, 3);
     const answers = await Promise.all(Array.from({ length: 50 }, async (_, i) => {
       const res = await hs.sendWebhook([event('contact.propertyChange', contacts[10 + i]!.id)], { url: hook });
       peaks.push((await d.syncQueue.getJobs(['active', 'wait', 'prioritized', 'delayed'])).filter((j) => j.name === 'pull').length);
@@ -314,9 +317,10 @@ describe('HubSpot: import, incremental runs, webhooks', () => {
   });
 
   it('paced its searches under HubSpot\'s limit of 5 per second', () => {
-    expect(hs.stats.searches).toBeGreaterThan(10);
+    expect(hs.stats.searches).toBeGreaterThanOrEqual(10);
     expect(hs.stats.maxSearchesInAnySecond).toBeLessThanOrEqual(5);
-    expect(hs.stats.rateLimited).toBe(0);
+    // The one 429 is the storm test's own (failNext): the daemon's pacing earned none.
+    expect(hs.stats.rateLimited).toBe(1);
   });
 });
 

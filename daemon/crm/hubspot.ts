@@ -1,0 +1,55 @@
+// HubSpot's API as the daemon uses it: the date-versioned object paths, the bearer token, and the account's two
+// budgets (search requests per second; other requests per 10 s), paced in Redis for every process and sync.
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Metrics } from '../metrics.ts';
+import { CrmHttp, RateGate, spacing } from './http.ts';
+
+export interface HubSpotAccount {
+  baseUrl: string;
+  accessToken: string;
+  apiVersion: string;
+  searchPerSecond: number;
+  requestsPer10Seconds: number;
+}
+
+export class HubSpotApi {
+  private readonly account: HubSpotAccount;
+  private readonly http: CrmHttp;
+  private readonly searchGate: RateGate;
+  private readonly gate: RateGate;
+  private readonly headers: Record<string, string>;
+
+  constructor(account: HubSpotAccount, redis: Redis, prefix: string, log: Logger, metrics: Metrics) {
+    this.account = account;
+    // Limits are per HubSpot account: one gate per token, shared by every sync, sink and process using it.
+    const id = createHash('sha256').update(`${account.baseUrl}\n${account.accessToken}`).digest('hex').slice(0, 12);
+    this.searchGate = new RateGate(redis, `${prefix}:gate:hubspot-search:${id}`, spacing(account.searchPerSecond, 1000));
+    this.gate = new RateGate(redis, `${prefix}:gate:hubspot:${id}`, spacing(account.requestsPer10Seconds, 10_000));
+    this.http = new CrmHttp('hubspot', log, metrics, (res) => {
+      const s = Number(res.headers['retry-after']);
+      return Number.isFinite(s) ? s * 1000 : 10_000;
+    });
+    this.headers = { authorization: `Bearer ${account.accessToken}` };
+  }
+
+  /** `/crm/objects/2026-09/<type>` (or the legacy `/crm/v3/objects/<type>`). */
+  objects(type: string): string {
+    const v = this.account.apiVersion;
+    return v === 'v3' ? `${this.account.baseUrl}/crm/v3/objects/${type}` : `${this.account.baseUrl}/crm/objects/${v}/${type}`;
+  }
+
+  lists(path: string): string {
+    return `${this.account.baseUrl}/crm/lists/${this.account.apiVersion}${path}`;
+  }
+
+  /** The search API has its own budget (and is exempt from the 10-second one). */
+  search<T = any>(type: string, body: unknown, signal?: AbortSignal): Promise<T> {
+    return this.http.send<T>(this.searchGate, { method: 'POST', url: `${this.objects(type)}/search`, headers: this.headers, json: body }, signal);
+  }
+
+  request<T = any>(method: 'GET' | 'POST' | 'PATCH', url: string, options: { json?: unknown; searchParams?: Record<string, string> } = {}, signal?: AbortSignal): Promise<T> {
+    return this.http.send<T>(this.gate, { method, url, headers: this.headers, ...options }, signal);
+  }
+}

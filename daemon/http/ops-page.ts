@@ -1,0 +1,171 @@
+// The operations page itself: one self-contained HTML document (no CDN, no build step) whose script reads
+// /ops/api/syncs, renders it with the DOM API (never innerHTML: contact ids and reasons come from outside) and refreshes.
+
+/** Seconds between refreshes of the page's data. */
+export const REFRESH_SECONDS = 3;
+
+/** The page, with `nonce` on its one style and one script (the Content-Security-Policy allows nothing else). */
+export function opsPage(nonce: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Campaign sync: operations</title>
+<style nonce="${nonce}">
+  :root { font: 14px/1.4 system-ui, sans-serif; color: #1d232b; background: #f5f6f8; }
+  body { margin: 0 auto; max-width: 1280px; padding: 16px 24px 48px; }
+  header { display: flex; align-items: baseline; gap: 16px; flex-wrap: wrap; }
+  h1 { font-size: 20px; margin: 0; }
+  h2 { font-size: 16px; margin: 0 0 8px; }
+  h3 { font-size: 13px; margin: 16px 0 6px; text-transform: uppercase; letter-spacing: .04em; color: #56606d; }
+  a { color: #1f5fbf; }
+  .muted { color: #6b7480; }
+  .banner { margin: 12px 0; padding: 8px 12px; border-radius: 4px; background: #fde8e8; color: #8a1c1c; }
+  .banner[hidden] { display: none; }
+  section.sync { background: #fff; border: 1px solid #dde1e6; border-radius: 6px; padding: 14px 16px; margin: 16px 0; }
+  dl.facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(130px, 1fr)); gap: 6px 16px; margin: 0; }
+  dl.facts div { display: flex; flex-direction: column; }
+  dl.facts dt { font-size: 12px; color: #6b7480; }
+  dl.facts dd { margin: 0; font-weight: 600; font-variant-numeric: tabular-nums; }
+  table { border-collapse: collapse; width: 100%; font-size: 13px; }
+  th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #eceff2; vertical-align: top; }
+  th { font-weight: 600; color: #56606d; white-space: nowrap; }
+  td.n { text-align: right; font-variant-numeric: tabular-nums; }
+  td.error, td.reason { color: #8a1c1c; word-break: break-word; }
+  .status-done { color: #1b7a3a; } .status-failed { color: #b3261e; font-weight: 600; } .status-running { color: #a15c00; }
+  button { font: inherit; padding: 5px 12px; border: 1px solid #1f5fbf; border-radius: 4px; background: #1f5fbf; color: #fff; cursor: pointer; }
+  button:disabled { background: #c8ced6; border-color: #c8ced6; cursor: default; }
+  .actions { display: flex; align-items: center; gap: 12px; margin-top: 8px; }
+</style>
+</head>
+<body>
+<header>
+  <h1>Campaign sync: operations</h1>
+  <a id="queues-link" href="queues/">Queues (bull-board)</a>
+  <span class="muted">updated <span id="updated">never</span>, every ${REFRESH_SECONDS} s</span>
+</header>
+<div id="problem" class="banner" role="alert" hidden></div>
+<main id="syncs"><p class="muted">Loading…</p></main>
+<script nonce="${nonce}">
+(() => {
+  'use strict';
+  // Relative to wherever the page is served (a proxy may add a path prefix): /ops and /ops/ both work.
+  const base = location.pathname.endsWith('/') ? location.pathname : location.pathname + '/';
+  document.getElementById('queues-link').href = base + 'queues/';
+  const notes = new Map(); // sync id → the last retry's outcome, kept across refreshes
+
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'text') e.textContent = String(v);
+      else if (k === 'class') e.className = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of children) if (c !== null && c !== undefined) e.append(c);
+    return e;
+  }
+  const dash = '\\u2014';
+  const show = (v) => (v === null || v === undefined || v === '' ? dash : String(v));
+  const when = (iso) => (iso ? String(iso).replace('T', ' ').replace(/\\.\\d+Z$/, 'Z') : dash);
+  function span(ms) {
+    if (ms === null || ms === undefined || !Number.isFinite(Number(ms))) return dash;
+    const s = Number(ms) / 1000;
+    if (s < 1) return Math.round(Number(ms)) + ' ms';
+    if (s < 120) return s.toFixed(1) + ' s';
+    if (s < 7200) return (s / 60).toFixed(1) + ' min';
+    return (s / 3600).toFixed(1) + ' h';
+  }
+  function fact(label, value, field) {
+    return el('div', {}, el('dt', { text: label }), el('dd', { text: value, 'data-field': field }));
+  }
+
+  const RUN_COUNTS = ['seen', 'changed', 'left', 'invalid', 'planned', 'pushed', 'deleted', 'rejected'];
+
+  function runsTable(runs) {
+    if (!runs.length) return el('p', { class: 'muted', text: 'No runs yet.' });
+    const head = el('tr', {}, ...['Run', 'Trigger', 'Mode', 'Status', 'Started', 'Duration', ...RUN_COUNTS, 'Error'].map((h) => el('th', { text: h })));
+    const rows = runs.map((r) => el('tr', { 'data-run': r.id, 'data-status': r.status },
+      el('td', { text: r.id }), el('td', { text: show(r.trigger) }), el('td', { text: r.mode }),
+      el('td', { class: 'status-' + r.status, text: r.status, 'data-field': 'status' }),
+      el('td', { text: when(r.startedAt) }), el('td', { class: 'n', text: span(r.durationMs) }),
+      ...RUN_COUNTS.map((c) => el('td', { class: 'n', text: show(r[c]), 'data-field': c })),
+      el('td', { class: 'error', text: r.error || '' })));
+    return el('table', { class: 'runs' }, el('thead', {}, head), el('tbody', {}, ...rows));
+  }
+
+  function parkedTable(s) {
+    if (!s.parkedRecords.length) return el('p', { class: 'muted', text: 'No parked records.' });
+    const head = el('tr', {}, ...['Phone number', 'Contact', 'Reason', 'Code', 'Parked at'].map((h) => el('th', { text: h })));
+    const rows = s.parkedRecords.map((p) => el('tr', { 'data-parked': '' },
+      el('td', { text: p.phone }), el('td', { text: show(p.contactId), 'data-field': 'contact' }),
+      el('td', { class: 'reason', text: p.reason, 'data-field': 'reason' }), el('td', { text: p.code, 'data-field': 'code' }),
+      el('td', { text: when(p.at) })));
+    const more = s.parked > s.parkedRecords.length ? el('p', { class: 'muted', text: 'Showing ' + s.parkedRecords.length + ' of ' + s.parked + '.' }) : null;
+    return el('div', {}, el('table', { class: 'parked' }, el('thead', {}, head), el('tbody', {}, ...rows)), more);
+  }
+
+  async function retry(id, button) {
+    button.disabled = true;
+    try {
+      // The custom header is the CSRF guard: a cross-site page cannot send it without a CORS preflight, which fails.
+      const res = await fetch(base + 'api/syncs/' + encodeURIComponent(id) + '/retry', {
+        method: 'POST', headers: { 'X-Requested-With': 'campaign-sync' }, credentials: 'same-origin',
+      });
+      const body = await res.json().catch(() => ({}));
+      notes.set(id, res.ok ? 'Re-queued ' + body.requeued + ' parked record(s); they are pushed again by the run just queued.'
+        : 'Retry refused (' + res.status + '): ' + (body.error || res.statusText));
+    } catch (err) {
+      notes.set(id, 'Retry failed: ' + err.message);
+    }
+    if (loading) await loading; // started before the retry: its data may predate it
+    await load();
+  }
+
+  function syncSection(s) {
+    const m = s.mirror;
+    const button = el('button', { type: 'button', 'data-action': 'retry', text: 'Retry parked records', disabled: s.parked === 0 });
+    button.addEventListener('click', () => retry(s.sync, button));
+    return el('section', { class: 'sync', 'data-sync': s.sync },
+      el('h2', {}, document.createTextNode(s.sync + ' '), el('span', { class: 'muted', text: '(' + s.source + ' \\u2192 campaign ' + s.campaignId + ')' })),
+      el('dl', { class: 'facts' },
+        fact('Contacts held', s.contacts, 'contacts'), fact('Numbers held', s.numbers, 'numbers'), fact('Dirty', s.dirty, 'dirty'),
+        fact('Open batches', s.openBatches, 'openBatches'), fact('Parked', s.parked, 'parked'),
+        fact('Mirror lag', m ? span(m.lagMs) : dash, 'mirrorLag'), fact('Mirrored', m ? show(m.mirrored) : dash, 'mirrored'),
+        fact('Mirror parked', m ? show(m.parked) : dash, 'mirrorParked'), fact('Last record', m ? when(m.lastRecordAt) : dash, 'mirrorLastRecord')),
+      el('h3', { text: 'Last runs' }), runsTable(s.runs),
+      el('h3', { text: 'Parked records' }), parkedTable(s),
+      el('div', { class: 'actions' }, button, el('span', { class: 'muted', 'data-field': 'note', text: notes.get(s.sync) || '' })));
+  }
+
+  let loading = null;
+  async function load() {
+    // One request at a time: a slow answer must not be overwritten by an older one.
+    if (loading) return loading;
+    loading = (async () => {
+      const problem = document.getElementById('problem');
+      try {
+        const res = await fetch(base + 'api/syncs', { credentials: 'same-origin', cache: 'no-store' });
+        if (!res.ok) throw new Error('the daemon answered ' + res.status);
+        const data = await res.json();
+        document.getElementById('syncs').replaceChildren(...data.syncs.map(syncSection));
+        document.getElementById('updated').textContent = when(data.generatedAt);
+        problem.hidden = true;
+      } catch (err) {
+        problem.textContent = 'Could not refresh: ' + err.message;
+        problem.hidden = false;
+      }
+    })();
+    try { await loading; } finally { loading = null; }
+  }
+  load();
+  setInterval(load, ${REFRESH_SECONDS * 1000});
+})();
+</script>
+</body>
+</html>
+`;
+}

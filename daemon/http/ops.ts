@@ -1,0 +1,134 @@
+// The operations page under /ops, behind the admin token: each sync's state, runs, parked records (with a retry) and
+// mirror lag, and the BullMQ queues through bull-board (read-only unless http.queuesWritable).
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Daemon } from '../app.ts';
+import { syncStatus } from '../sync/status.ts';
+import { opsPage } from './ops-page.ts';
+
+export const OPS_REALM = 'campaign-sync';
+/** The header the page's own requests carry; a cross-site page cannot send it (see `sameOrigin`). */
+export const OPS_CSRF_HEADER = 'x-requested-with';
+export const OPS_CSRF_VALUE = 'campaign-sync';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/** The password of an `Authorization: Basic` header (the user name is ignored), or null. */
+function basicPassword(header: string | undefined): string | null {
+  const m = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(header ?? '');
+  if (!m) return null;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? null : decoded.slice(colon + 1);
+}
+
+/**
+ * CSRF guard for state-changing requests. Browsers attach cached Basic credentials to cross-site requests, so an
+ * authenticated operator visiting a hostile page could be made to send them. Sec-Fetch-Site is set by the browser
+ * itself (a page cannot forge it) and survives proxies that rewrite Host; older browsers send Origin instead. A
+ * request with neither does not come from a browser page (curl, scripts) and carries no ambient credentials.
+ */
+function sameOrigin(req: FastifyRequest): boolean {
+  const site = req.headers['sec-fetch-site'];
+  if (typeof site === 'string') return site === 'same-origin' || site === 'none';
+  const origin = req.headers.origin;
+  if (typeof origin !== 'string') return true;
+  try {
+    return new URL(origin).host === req.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+/** Registers /ops: the page, its JSON API and bull-board, or, without http.adminToken, a 404 that says how to turn it on. */
+export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void> {
+  const token = d.config.http.adminToken;
+  if (!token) {
+    const off = async (_req: FastifyRequest, reply: FastifyReply) => reply.code(404).send({
+      error: 'the operations page is off: set http.adminToken in the daemon configuration (e.g. adminToken: ${CDS_ADMIN_TOKEN}, ' +
+        'a long random secret from the environment) and restart; then open /ops with any user name and the token as password',
+    });
+    app.all('/ops', off);
+    app.all('/ops/*', off);
+    return;
+  }
+  const expected = sha256(token);
+  const readOnlyMode = d.config.http.queuesWritable !== true;
+
+  await app.register(async (ops) => {
+    ops.addHook('onRequest', async (req, reply) => {
+      // Nothing here may be framed (the retry button) or cached (sync state, contact ids).
+      void reply.header('x-frame-options', 'DENY').header('cache-control', 'no-store').header('x-content-type-options', 'nosniff')
+        .header('referrer-policy', 'no-referrer');
+      const password = basicPassword(req.headers.authorization);
+      // Digests have one length whatever was sent, so the comparison takes the same time for every wrong password.
+      if (password === null || !timingSafeEqual(sha256(password), expected)) {
+        if (password !== null) d.log.warn({ ip: req.ip, url: req.url }, 'operations page: wrong admin token');
+        return reply.code(401).header('www-authenticate', `Basic realm="${OPS_REALM}"`)
+          .send({ error: 'the operations page needs the admin token: HTTP Basic auth, any user name, the token (http.adminToken) as password' });
+      }
+      if (!SAFE_METHODS.has(req.method) && !sameOrigin(req)) {
+        return reply.code(403).send({ error: 'cross-site request refused: open the operations page on this daemon and act from there' });
+      }
+    });
+
+    ops.get('/', async (_req, reply) => {
+      const nonce = randomBytes(16).toString('base64');
+      return reply.type('text/html; charset=utf-8')
+        .header('content-security-policy', `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; ` +
+          "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+        .send(opsPage(nonce));
+    });
+
+    ops.get('/api/syncs', async () => ({
+      generatedAt: new Date().toISOString(),
+      queuesWritable: !readOnlyMode,
+      syncs: await Promise.all([...d.runtimes.values()].map((rt) => syncStatus(rt))),
+    }));
+
+    ops.post<{ Params: { id: string } }>('/api/syncs/:id/retry', async (req, reply) => {
+      // CSRF: besides the same-origin check above, the page's fetch sends a custom header; a cross-site page can only
+      // send one after a CORS preflight, which this daemon never grants. A plain form post or <img> cannot send it.
+      if (req.headers[OPS_CSRF_HEADER] !== OPS_CSRF_VALUE) {
+        return reply.code(403).send({ error: `missing header ${OPS_CSRF_HEADER}: ${OPS_CSRF_VALUE} (the operations page sends it)` });
+      }
+      const rt = d.runtimes.get(req.params.id);
+      if (!rt) return reply.code(404).send({ error: `no sync "${req.params.id}" in this daemon's configuration` });
+      const { keys } = rt.state;
+      // Parked records stay parked until a push succeeds; marking them dirty makes the next plan push them again.
+      const phones = await d.redis.hkeys(keys.parked);
+      for (let i = 0; i < phones.length; i += 1000) await d.redis.sadd(keys.dirty, ...phones.slice(i, i + 1000));
+      await d.triggerPull(rt.config.id, 'operator retry');
+      d.log.info({ sync: rt.config.id, requeued: phones.length }, 'parked records re-queued from the operations page');
+      return { requeued: phones.length };
+    });
+
+    // bull-board's UI and API, served from node_modules (works offline), behind the same auth hook.
+    const board = new FastifyAdapter();
+    board.setBasePath('/ops/queues');
+    const usedBy = (q: unknown) => [...d.runtimes.values()].filter((rt) => rt.push === q).map((rt) => rt.config.id).join(', ');
+    createBullBoard({
+      queues: [
+        new BullMQAdapter(d.syncQueue, { readOnlyMode, description: 'sync runs: pulls, plans and schedule ticks' }),
+        ...[...d.pushQueues.values()].map((q) => new BullMQAdapter(q.queue, { readOnlyMode, description: `dialer API calls (one job = one request) of ${usedBy(q)}` })),
+      ],
+      serverAdapter: board,
+      options: { uiConfig: { boardTitle: 'Campaign sync queues' } },
+    });
+    await ops.register(async (queues) => {
+      queues.addHook('onSend', async (_req, reply, payload) => {
+        if (!String(reply.getHeader('content-type') ?? '').startsWith('text/html') || typeof payload !== 'string') return payload;
+        // The UI's template links Google Fonts; the daemon may have no Internet and should not tell Google who looks.
+        void reply.header('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " +
+          "font-src 'self' data:; connect-src 'self'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'");
+        return payload.replace(/<link[^>]+fonts\.googleapis\.com[^>]*>/g, '');
+      });
+      await queues.register(board.registerPlugin());
+    }, { prefix: '/queues' });
+  }, { prefix: '/ops' });
+}

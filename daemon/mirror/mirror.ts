@@ -1,0 +1,236 @@
+// The mirror of one sync: reads the campaign's new call-detail records from a watermark (wall-clock end time, read
+// again `late` before it and across a repeated fall-back hour), and writes each call attempt once as an activity on
+// the contact the number came from. Exactly once: an attempt is marked pending before it is written and done with
+// the CRM's id after; a pending attempt found after a crash is looked up in the CRM before it is written again.
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { SyncConfig } from '../config.ts';
+import { SourceError } from '../crm/http.ts';
+import type { Metrics } from '../metrics.ts';
+import type { DialerClient } from '../push/dialer.ts';
+import type { Activity, Sink, WriteResult } from '../sinks/sink.ts';
+import type { SyncKeys } from '../sync/state.ts';
+import { formatWall, offsetAt, readFrom, toUtc, wallMs } from './local-time.ts';
+import { DEFAULT_RULES, outcomeOf, type CallDetail, type Rule } from './outcomes.ts';
+
+type MirrorConfig = NonNullable<SyncConfig['mirror']>;
+
+export interface MirrorRuntime {
+  syncId: string;
+  campaignId: string;
+  config: MirrorConfig;
+  timeZone: string;
+  sink: Sink;
+  dialer: DialerClient;
+  redis: Redis;
+  keys: SyncKeys;
+  log: Logger;
+  metrics: Metrics;
+}
+
+export interface MirrorRunResult { read: number; written: number; skipped: number; parked: number; resolved: number; durationMs: number }
+
+const PAGE = 500;
+
+/** The attempt's key: stable for (campaign, number, attempt), short enough for a title, no ':' (a BullMQ-safe id). */
+export function attemptKey(campaignId: string, number: string, attempt: number): string {
+  return createHash('sha256').update(`${campaignId}\n${number}\n${attempt}`).digest('base64url').slice(0, 20);
+}
+
+export function mirrorKeys(keys: SyncKeys) {
+  const base = `${keys.sync}:mirror`;
+  return {
+    meta: base,
+    pending: `${base}:pending`,
+    parked: `${base}:parked`,
+    /** Done attempts, one hash per day of the records' end (so old days expire). */
+    done: (endedAtLocal: string) => `${base}:done:${endedAtLocal.slice(0, 10)}`,
+  };
+}
+
+function record(raw: Record<string, unknown>): CallDetail | null {
+  if (typeof raw.number !== 'string' || typeof raw.attempt !== 'number' || typeof raw.endedAtLocal !== 'string' || typeof raw.startedAtLocal !== 'string') return null;
+  return raw as unknown as CallDetail;
+}
+
+/** The contact a number came from: the one the contact sync added it for, else the first contact holding it. */
+async function contactOf(rt: MirrorRuntime, numbers: string[]): Promise<Map<string, string | null>> {
+  const out = new Map<string, string | null>();
+  if (!numbers.length) return out;
+  const [held, owners] = await Promise.all([rt.redis.hmget(rt.keys.have, ...numbers), rt.redis.hmget(rt.keys.phones, ...numbers)]);
+  numbers.forEach((n, i) => {
+    const h = held[i] ? (JSON.parse(held[i]!) as { c: string | null; s: string }) : null;
+    const owner = owners[i]?.split('\n')[0] ?? null;
+    out.set(n, h?.s === rt.syncId && h.c ? h.c : owner);
+  });
+  return out;
+}
+
+function activityOf(rt: MirrorRuntime, r: CallDetail, contactId: string | null, rules: Rule[]): Activity {
+  const startedAt = toUtc(r.startedAtLocal, rt.timeZone);
+  const answeredAt = r.answeredAtLocal ? toUtc(r.answeredAtLocal, rt.timeZone, startedAt) : null;
+  const endedAt = toUtc(r.endedAtLocal, rt.timeZone, answeredAt ?? startedAt);
+  return {
+    key: attemptKey(rt.campaignId, r.number, r.attempt), record: r, outcome: outcomeOf(r, rules), contactId,
+    startedAt, answeredAt, endedAt, durationMs: answeredAt === null ? 0 : Math.max(0, endedAt - answeredAt), campaignId: rt.campaignId,
+  };
+}
+
+/** The number's final status, when this attempt settled it. */
+function finalStatus(r: CallDetail): string | null {
+  return r.outcome === 'Success' ? 'Success' : r.outcome === 'FailureWithNoRetryLeft' ? 'Failure' : null;
+}
+
+/** Writes activities and records each result; what the answer leaves unsettled stays pending. */
+async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: MirrorRunResult, signal?: AbortSignal): Promise<void> {
+  const mk = mirrorKeys(rt.keys);
+  for (let i = 0; i < activities.length; i += rt.sink.maxBatch) {
+    const batch = activities.slice(i, i + rt.sink.maxBatch);
+    const pending = rt.redis.multi();
+    for (const a of batch) pending.hset(mk.pending, a.key, JSON.stringify(a));
+    await pending.exec();
+    let results: WriteResult[];
+    try {
+      results = await rt.sink.write(batch, signal);
+    } catch (err) {
+      // A whole batch refused for what one record holds: write them one by one to find it.
+      if (err instanceof SourceError && err.final && err.status !== 429 && batch.length > 1) {
+        results = [];
+        for (const a of batch) {
+          try {
+            results.push(...await rt.sink.write([a], signal));
+          } catch (e) {
+            if (e instanceof SourceError && e.final && e.status !== 429) results.push({ key: a.key, ok: false, reason: e.message });
+            else throw e;
+          }
+        }
+      } else if (err instanceof SourceError && err.final && err.status !== 429) {
+        results = [{ key: batch[0]!.key, ok: false, reason: err.message }];
+      } else {
+        throw err;
+      }
+    }
+    const byKey = new Map(batch.map((a) => [a.key, a]));
+    const m = rt.redis.multi();
+    for (const r of results) {
+      const a = byKey.get(r.key);
+      if (!a) continue;
+      if (r.ok) {
+        m.hset(mk.done(a.record.endedAtLocal), a.key, r.id).expire(mk.done(a.record.endedAtLocal), rt.config.keepDays * 86_400);
+        m.hdel(mk.parked, a.key);
+        counts.written++;
+      } else {
+        m.hset(mk.parked, a.key, JSON.stringify({ reason: r.reason, at: Date.now(), activity: a }));
+        counts.parked++;
+      }
+      m.hdel(mk.pending, a.key);
+    }
+    m.hincrby(mk.meta, 'mirrored', results.filter((r) => r.ok).length);
+    await m.exec();
+    const now = Date.now();
+    for (const r of results) {
+      const a = byKey.get(r.key);
+      if (!r.ok || !a) continue;
+      rt.metrics.mirrored.inc({ sync: rt.syncId });
+      rt.metrics.mirrorLag.observe({ sync: rt.syncId }, Math.max(0, now - a.endedAt) / 1000);
+      const status = finalStatus(a.record);
+      if (status && a.contactId && rt.config.statusProperty && rt.sink.writeStatus) {
+        // Best effort: the activity is what must not be lost or doubled; the property is written again by a later attempt's record.
+        await rt.sink.writeStatus(a.contactId, status, signal).catch((err: Error) => rt.log.warn({ sync: rt.syncId, err: err.message }, 'could not write the final status'));
+      }
+    }
+    const last = batch[batch.length - 1]!;
+    await rt.redis.hset(mk.meta, 'lagMs', Math.max(0, now - last.endedAt), 'lastRecordAt', new Date(last.endedAt).toISOString());
+  }
+}
+
+/**
+ * One mirror run. `since` (wall-clock time) re-reads from there (a backfill): attempts already mirrored are
+ * skipped; those older than `keepDays` are looked up in the CRM first.
+ */
+export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; signal?: AbortSignal } = {}): Promise<MirrorRunResult> {
+  const started = performance.now();
+  const mk = mirrorKeys(rt.keys);
+  const rules = rt.config.rules ?? DEFAULT_RULES;
+  const counts: MirrorRunResult = { read: 0, written: 0, skipped: 0, parked: 0, resolved: 0, durationMs: 0 };
+
+  // 1. Attempts whose write was under way when a process died: the CRM says whether it has them.
+  const pending = await rt.redis.hgetall(mk.pending);
+  const rewrite: Activity[] = [];
+  for (const raw of Object.values(pending)) {
+    const a = JSON.parse(raw) as Activity;
+    const id = await rt.sink.find(a, options.signal);
+    if (id) {
+      await rt.redis.multi().hset(mk.done(a.record.endedAtLocal), a.key, id).expire(mk.done(a.record.endedAtLocal), rt.config.keepDays * 86_400)
+        .hdel(mk.pending, a.key).hincrby(mk.meta, 'mirrored', 1).exec();
+      counts.resolved++;
+    } else {
+      rewrite.push(a);
+    }
+  }
+  // Attempts the CRM refused (nothing was written) are tried again by every run, their contact looked up afresh.
+  const parked = Object.values(await rt.redis.hgetall(mk.parked)).map((raw) => (JSON.parse(raw) as { activity: Activity }).activity);
+  const parkedContacts = await contactOf(rt, [...new Set(parked.map((a) => a.record.number))]);
+  for (const a of parked) {
+    a.contactId = parkedContacts.get(a.record.number) ?? a.contactId;
+    if (!rt.sink.needsContact || a.contactId) rewrite.push(a);
+  }
+  if (rewrite.length) await writeAll(rt, rewrite, counts, options.signal);
+
+  // 2. New records, from the watermark (or the backfill's start).
+  const meta = await rt.redis.hgetall(mk.meta);
+  const verify = meta.verify === '1';
+  const from = options.since ?? (meta.watermark ? readFrom(meta.watermark, rt.timeZone, rt.config.late) : null);
+  const oldest = formatWall(Date.now() - rt.config.keepDays * 86_400_000);
+  let watermark = meta.watermark ?? '';
+  for (let first = 0; ; first += PAGE) {
+    if (options.signal?.aborted) break;
+    const page = (await rt.dialer.listCallDetails(rt.campaignId, first, first + PAGE - 1, from ? { endedAtLocal_gte: from } : {}))
+      .map(record).filter((r): r is CallDetail => r !== null);
+    counts.read += page.length;
+    const keys = page.map((r) => attemptKey(rt.campaignId, r.number, r.attempt));
+    const done = await Promise.all(page.map((r, i) => rt.redis.hexists(mk.done(r.endedAtLocal), keys[i]!)));
+    const isPending = page.length ? await rt.redis.hmget(mk.pending, ...keys) : [];
+    const fresh = page.filter((_, i) => !done[i] && !isPending[i]);
+    counts.skipped += page.length - fresh.length;
+    const contacts = await contactOf(rt, [...new Set(fresh.map((r) => r.number))]);
+    const activities: Activity[] = [];
+    for (const r of fresh) {
+      const a = activityOf(rt, r, contacts.get(r.number) ?? null, rules);
+      // Past the memory of what was mirrored (a backfill of long ago), or after Redis may have lost its last writes:
+      // ask the CRM rather than risk a second activity.
+      if (r.endedAtLocal < oldest || verify) {
+        const id = await rt.sink.find(a, options.signal);
+        if (id) { counts.skipped++; continue; }
+      }
+      if (rt.sink.needsContact && !a.contactId) {
+        await rt.redis.hset(mk.parked, a.key, JSON.stringify({ reason: 'no contact of this sync holds the number', at: Date.now(), activity: a }));
+        counts.parked++;
+        continue;
+      }
+      activities.push(a);
+    }
+    await writeAll(rt, activities, counts, options.signal);
+    for (const r of page) if (r.endedAtLocal > watermark) watermark = r.endedAtLocal;
+    if (watermark) await rt.redis.hset(mk.meta, 'watermark', watermark);
+    if (page.length < PAGE) break;
+  }
+  counts.durationMs = Math.round(performance.now() - started);
+  if (verify && !options.signal?.aborted) await rt.redis.hdel(mk.meta, 'verify');
+  counts.parked = await rt.redis.hlen(mk.parked);
+  await rt.redis.hset(mk.meta, 'parked', counts.parked, 'lastRun', JSON.stringify({ ...counts, at: new Date().toISOString() }));
+  if (counts.written || counts.parked || counts.resolved) rt.log.info({ sync: rt.syncId, ...counts }, 'mirror run');
+  return counts;
+}
+
+/** Reads a backfill start: an instant (with Z or an offset) in the account's wall clock, or a wall-clock time as it is. */
+export function backfillStart(since: string, timeZone: string): string {
+  if (/(Z|[+-]\d{2}:?\d{2})$/.test(since)) {
+    const instant = Date.parse(since);
+    if (Number.isNaN(instant)) throw new Error(`--since ${since}: not an ISO time`);
+    return formatWall(instant + offsetAt(timeZone, instant));
+  }
+  wallMs(since.length === 10 ? `${since}T00:00:00` : since);
+  return since.length === 10 ? `${since}T00:00:00` : since.slice(0, 19);
+}

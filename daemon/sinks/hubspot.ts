@@ -1,0 +1,104 @@
+// HubSpot sink: each call attempt becomes a call engagement (batch create, its 207 multi-status handled record by
+// record), associated with the contact, found again by the key in its title.
+import { z } from 'zod/v4';
+import type { HubSpotApi } from '../crm/hubspot.ts';
+import type { Outcome } from '../mirror/outcomes.ts';
+import { describeRecord, keyTag, type Activity, type Sink, type WriteResult } from './sink.ts';
+
+/** HubSpot's default call dispositions (internal GUIDs of its standard outcomes). */
+export const HUBSPOT_DISPOSITIONS: Record<Outcome, string | null> = {
+  connected: 'f240bbac-87c9-4f6e-bf70-924b57d47db7',
+  left_voicemail: 'b2cf5968-551e-4856-9783-52b3da59a7d0',
+  busy: '9d9162e7-6cf3-4944-bf63-4dff82258764',
+  no_answer: '73a0d17f-1163-4015-bdd5-ec830791da20',
+  wrong_number: '17b47fee-58de-441e-a44c-c6300d46f273',
+  failed: null,
+};
+
+const STATUS: Record<Outcome, string> = {
+  connected: 'COMPLETED', left_voicemail: 'COMPLETED', busy: 'BUSY', no_answer: 'NO_ANSWER', wrong_number: 'FAILED', failed: 'FAILED',
+};
+
+/** Call → contact (HubSpot-defined association type 194). */
+const CALL_TO_CONTACT = 194;
+
+const batchAnswer = z.object({
+  results: z.array(z.object({ id: z.string(), properties: z.record(z.string(), z.unknown()).default({}) })).default([]),
+  errors: z.array(z.object({
+    message: z.string().default('rejected'),
+    category: z.string().optional(),
+    context: z.record(z.string(), z.array(z.string())).optional(),
+  }).loose()).default([]),
+});
+const searchAnswer = z.object({ results: z.array(z.object({ id: z.string() })) });
+
+export function callTitle(a: Activity): string {
+  return `Outbound call to ${a.record.number} (attempt ${a.record.attempt}) ${keyTag(a.key)}`;
+}
+
+export class HubSpotSink implements Sink {
+  readonly kind = 'hubspot';
+  readonly maxBatch = 100;
+  readonly needsContact = true;
+  private readonly api: HubSpotApi;
+  private readonly dispositions: Record<Outcome, string | null>;
+  private readonly statusProperty: string | null;
+
+  constructor(api: HubSpotApi, dispositions: Partial<Record<Outcome, string | null>> = {}, statusProperty: string | null = null) {
+    this.api = api;
+    this.dispositions = { ...HUBSPOT_DISPOSITIONS, ...dispositions };
+    this.statusProperty = statusProperty;
+  }
+
+  private input(a: Activity) {
+    const disposition = this.dispositions[a.outcome];
+    return {
+      objectWriteTraceId: a.key,
+      properties: {
+        hs_timestamp: new Date(a.startedAt).toISOString(),
+        hs_call_title: callTitle(a),
+        hs_call_body: describeRecord(a),
+        hs_call_direction: 'OUTBOUND',
+        hs_call_status: STATUS[a.outcome],
+        hs_call_duration: String(a.durationMs),
+        hs_call_to_number: a.record.number,
+        ...(disposition ? { hs_call_disposition: disposition } : {}),
+      },
+      associations: a.contactId ? [{ to: { id: a.contactId }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: CALL_TO_CONTACT }] }] : [],
+    };
+  }
+
+  async write(activities: Activity[], signal?: AbortSignal): Promise<WriteResult[]> {
+    const body = batchAnswer.parse(await this.api.request('POST', `${this.api.objects('calls')}/batch/create`, {
+      json: { inputs: activities.map((a) => this.input(a)) },
+    }, signal));
+    const results: WriteResult[] = [];
+    const byTitle = new Map(activities.map((a) => [callTitle(a), a.key]));
+    const done = new Set<string>();
+    for (const r of body.results) {
+      // Results are matched by the key in their title: HubSpot does not promise input order.
+      const key = byTitle.get(String(r.properties.hs_call_title ?? ''));
+      if (key && !done.has(key)) { results.push({ key, ok: true, id: r.id }); done.add(key); }
+    }
+    for (const e of body.errors) {
+      for (const key of e.context?.objectWriteTraceId ?? []) {
+        if (!done.has(key)) { results.push({ key, ok: false, reason: `${e.category ?? 'error'}: ${e.message}` }); done.add(key); }
+      }
+    }
+    // Anything the answer did not mention stays unknown: the caller looks it up before writing it again.
+    return results;
+  }
+
+  async find(a: Activity, signal?: AbortSignal): Promise<string | null> {
+    const body = searchAnswer.parse(await this.api.search('calls', {
+      filterGroups: [{ filters: [{ propertyName: 'hs_call_title', operator: 'EQ', value: callTitle(a) }] }],
+      properties: ['hs_call_title'], limit: 1,
+    }, signal));
+    return body.results[0]?.id ?? null;
+  }
+
+  async writeStatus(contactId: string, status: string, signal?: AbortSignal): Promise<void> {
+    if (!this.statusProperty) return;
+    await this.api.request('PATCH', `${this.api.objects('contacts')}/${encodeURIComponent(contactId)}`, { json: { properties: { [this.statusProperty]: status } } }, signal);
+  }
+}

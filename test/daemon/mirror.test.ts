@@ -1,0 +1,258 @@
+// Call results back into the CRM: contacts in, calls simulated on the manual clock across New York's fall-back
+// hour, each attempt exactly once as an activity on its contact (HubSpot, Pipedrive, a JSON-lines file), a 207
+// partial failure parking only the failed records, a kill -9 in the middle of mirroring, and a backfill adding nothing.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
+import { startPipedriveStandIn, type PipedriveStandIn } from '../../crm-stand-ins/pipedrive.ts';
+import { Daemon } from '../../daemon/app.ts';
+import { formatWall, offsetAt } from '../../daemon/mirror/local-time.ts';
+import { attemptKey, mirrorKeys } from '../../daemon/mirror/mirror.ts';
+import { Redis } from 'ioredis';
+import { daemonConfig, quietLog, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { startProxy } from '../support/proxy.ts';
+import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
+
+const TZ = 'America/New_York';
+/** 00:00 in New York, two hours before its clock falls back from 02:00 EDT to 01:00 EST. */
+const START = '2026-11-01T04:00:00Z';
+const ALL_DAY = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] };
+const dir = mkdtempSync(join(tmpdir(), 'cds-mirror-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Record { id: string; number: string; attempt: number; startedAtLocal: string; endedAtLocal: string; ringResult: string; outcome: string }
+
+/** A reference server on the manual clock with a dialing Dynamic campaign and a key that may add numbers and read reports. */
+async function dialer(seed: number, agents = 3): Promise<DialerFixture> {
+  const server = await startServer({ seed, clockStart: START });
+  const account = await createAccount(server, 'Mirror Co', TZ);
+  const campaign = await createCampaign(server, account.id, {
+    name: 'Callbacks', type: 'Dynamic', state: 'Active',
+    dialer: { mode: 'Power', agents, maxAttempts: 2, callingHours: ALL_DAY, retryDelaySeconds: { NoAnswer: 1200, Busy: 900, CallError: 900, Machine: 1200, Abandoned: 600 } },
+  });
+  const token = await createKey(server, account.id, ['CampaignNumberAdmin', 'CampaignReader']);
+  return { server, accountId: account.id, token, campaignId: campaign.id };
+}
+
+async function records(f: DialerFixture): Promise<Record[]> {
+  const res = await f.server.request(`/v1/accounts/${f.accountId}/campaigns/${f.campaignId}/reports/callDetails?range=[0,9999]&sort=["endedAtLocal","ASC"]`, { token: f.token });
+  expect(res.status).toBe(200);
+  return res.json() as Promise<Record[]>;
+}
+
+async function numberCount(f: DialerFixture): Promise<number> {
+  const res = await f.server.request(`/v1/accounts/${f.accountId}/campaigns/${f.campaignId}/numbers?range=[0,0]`, { token: f.token });
+  return Number(res.headers.get('x-total-count'));
+}
+
+const e164 = (phone: string | null | undefined) => (phone ? parsePhoneNumberFromString(phone, 'US')?.number ?? null : null);
+const keyOf = (title: unknown) => /\[cds:([^\]]+)\]/.exec(String(title))?.[1];
+
+/** Each record once among the activities (by the key in their titles), and nothing else. */
+function expectOnePerAttempt(f: DialerFixture, all: Record[], titles: unknown[]): void {
+  const keys = titles.map(keyOf);
+  expect(new Set(keys).size).toBe(keys.length);
+  expect(new Set(keys)).toEqual(new Set(all.map((r) => attemptKey(f.campaignId, r.number, r.attempt))));
+}
+
+describe('mirror into HubSpot across a fall-back hour', () => {
+  let f: DialerFixture;
+  let hs: HubSpotStandIn;
+  let d: Daemon;
+  const { prefix, cleanup } = testPrefix();
+  beforeAll(async () => {
+    // One agent for 200 numbers: dialing goes on through the whole window, the repeated hour included.
+    f = await dialer(11, 1);
+    hs = await startHubSpotStandIn({ contacts: 200 });
+    d = await Daemon.start(daemonConfig(f, prefix, [{
+      id: 'hs', campaignId: f.campaignId,
+      source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, searchPerSecond: 50 },
+      mapping: { phone: 'phone', variables: { firstName: 'firstname' }, defaultCountry: 'US' },
+      mirror: { every: '1h', statusProperty: 'dialer_status' },
+    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }), { log: quietLog, http: false });
+    await waitFor(async () => (await numberCount(f)) === 200, 'the contacts in the campaign');
+  });
+  afterAll(async () => {
+    await d?.close(2000);
+    await hs?.close();
+    await f?.server.close();
+    await cleanup();
+  });
+
+  /** Runs the mirror and waits until the stand-in holds one activity per record so far. */
+  async function mirrorAll(): Promise<Record[]> {
+    const all = await records(f);
+    await d.triggerMirror('hs', 'test');
+    await waitFor(() => hs.calls().length >= all.length, `${all.length} activities`);
+    return all;
+  }
+
+  it('writes each attempt once, on its contact, with the time in UTC, while the wall clock repeats an hour', async () => {
+    // Four hours in ten-minute steps, mirroring after each: 00:00 EDT to 03:00 EST, through 01:00-02:00 twice.
+    for (let step = 0; step < 24; step++) {
+      await f.server.advance(600);
+      await mirrorAll();
+    }
+    const all = await mirrorAll();
+    expect(all.length).toBeGreaterThan(40);
+    // Calls ended in the repeated hour on both of its passes: its wall-clock times run backwards once in end order.
+    const repeated = all.filter((r) => r.endedAtLocal.startsWith('2026-11-01T01:'));
+    expect(repeated.length).toBeGreaterThan(10);
+    const ends = await d.redis.hget(mirrorKeys(d.runtimes.get('hs')!.state.keys).meta, 'watermark');
+    expect(ends! >= '2026-11-01T01:59:00').toBe(true);
+    const calls = hs.calls();
+    expectOnePerAttempt(f, all, calls.map((c) => c.properties.hs_call_title));
+    const contactOf = new Map(hs.contacts().map((c) => [e164(c.properties.phone), c.id]));
+    for (const c of calls) {
+      const r = all.find((x) => attemptKey(f.campaignId, x.number, x.attempt) === keyOf(c.properties.hs_call_title))!;
+      expect(c.contactIds).toEqual([contactOf.get(r.number)]);
+      expect(c.properties).toMatchObject({ hs_call_direction: 'OUTBOUND', hs_call_to_number: r.number });
+      // The UTC instant reads as the record's wall-clock start in the account's zone.
+      const at = Date.parse(String(c.properties.hs_timestamp));
+      expect(formatWall(at + offsetAt(TZ, at))).toBe(r.startedAtLocal);
+      const expected = r.ringResult === 'Busy' ? 'BUSY' : r.ringResult === 'NoAnswer' ? 'NO_ANSWER' : r.ringResult === 'Answer' ? 'COMPLETED' : 'FAILED';
+      expect(c.properties.hs_call_status).toBe(expected);
+    }
+    // The number's final status reached its contact.
+    const settledNumber = all.find((r) => r.outcome === 'Success');
+    if (settledNumber) expect(hs.getContact(contactOf.get(settledNumber.number)!)!.properties.dialer_status).toBe('Success');
+  }, 120_000);
+
+  it('parks only the records a 207 refuses, and writes them once HubSpot takes them', async () => {
+    const before = hs.calls().length;
+    await f.server.advance(1800);
+    const all = await records(f);
+    const fresh = all.slice(before);
+    expect(fresh.length).toBeGreaterThan(1);
+    const refused = fresh[0]!.number;
+    hs.failCalls((p) => (p.hs_call_to_number === refused ? 'hs_call_to_number: refused by a validation rule' : false));
+    await d.triggerMirror('hs', 'test');
+    const mk = mirrorKeys(d.runtimes.get('hs')!.state.keys);
+    const refusedCount = fresh.filter((r) => r.number === refused).length;
+    await waitFor(async () => (await d.redis.hlen(mk.parked)) === refusedCount && hs.calls().length === all.length - refusedCount, 'the refused records parked, the rest written');
+    const parked = Object.values(await d.redis.hgetall(mk.parked)).map((v) => JSON.parse(v));
+    expect(parked.every((p) => /validation rule/.test(p.reason) && p.activity.record.number === refused)).toBe(true);
+    hs.failCalls(null);
+    await d.triggerMirror('hs', 'test');
+    await waitFor(async () => hs.calls().length === all.length && (await d.redis.hlen(mk.parked)) === 0, 'the parked records written');
+    expectOnePerAttempt(f, all, hs.calls().map((c) => c.properties.hs_call_title));
+  }, 60_000);
+
+  it('backfills from the start without adding an activity that exists', async () => {
+    const all = await mirrorAll();
+    const mk = mirrorKeys(d.runtimes.get('hs')!.state.keys);
+    await d.triggerMirror('hs', 'backfill', '2026-11-01T00:00:00');
+    const backfill = await waitFor(async () => (await d.redis.hget(mk.meta, 'backfill')), 'the backfill to end');
+    expect(JSON.parse(backfill)).toMatchObject({ read: all.length, written: 0, skipped: all.length });
+    expect(hs.calls().length).toBe(all.length);
+  }, 60_000);
+});
+
+describe('mirror into Pipedrive and into a JSON-lines file', () => {
+  let f: DialerFixture;
+  let pd: PipedriveStandIn;
+  let d: Daemon;
+  const file = join(dir, 'activities.jsonl');
+  const { prefix, cleanup } = testPrefix();
+  beforeAll(async () => {
+    f = await dialer(12);
+    pd = await startPipedriveStandIn({ persons: 20 });
+    d = await Daemon.start(daemonConfig(f, prefix, [
+      { id: 'pd', campaignId: f.campaignId, source: { type: 'pipedrive', baseUrl: pd.url, apiToken: pd.apiToken, burstPer2Seconds: 100 },
+        mapping: { phone: 'phones', defaultCountry: 'US' }, mirror: { every: '1h' } },
+      { id: 'file', campaignId: f.campaignId, source: { type: 'webhook', secret: 'whsec_c2VjcmV0' }, mapping: { phone: 'phone' },
+        mirror: { every: '1h', sink: { type: 'file', path: file } } },
+    ], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }), { log: quietLog, http: false });
+    await waitFor(async () => (await numberCount(f)) >= 20, 'the persons in the campaign');
+  });
+  afterAll(async () => {
+    await d?.close(2000);
+    await pd?.close();
+    await f?.server.close();
+    await cleanup();
+  });
+
+  it('writes one call log per attempt on its person, and one line per attempt', async () => {
+    await f.server.advance(3 * 3600);
+    const all = await records(f);
+    expect(all.length).toBeGreaterThan(20);
+    await d.triggerMirror('pd', 'test');
+    await d.triggerMirror('file', 'test');
+    await waitFor(() => pd.callLogs().length >= all.length, 'the call logs');
+    const logs = pd.callLogs();
+    expectOnePerAttempt(f, all, logs.map((l) => l.subject));
+    const personOf = new Map(pd.persons().flatMap((p) => p.phones.map((ph) => [e164(ph.value), p.id] as const)));
+    for (const l of logs) {
+      const r = all.find((x) => attemptKey(f.campaignId, x.number, x.attempt) === keyOf(l.subject))!;
+      expect(l.person_id).toBe(personOf.get(r.number));
+      expect(l.to_phone_number).toBe(r.number);
+      expect(l.start_time).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+      expect(['connected', 'no_answer', 'left_voicemail', 'busy', 'wrong_number']).toContain(l.outcome);
+    }
+    await waitFor(() => {
+      try { return readFileSync(file, 'utf8').trim().split('\n').length >= all.length; } catch { return false; }
+    }, 'the file lines');
+    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.key).sort()).toEqual(all.map((r) => attemptKey(f.campaignId, r.number, r.attempt)).sort());
+  }, 60_000);
+});
+
+describe('kill -9 in the middle of mirroring', () => {
+  it('resolves the write whose answer was lost against HubSpot, and writes no activity twice', async () => {
+    const f = await dialer(13);
+    const hs = await startHubSpotStandIn({ contacts: 25, searchPerSecond: 100 });
+    const proxy = await startProxy(hs.url);
+    const { prefix, cleanup } = testPrefix();
+    let child: Awaited<ReturnType<typeof spawnDaemon>> | null = null;
+    try {
+      const config = (everyMirror: string) => ({
+        redis: { prefix }, http: { host: '127.0.0.1', port: 0 }, takeoverAfter: '2s', log: { level: 'warn' },
+        dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: '${MIRROR_DIALER_TOKEN}', rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ },
+        syncs: [{ id: 'hs', campaignId: f.campaignId, mapping: { phone: 'phone', defaultCountry: 'US' },
+          source: { type: 'hubspot', baseUrl: proxy.url, accessToken: '${MIRROR_HUBSPOT_TOKEN}', searchPerSecond: 50 }, mirror: { every: everyMirror } }],
+      });
+      const env = { MIRROR_DIALER_TOKEN: f.token, MIRROR_HUBSPOT_TOKEN: hs.token };
+      child = await spawnDaemon(config('1h'), dir, env);
+      await waitFor(async () => (await numberCount(f)) === 25, 'the contacts in the campaign');
+      await f.server.advance(2 * 3600);
+      const all = await records(f);
+      // The first batch of activities is created in HubSpot; the daemon dies before it hears so.
+      let killed: Promise<void> | null = null;
+      proxy.onAnswer = (exchange) => {
+        if (!killed && exchange.method === 'POST' && /\/calls\/batch\/create/.test(exchange.path)) {
+          killed = child!.kill();
+          return 'drop';
+        }
+      };
+      await child.kill();
+      child = await spawnDaemon(config('1s'), dir, env);
+      await waitFor(() => killed !== null, 'a batch written while the daemon dies');
+      await killed;
+      const written = hs.calls().length;
+      expect(written).toBeGreaterThan(0);
+      const redis = new Redis(REDIS_URL);
+      const mk = `${prefix}:sync:hs:mirror`;
+      try {
+        expect(await redis.hlen(`${mk}:pending`)).toBe(written);
+        proxy.onAnswer = null;
+        child = await spawnDaemon(config('1s'), dir, env);
+        // The restarted daemon settles the pending writes (found in HubSpot) and writes the rest.
+        await waitFor(async () => (await redis.hlen(`${mk}:pending`)) === 0 && Number(await redis.hget(mk, 'mirrored')) === all.length, 'every attempt settled', 60_000);
+      } finally {
+        redis.disconnect();
+      }
+      expectOnePerAttempt(f, all, hs.calls().map((c) => c.properties.hs_call_title));
+      // The lost answer was settled by a search, not by writing again.
+      expect(proxy.exchanges.some((e) => e.method === 'POST' && /\/calls\/search/.test(e.path))).toBe(true);
+    } finally {
+      await child?.kill();
+      await proxy.close();
+      await hs.close();
+      await f.server.close();
+      await cleanup();
+    }
+  }, 120_000);
+});
