@@ -267,7 +267,11 @@ export class Daemon {
       }
       return result;
     }
-    if (job.name === 'plan') return { planned: await planDirty(rt, String(job.id)) };
+    if (job.name === 'plan') {
+      // A follow-up of the sync's latest run (what its batches left dirty): its counts belong to that run.
+      const [latest] = await this.redis.lrange(rt.state.keys.runs, 0, 0);
+      return latest ? { planned: await planDirty(rt, latest) } : 'no run yet';
+    }
     try {
       return await runSync(rt, String(job.id), job.data.trigger ?? 'manual', this.stopping.signal);
     } catch (err) {

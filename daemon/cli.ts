@@ -2,7 +2,8 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { Daemon } from './app.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, dialerOf, loadConfig, type Config } from './config.ts';
+import { backfillStart, mirrorKeys } from './mirror/mirror.ts';
 import { createLogger } from './log.ts';
 import { dryRun } from './sync/dry-run.ts';
 import { readRun } from './sync/run.ts';
@@ -14,6 +15,7 @@ commands:
   start                 run the daemon: workers, schedules, webhooks, /health, /metrics (SIGTERM stops it gracefully)
   sync SYNC_ID          run one sync now and wait until its numbers are pushed  [--full] [--dry-run]
   status                each sync: last runs with counts, contacts and numbers held, parked records
+  backfill SYNC_ID      mirror every call-detail record since a time again, adding only what the CRM lacks  --since ISO-TIME
 
 ./dev daemon <command> --help shows the command's options.`,
   start: `usage: ./dev daemon start --config FILE
@@ -24,6 +26,10 @@ commands:
   --dry-run   read the source and print the changes a sync would push; changes nothing`,
   status: `usage: ./dev daemon status --config FILE [--json]
   --json      the same as JSON`,
+  backfill: `usage: ./dev daemon backfill SYNC_ID --since ISO-TIME --config FILE
+  --since     where to start: 2026-11-01T00:00:00 (the dialer account's wall clock, as reports give it),
+              a date (its midnight), or an instant with Z or an offset (converted to the account's time zone).
+  Attempts already mirrored are skipped; older than mirror.keepDays, each is looked up in the CRM first.`,
 };
 
 function fail(message: string, code = 2): never {
@@ -33,12 +39,12 @@ function fail(message: string, code = 2): never {
 
 const argv = process.argv.slice(2);
 const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : 'help';
-let values: { config?: string; full?: boolean; 'dry-run'?: boolean; json?: boolean; help?: boolean };
+let values: { config?: string; full?: boolean; 'dry-run'?: boolean; json?: boolean; help?: boolean; since?: string };
 let positionals: string[];
 try {
   ({ values, positionals } = parseArgs({
     args: argv.slice(command === 'help' ? 0 : 1), allowPositionals: true,
-    options: { config: { type: 'string', short: 'c' }, full: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: { config: { type: 'string', short: 'c' }, full: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, since: { type: 'string' } },
   }));
 } catch (err) {
   fail(`${(err as Error).message}\n\n${HELP[command] ?? HELP.main}`);
@@ -105,6 +111,30 @@ if (command === 'start') {
   console.log(JSON.stringify(run, null, 2));
   await daemon.close();
   process.exit(run?.status === 'done' ? 0 : 1);
+} else if (command === 'backfill') {
+  const id = syncArg();
+  const sync = config.syncs.find((s) => s.id === id)!;
+  if (!sync.mirror) fail(`sync "${id}" has no mirror configured (add a mirror block to it)`);
+  if (!values.since) fail(`--since ISO-TIME is required\n\n${HELP.backfill}`);
+  let since: string;
+  try {
+    since = backfillStart(values.since, dialerOf(config, sync).timeZone);
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  const daemon = await Daemon.start(config, { log, http: false, schedules: false });
+  const meta = mirrorKeys(daemon.runtimes.get(id)!.state.keys).meta;
+  const asked = Date.now();
+  await daemon.triggerMirror(id, 'backfill', since);
+  let done: { at: string } | null = null;
+  while (!done || Date.parse(done.at) < asked) {
+    await new Promise((r) => setTimeout(r, 200));
+    const raw = await daemon.redis.hget(meta, 'backfill');
+    done = raw ? JSON.parse(raw) : null;
+  }
+  console.log(JSON.stringify(done, null, 2));
+  await daemon.close();
+  process.exit(0);
 } else if (command === 'status') {
   const daemon = await Daemon.start(config, { log, workers: false, http: false });
   const { syncStatus } = await import('./sync/status.ts');

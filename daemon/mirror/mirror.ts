@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { SyncConfig } from '../config.ts';
 import { SourceError } from '../crm/http.ts';
 import type { Metrics } from '../metrics.ts';
-import type { DialerClient } from '../push/dialer.ts';
+import { DialerError, type DialerClient } from '../push/dialer.ts';
 import type { Activity, Sink, WriteResult } from '../sinks/sink.ts';
 import type { SyncKeys } from '../sync/state.ts';
 import { formatWall, offsetAt, readFrom, toUtc, wallMs } from './local-time.ts';
@@ -80,6 +80,19 @@ function activityOf(rt: MirrorRuntime, r: CallDetail, contactId: string | null, 
 /** The number's final status, when this attempt settled it. */
 function finalStatus(r: CallDetail): string | null {
   return r.outcome === 'Success' ? 'Success' : r.outcome === 'FailureWithNoRetryLeft' ? 'Failure' : null;
+}
+
+/** A page of the report; a 429 is waited out (a read is safe to repeat), as the contact sync's scans do. */
+async function readPage(rt: MirrorRuntime, first: number, from: string | null, signal?: AbortSignal): Promise<Record<string, unknown>[]> {
+  for (;;) {
+    try {
+      return await rt.dialer.listCallDetails(rt.campaignId, first, first + PAGE - 1, from ? { endedAtLocal_gte: from } : {});
+    } catch (err) {
+      if (!(err instanceof DialerError) || err.kind !== 'rate-limited' || signal?.aborted) throw err;
+      rt.metrics.rateLimited.inc({ service: 'dialer' });
+      await new Promise((r) => setTimeout(r, Math.max(100, err.retryAfterMs)));
+    }
+  }
 }
 
 /** Writes activities and records each result; what the answer leaves unsettled stays pending. */
@@ -186,8 +199,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
   let watermark = meta.watermark ?? '';
   for (let first = 0; ; first += PAGE) {
     if (options.signal?.aborted) break;
-    const page = (await rt.dialer.listCallDetails(rt.campaignId, first, first + PAGE - 1, from ? { endedAtLocal_gte: from } : {}))
-      .map(record).filter((r): r is CallDetail => r !== null);
+    const page = (await readPage(rt, first, from, options.signal)).map(record).filter((r): r is CallDetail => r !== null);
     counts.read += page.length;
     const keys = page.map((r) => attemptKey(rt.campaignId, r.number, r.attempt));
     const done = await Promise.all(page.map((r, i) => rt.redis.hexists(mk.done(r.endedAtLocal), keys[i]!)));
@@ -220,7 +232,9 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
   if (verify && !options.signal?.aborted) await rt.redis.hdel(mk.meta, 'verify');
   counts.parked = await rt.redis.hlen(mk.parked);
   await rt.redis.hset(mk.meta, 'parked', counts.parked, 'lastRun', JSON.stringify({ ...counts, at: new Date().toISOString() }));
-  if (counts.written || counts.parked || counts.resolved) rt.log.info({ sync: rt.syncId, ...counts }, 'mirror run');
+  // Runs come with every call.finished event: routine ones are debug; settled crashes and parked records are news.
+  if (counts.resolved || counts.parked) rt.log.info({ sync: rt.syncId, ...counts }, 'mirror run');
+  else rt.log.debug({ sync: rt.syncId, ...counts }, 'mirror run');
   return counts;
 }
 

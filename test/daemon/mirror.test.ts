@@ -1,7 +1,9 @@
 // Call results back into the CRM: contacts in, calls simulated on the manual clock across New York's fall-back
 // hour, each attempt exactly once as an activity on its contact (HubSpot, Pipedrive, a JSON-lines file), a 207
 // partial failure parking only the failed records, a kill -9 in the middle of mirroring, and a backfill adding nothing.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
@@ -12,7 +14,8 @@ import { Daemon } from '../../daemon/app.ts';
 import { formatWall, offsetAt } from '../../daemon/mirror/local-time.ts';
 import { attemptKey, mirrorKeys } from '../../daemon/mirror/mirror.ts';
 import { Redis } from 'ioredis';
-import { daemonConfig, quietLog, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { parseConfig } from '../../daemon/config.ts';
+import { daemonConfig, freePort, quietLog, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { startProxy } from '../support/proxy.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
@@ -255,4 +258,57 @@ describe('kill -9 in the middle of mirroring', () => {
       await cleanup();
     }
   }, 120_000);
+});
+
+describe("the dialer's call.finished events", () => {
+  it('mirror each call without waiting for the poll; forged events are refused; a backfill adds nothing', async () => {
+    const server = await startServer({ seed: 14, clockStart: START });
+    const hs = await startHubSpotStandIn({ contacts: 15 });
+    const { prefix, cleanup } = testPrefix();
+    const port = await freePort();
+    const daemonUrl = `http://127.0.0.1:${port}`;
+    let d: Daemon | null = null;
+    try {
+      const account = await createAccount(server, 'Events Co', TZ);
+      const endpoint = await server.console('POST', `/accounts/${account.id}/webhookEndpoints`, { url: `${daemonUrl}/webhooks/hs/events` });
+      const campaign = await createCampaign(server, account.id, {
+        name: 'Evented', type: 'Dynamic', state: 'Active', webhookEndpointId: endpoint.id,
+        dialer: { mode: 'Power', agents: 3, maxAttempts: 1, callingHours: ALL_DAY },
+      });
+      const token = await createKey(server, account.id, ['CampaignNumberAdmin', 'CampaignReader']);
+      const f: DialerFixture = { server, accountId: account.id, token, campaignId: campaign.id };
+      const raw = {
+        redis: { prefix }, http: { host: '127.0.0.1', port, publicUrl: daemonUrl }, log: { level: 'error' },
+        dialer: { baseUrl: server.url, accountId: account.id, apiToken: token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ },
+        // The poll is an hour away: only events can bring the activities in time.
+        syncs: [{ id: 'hs', campaignId: campaign.id, source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, searchPerSecond: 50 },
+          mapping: { phone: 'phone', defaultCountry: 'US' }, mirror: { every: '1h', eventsSecret: endpoint.secret } }],
+      };
+      d = await Daemon.start(parseConfig(raw, 'test', {}), { log: quietLog });
+      await waitFor(async () => (await numberCount(f)) === 15, 'the contacts in the campaign');
+      const forged = await fetch(`${daemonUrl}/webhooks/hs/events`, {
+        method: 'POST', body: JSON.stringify({ type: 'call.finished' }),
+        headers: { 'content-type': 'application/json', 'webhook-id': 'evt_x', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' },
+      });
+      expect(forged.status).toBe(401);
+      await server.advance(3600);
+      const all = await records(f);
+      expect(all.length).toBeGreaterThan(10);
+      await waitFor(() => hs.calls().length === all.length, 'the activities, brought by events');
+      expectOnePerAttempt(f, all, hs.calls().map((c) => c.properties.hs_call_title));
+
+      // The backfill command, as an operator runs it, beside the running daemon.
+      const file = join(dir, 'events.json');
+      writeFileSync(file, JSON.stringify({ ...raw, http: { ...raw.http, port: 0 } }));
+      // Asynchronously: the daemon of this process must keep serving while the command runs.
+      const { stdout } = await promisify(execFile)(process.execPath, [join(import.meta.dirname, '../../daemon/cli.ts'), 'backfill', 'hs', '--since', '2026-11-01', '--config', file], { encoding: 'utf8', timeout: 60_000 });
+      expect(JSON.parse(stdout)).toMatchObject({ since: '2026-11-01T00:00:00', read: all.length, written: 0, skipped: all.length });
+      expect(hs.calls().length).toBe(all.length);
+    } finally {
+      await d?.close(2000);
+      await hs.close();
+      await server.close();
+      await cleanup();
+    }
+  }, 90_000);
 });

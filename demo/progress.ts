@@ -1,0 +1,179 @@
+// The demo's progress view: counts read over HTTP from the CRM stand-in, the dialer's API and the daemon's operations
+// API, drawn as a few lines redrawn in place on a terminal, or as one plain line per refresh otherwise.
+
+export const STATUSES = ['NotContacted', 'Contacting', 'RetryPending', 'Success', 'Failure'] as const;
+type Status = (typeof STATUSES)[number];
+
+export interface ProgressSources {
+  hubspotUrl: string;
+  hubspotToken: string;
+  apiVersion: string;
+  serverUrl: string;
+  accountId: string;
+  campaignId: string;
+  /** A Campaign Reader key of its own. */
+  viewToken: string;
+  daemonUrl: string;
+  adminToken: string;
+  syncId: string;
+}
+
+/** One reading; a count that could not be read this time is null (the view keeps showing the last one it had). */
+export interface Counts {
+  crmContacts: number | null;
+  synced: number | null;
+  byStatus: Record<Status, number | null>;
+  calls: number | null;
+  activities: number | null;
+  daemon: { contacts: number; numbers: number; parked: number; mirrorParked: number | null; lastRun: string | null } | null;
+}
+
+const TIMEOUT_MS = 3000;
+
+async function hubspotTotal(s: ProgressSources, object: 'contacts' | 'calls'): Promise<number> {
+  // An empty search with limit 1 answers the total; one a refresh stays well inside the stand-in's search limit.
+  const res = await fetch(`${s.hubspotUrl}/crm/objects/${s.apiVersion}/${object}/search`, {
+    method: 'POST', headers: { authorization: `Bearer ${s.hubspotToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ limit: 1 }), signal: AbortSignal.timeout(TIMEOUT_MS),
+  });
+  if (res.status !== 200) throw new Error(`HubSpot ${object} search: ${res.status}`);
+  return ((await res.json()) as { total: number }).total;
+}
+
+async function dialerTotal(s: ProgressSources, path: string, filter?: Record<string, unknown>): Promise<number> {
+  const q = new URLSearchParams({ range: '[0,0]' });
+  if (filter) q.set('filter', JSON.stringify(filter));
+  const res = await fetch(`${s.serverUrl}/v1/accounts/${s.accountId}/campaigns/${s.campaignId}/${path}?${q}`, {
+    headers: { authorization: `Bearer ${s.viewToken}` }, signal: AbortSignal.timeout(TIMEOUT_MS),
+  });
+  await res.arrayBuffer();
+  const total = Number(res.headers.get('x-total-count'));
+  if (res.status !== 200 || !Number.isFinite(total)) throw new Error(`dialer ${path}: ${res.status}`);
+  return total;
+}
+
+interface OpsSync {
+  sync: string; contacts: number; numbers: number; parked: number;
+  runs: { mode: string; status: string; seen: number; pushed: number }[];
+  mirror: { mirrored: number | null; parked: number | null } | null;
+}
+
+async function daemonStatus(s: ProgressSources): Promise<Counts['daemon']> {
+  const res = await fetch(`${s.daemonUrl}/ops/api/syncs`, {
+    headers: { authorization: `Basic ${Buffer.from(`demo:${s.adminToken}`).toString('base64')}` }, signal: AbortSignal.timeout(TIMEOUT_MS),
+  });
+  if (res.status !== 200) throw new Error(`daemon /ops/api/syncs: ${res.status}`);
+  const sync = ((await res.json()) as { syncs: OpsSync[] }).syncs.find((x) => x.sync === s.syncId);
+  if (!sync) return null;
+  const run = sync.runs[0];
+  return {
+    contacts: sync.contacts, numbers: sync.numbers, parked: sync.parked, mirrorParked: sync.mirror?.parked ?? null,
+    lastRun: run ? `${run.mode} ${run.status}, ${run.seen} seen, ${run.pushed} pushed` : null,
+  };
+}
+
+const settle = <T>(p: Promise<T>): Promise<T | null> => p.catch(() => null);
+
+export async function readCounts(s: ProgressSources): Promise<Counts> {
+  const [crmContacts, activities, synced, calls, daemon, ...statuses] = await Promise.all([
+    settle(hubspotTotal(s, 'contacts')), settle(hubspotTotal(s, 'calls')),
+    settle(dialerTotal(s, 'numbers')), settle(dialerTotal(s, 'reports/callDetails')), settle(daemonStatus(s)),
+    ...STATUSES.map((status) => settle(dialerTotal(s, 'numbers', { status }))),
+  ]);
+  return {
+    crmContacts, activities, synced, calls, daemon,
+    byStatus: Object.fromEntries(STATUSES.map((st, i) => [st, statuses[i] ?? null])) as Record<Status, number | null>,
+  };
+}
+
+/** Fills what this reading lacks from the previous one. */
+export function merge(previous: Counts | null, next: Counts): Counts {
+  if (!previous) return next;
+  const pick = <T>(a: T | null, b: T | null) => (a ?? b);
+  return {
+    crmContacts: pick(next.crmContacts, previous.crmContacts), synced: pick(next.synced, previous.synced),
+    calls: pick(next.calls, previous.calls), activities: pick(next.activities, previous.activities),
+    daemon: pick(next.daemon, previous.daemon),
+    byStatus: Object.fromEntries(STATUSES.map((st) => [st, pick(next.byStatus[st], previous.byStatus[st])])) as Record<Status, number | null>,
+  };
+}
+
+/** Every number has a final status and every call is in the CRM: nothing more will happen until the CRM changes. */
+export function settled(c: Counts): boolean {
+  // At least one number a contact: a contact whose number changed keeps its called old number beside the new one.
+  return c.synced !== null && c.crmContacts !== null && c.synced > 0 && c.synced >= c.crmContacts &&
+    c.byStatus.NotContacted === 0 && c.byStatus.Contacting === 0 && c.byStatus.RetryPending === 0 &&
+    c.calls !== null && c.calls > 0 && c.activities === c.calls;
+}
+
+const n = (v: number | null) => (v === null ? '?' : String(v));
+
+function clock(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
+}
+
+/** One line, stable field names: for logs and for whatever reads the demo's output. */
+export function plainLine(c: Counts, elapsedMs: number): string {
+  return `[${clock(elapsedMs)}] crm ${n(c.crmContacts)} contacts | synced ${n(c.synced)} | ` +
+    `${STATUSES.map((st) => `${st} ${n(c.byStatus[st])}`).join(' ')} | calls ${n(c.calls)} | activities ${n(c.activities)}` +
+    (c.daemon ? ` | parked ${c.daemon.parked}, mirror parked ${n(c.daemon.mirrorParked)}` : '') + (settled(c) ? ' | settled' : '');
+}
+
+/** The terminal view. */
+export function viewLines(c: Counts, elapsedMs: number, firstActivityMs: number | null = null): string[] {
+  const bold = (s: string) => `\x1b[1m${s}\x1b[22m`;
+  const backlog = c.calls !== null && c.activities !== null ? Math.max(0, c.calls - c.activities) : null;
+  return [
+    `${bold('Progress')} ${clock(elapsedMs)}` + (firstActivityMs !== null ? `   (first activity in the CRM ${(firstActivityMs / 1000).toFixed(1)} s after start)` : ''),
+    `  Contacts in the CRM        ${bold(n(c.crmContacts))}`,
+    `  Synced into the campaign   ${bold(n(c.synced))} numbers` +
+      (c.daemon ? `   (daemon: ${c.daemon.contacts} contacts held, ${c.daemon.parked} parked${c.daemon.lastRun ? `; last run ${c.daemon.lastRun}` : ''})` : ''),
+    `  Numbers by status          ${STATUSES.map((st) => `${st} ${bold(n(c.byStatus[st]))}`).join('  ')}`,
+    `  Calls made                 ${bold(n(c.calls))}`,
+    `  Activities in the CRM      ${bold(n(c.activities))}` +
+      (backlog !== null ? `   (${backlog} call${backlog === 1 ? '' : 's'} not mirrored yet${c.daemon?.mirrorParked ? `, ${c.daemon.mirrorParked} parked` : ''})` : ''),
+    settled(c) ? '  Every number is settled and every call is in the CRM. Change a contact (see "Try") or press Ctrl-C.' : '  Ctrl-C stops everything.',
+  ];
+}
+
+/** Redraws the previous view in place: up to its first line, then each line cleared and written again. */
+export class TerminalView {
+  private drawn = 0;
+  private readonly out: NodeJS.WriteStream;
+  constructor(out: NodeJS.WriteStream) {
+    this.out = out;
+  }
+  draw(lines: string[]): void {
+    const width = this.out.columns || 200;
+    // A line wider than the terminal wraps and would break the count of lines to go back up.
+    const fit = lines.map((l) => (visibleLength(l) > width - 1 ? truncate(l, width - 1) : l));
+    let text = this.drawn > 0 ? `\x1b[${this.drawn}F` : '';
+    for (const l of fit) text += `\x1b[2K${l}\n`;
+    for (let i = fit.length; i < this.drawn; i++) text += '\x1b[2K\n';
+    this.out.write(text);
+    this.drawn = Math.max(fit.length, this.drawn);
+  }
+  /** Leaves the last view on screen; what is written next goes below it. */
+  release(): void {
+    this.drawn = 0;
+  }
+}
+
+const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
+const visibleLength = (s: string) => s.replace(ANSI, '').length;
+
+function truncate(s: string, width: number): string {
+  let out = '';
+  let visible = 0;
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] === '\x1b') {
+      const m = /^\x1b\[[0-9;]*[A-Za-z]/.exec(s.slice(i));
+      if (m) { out += m[0]; i += m[0].length - 1; continue; }
+    }
+    if (visible >= width - 1) { out += '…'; break; }
+    out += s[i];
+    visible++;
+  }
+  return `${out}\x1b[22m`;
+}

@@ -1,0 +1,349 @@
+// `./dev start`: the whole loop on one machine — the reference server, the HubSpot stand-in and the sync daemon, each
+// started by its own entry point and wired by URL — with a live progress view; Ctrl-C stops it all and cleans up.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { setUpDialer, TIME_ZONE, type DialerSetup } from './dialer-setup.ts';
+import { describeExit, freePort, portFree, startChild, type Child } from './processes.ts';
+import { merge, plainLine, readCounts, settled, TerminalView, viewLines, type Counts, type ProgressSources } from './progress.ts';
+
+const ROOT = join(import.meta.dirname, '..');
+const SYNC_ID = 'demo';
+const HUBSPOT_API_VERSION = '2026-09';
+const DAEMON = 'sync daemon';
+
+const USAGE = `usage: ./dev start [--contacts 300] [--speed 60] [--agents 10] [--port-base 4000] [--interval SECONDS]
+
+Runs the whole loop: the reference server with a demo account and a Dynamic campaign, the HubSpot stand-in with
+generated contacts, and the sync daemon that feeds the campaign from it and writes every call back as a call
+activity. Prints the addresses, then a live progress view. Ctrl-C stops everything and removes what it created.
+Needs Redis on 127.0.0.1:6379 (REDIS_URL to use another).
+
+  --contacts N     contacts in the HubSpot stand-in (default 300)
+  --speed N        simulated seconds per real second of the dialer's clock (default 60: a minute per second)
+  --agents N       agents of the campaign (default 10)
+  --port-base N    server on N, HubSpot stand-in on N+100, daemon on N+300 (default 4000); a port already taken
+                   is replaced by a free one; 0 takes free ports for all three
+  --interval S     seconds between progress refreshes (default 1 on a terminal, 5 otherwise)
+
+The reference server alone: ./dev server [--port 4000 --seed demo ...]; a real deployment of the daemon:
+./dev daemon start --config FILE.`;
+
+function fail(message: string): never {
+  console.error(`${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+let values;
+try {
+  ({ values } = parseArgs({
+    options: {
+      contacts: { type: 'string', default: '300' },
+      speed: { type: 'string', default: '60' },
+      agents: { type: 'string', default: '10' },
+      'port-base': { type: 'string', default: '4000' },
+      interval: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  }));
+} catch (err) {
+  fail((err as Error).message);
+}
+if (values.help) { console.log(USAGE); process.exit(0); }
+const contacts = Number(values.contacts);
+if (!Number.isInteger(contacts) || contacts < 1 || contacts > 100_000) fail(`--contacts must be a whole number from 1 to 100000; got ${values.contacts}`);
+const speed = Number(values.speed);
+if (!(speed > 0 && speed <= 100_000)) fail(`--speed must be a number above 0, at most 100000 (simulated seconds per real second); got ${values.speed}`);
+const agents = Number(values.agents);
+if (!Number.isInteger(agents) || agents < 1 || agents > 10_000) fail(`--agents must be a whole number from 1 to 10000; got ${values.agents}`);
+const portBase = Number(values['port-base']);
+if (!Number.isInteger(portBase) || !(portBase === 0 || (portBase >= 1024 && portBase + 300 <= 65_535))) {
+  fail(`--port-base must be 0 (free ports) or from 1024 to 65235; got ${values['port-base']}`);
+}
+const tty = process.stdout.isTTY === true;
+const intervalS = values.interval === undefined ? (tty ? 1 : 5) : Number(values.interval);
+if (!(intervalS >= 0.2 && intervalS <= 3600)) fail(`--interval must be a number of seconds from 0.2 to 3600; got ${values.interval}`);
+
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const dim = (s: string) => (tty ? `\x1b[2m${s}\x1b[22m` : s);
+const bold = (s: string) => (tty ? `\x1b[1m${s}\x1b[22m` : s);
+const secret = (prefix: string) => `${prefix}${randomBytes(24).toString('base64url')}`;
+
+// --- Redis first: without it the daemon cannot run, and saying so beats three processes failing.
+async function checkRedis(): Promise<void> {
+  const r = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000, enableOfflineQueue: false });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    await r.ping();
+  } catch (err) {
+    console.error(`Redis is not reachable at ${REDIS_URL} (${(err as Error).message}).\n` +
+      'The sync daemon keeps its state and queues there. Start it (e.g. `redis-server --daemonize yes`, or ' +
+      '`sudo systemctl start redis-server`), or point REDIS_URL at one, and run ./dev start again.');
+    process.exit(1);
+  } finally {
+    r.disconnect();
+  }
+}
+
+/** Deletes every key of this run (the daemon's state and its BullMQ queues all live under the prefix). */
+async function deletePrefix(prefix: string): Promise<number> {
+  const r = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 2000 });
+  r.on('error', () => {});
+  let deleted = 0;
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) deleted += await r.unlink(...keys);
+    } while (cursor !== '0');
+  } finally {
+    r.disconnect();
+  }
+  return deleted;
+}
+
+/** The id of the CRM's first contact (for the "Try" line that edits one). */
+async function firstContactId(hubspotUrl: string, token: string): Promise<string> {
+  const res = await fetch(`${hubspotUrl}/crm/objects/${HUBSPOT_API_VERSION}/contacts/search`, {
+    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ limit: 1, sorts: [{ propertyName: 'hs_object_id', direction: 'ASCENDING' }] }), signal: AbortSignal.timeout(10_000),
+  });
+  if (res.status !== 200) throw new Error(`the HubSpot stand-in's contact search answered ${res.status}: ${await res.text()}`);
+  const first = ((await res.json()) as { results: { id: string }[] }).results[0];
+  if (!first) throw new Error('the HubSpot stand-in holds no contacts');
+  return first.id;
+}
+
+/** The wanted port, or a free one when it is taken (said in `notes`). */
+async function choosePort(wanted: number, what: string, notes: string[]): Promise<number> {
+  if (portBase === 0) return freePort();
+  if (await portFree(wanted)) return wanted;
+  const port = await freePort();
+  notes.push(`port ${wanted} (${what}) is taken: using ${port}`);
+  return port;
+}
+
+function daemonConfig(o: { prefix: string; daemonUrl: string; daemonPort: number; serverUrl: string; hubspotUrl: string; dialer: DialerSetup }): string {
+  // Secrets are ${ENV} references, as in a real deployment: the values go to the daemon's environment only.
+  return `# Written by ./dev start for this run; removed when it stops. A real deployment looks the same (README: Sync daemon).
+redis:
+  url: ${REDIS_URL}
+  prefix: ${o.prefix}
+http:
+  host: 127.0.0.1
+  port: ${o.daemonPort}
+  publicUrl: ${o.daemonUrl}
+  adminToken: \${CDS_ADMIN_TOKEN}
+dialer:
+  baseUrl: ${o.serverUrl}
+  accountId: ${o.dialer.accountId}
+  apiToken: \${DIALER_API_TOKEN}
+  timeZone: ${TIME_ZONE}
+shutdownTimeout: 5s
+syncs:
+  - id: ${SYNC_ID}
+    campaignId: ${o.dialer.campaignId}
+    source:
+      type: hubspot
+      baseUrl: ${o.hubspotUrl}
+      accessToken: \${HUBSPOT_TOKEN}
+      clientSecret: \${HUBSPOT_CLIENT_SECRET}
+    mapping:
+      phone: phone
+      variables: { firstName: firstname, company: company }
+      defaultCountry: US
+    schedule: { every: 1m }
+    mirror:
+      sink: { type: source }
+      every: 5s
+      eventsSecret: \${DIALER_EVENTS_SECRET}
+`;
+}
+
+// --- The run.
+await checkRedis();
+const started = Date.now();
+const runId = randomBytes(5).toString('hex');
+const prefix = `demo-${runId}`;
+const dir = mkdtempSync(join(tmpdir(), 'cds-demo-'));
+const children: Child[] = [];
+let stopping = false;
+let progressTimer: NodeJS.Timeout | null = null;
+let view: TerminalView | null = null;
+
+// Whatever happens, no component outlives the demo (short of a kill -9 of the demo itself).
+process.on('exit', () => { for (const c of children) c.kill(); });
+
+async function shutdown(code: number, why?: string): Promise<never> {
+  if (stopping) return new Promise<never>(() => {});
+  stopping = true;
+  if (progressTimer) clearInterval(progressTimer);
+  view?.release();
+  if (why) console.log(why);
+  console.log(dim('stopping: daemon, then HubSpot stand-in and server...'));
+  const daemon = children.find((c) => c.name === DAEMON);
+  // The daemon first: it finishes its jobs against a server and a CRM that are still there.
+  if (daemon) await daemon.stop(10_000);
+  await Promise.all(children.filter((c) => c !== daemon).map((c) => c.stop(5000)));
+  let deleted = 0;
+  try {
+    deleted = await deletePrefix(prefix);
+  } catch (err) {
+    console.error(`could not delete the Redis keys ${prefix}:* (${(err as Error).message}); delete them by hand`);
+    code = code || 1;
+  }
+  rmSync(dir, { recursive: true, force: true });
+  console.log(dim(`stopped; removed ${deleted} Redis keys ${prefix}:* and ${dir}`));
+  process.exit(code);
+}
+
+let signals = 0;
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    // A second Ctrl-C does not wait for graceful stops.
+    if (++signals > 1) { for (const c of children) c.kill(); return; }
+    if (tty) process.stdout.write('\n');
+    void shutdown(0);
+  });
+}
+
+/**
+ * What to show of a component that died: its plain lines (start-up messages, stack traces) and its JSON log lines at
+ * warn or above, with only the last few info lines (the daemon logs one per mirror run, which would bury the cause).
+ */
+function lastWords(child: Child): string[] {
+  const lines = child.lastLines(200);
+  const tail = lines.length - 3;
+  return lines.filter((line, i) => {
+    if (i >= tail) return true;
+    try {
+      const level = (JSON.parse(line) as { level?: unknown }).level;
+      return typeof level !== 'number' || level >= 40;
+    } catch {
+      return line.trim() !== '';
+    }
+  }).slice(-25);
+}
+
+function watch(child: Child): Child {
+  children.push(child);
+  void child.exited.then((exit) => {
+    if (stopping) return;
+    view?.release();
+    const lines = lastWords(child);
+    void shutdown(1, `\n${child.name} stopped unexpectedly (${describeExit(exit)}); its last output (${child.logFile}):\n` +
+      lines.map((l) => `  | ${l}`).join('\n'));
+  });
+  return child;
+}
+
+try {
+  const notes: string[] = [];
+  const serverPort = await choosePort(portBase, 'reference server', notes);
+  const hubspotPort = await choosePort(portBase + 100, 'HubSpot stand-in', notes);
+  const daemonPort = await choosePort(portBase + 300, 'sync daemon', notes);
+  for (const note of notes) console.log(dim(note));
+  const daemonUrl = `http://127.0.0.1:${daemonPort}`;
+
+  const consoleToken = secret('console_');
+  const hubspotToken = secret('pat-demo-');
+  const hubspotClientSecret = secret('');
+  const adminToken = secret('');
+
+  console.log(dim(`starting the reference server, the HubSpot stand-in (${contacts} contacts) and the sync daemon; logs in ${dir}`));
+  const server = watch(startChild('reference server', 'server/cli.ts', ['--port', String(serverPort), '--speed', String(speed)],
+    { CONSOLE_TOKEN: consoleToken, WEBHOOK_SIGNING_KEY: secret('') }, join(dir, 'server.log'), ROOT));
+  const hubspot = watch(startChild('HubSpot stand-in', 'crm-stand-ins/hubspot.ts', [
+    '--port', String(hubspotPort), '--contacts', String(contacts), '--token', hubspotToken, '--client-secret', hubspotClientSecret,
+    '--webhook-url', `${daemonUrl}/webhooks/${SYNC_ID}`,
+    // HubSpot allows 5 searches a second; the daemon keeps to that, and the progress view's two a refresh get room of their own.
+    '--search-per-second', '10',
+  ], {}, join(dir, 'hubspot.log'), ROOT));
+  const serverUrl = (await server.waitFor(/listening on (http:\/\/\S+)/, 30_000))[1]!;
+  const hubspotUrl = (await hubspot.waitFor(/listening on (http:\/\/\S+)/, 30_000))[1]!;
+
+  const firstContact = await firstContactId(hubspotUrl, hubspotToken);
+  const dialer = await setUpDialer({ baseUrl: serverUrl, consoleToken, eventsUrl: `${daemonUrl}/webhooks/${SYNC_ID}/events`, agents });
+  const configFile = join(dir, 'sync.yaml');
+  writeFileSync(configFile, daemonConfig({ prefix, daemonUrl, daemonPort, serverUrl, hubspotUrl, dialer }));
+  const daemonEnv = {
+    DIALER_API_TOKEN: dialer.daemonToken, HUBSPOT_TOKEN: hubspotToken, HUBSPOT_CLIENT_SECRET: hubspotClientSecret,
+    DIALER_EVENTS_SECRET: dialer.eventsSecret, CDS_ADMIN_TOKEN: adminToken,
+  };
+  // For the person who wants to run `./dev daemon status` against this run (the file goes with the run).
+  const envFile = join(dir, 'secrets.env');
+  writeFileSync(envFile, Object.entries(daemonEnv).map(([k, v]) => `${k}=${v}\n`).join(''), { mode: 0o600 });
+  const daemon = watch(startChild(DAEMON, 'daemon/cli.ts', ['start', '--config', configFile], daemonEnv, join(dir, 'daemon.log'), ROOT));
+  await daemon.waitFor(/"msg":"daemon listening"/, 60_000);
+
+  const api = `${serverUrl}/v1/accounts/${dialer.accountId}`;
+  const ops = `${daemonUrl}/ops`;
+  const opsWithLogin = `http://demo:${encodeURIComponent(adminToken)}@127.0.0.1:${daemonPort}/ops`;
+  console.log([
+    '',
+    bold('Campaign Dialing demo: HubSpot → sync daemon → dialer → call activities back in HubSpot'),
+    '',
+    `  ${bold('Reference server')}   ${serverUrl}   API ${serverUrl}/v1   console ${serverUrl}/console`,
+    `                     account ${dialer.accountId} (Demo Company, ${TIME_ZONE})`,
+    `                     campaign ${dialer.campaignId} "HubSpot leads": Dynamic, Active, ${agents} agents, clock at ${speed}x`,
+    `                     Campaign Admin API token ${dialer.adminToken}`,
+    `                     console token ${consoleToken}`,
+    `  ${bold('HubSpot stand-in')}   ${hubspotUrl}   ${contacts} contacts; access token ${hubspotToken}`,
+    `  ${bold('Sync daemon')}        ${ops}   operations page: any user name, password ${adminToken}`,
+    `                     (or open ${opsWithLogin})`,
+    `                     ${daemonUrl}/health   ${daemonUrl}/metrics`,
+    `  ${bold('Daemon config')}      ${configFile}   (secrets in ${envFile})`,
+    `  ${bold('Logs')}               ${dir}/{server,hubspot,daemon}.log`,
+    `  ${bold('Redis')}              ${REDIS_URL}, keys ${prefix}:*`,
+    `  ${dim('(the config, logs and Redis keys are removed on exit)')}`,
+    '',
+    bold('Try'),
+    `  curl -s -H 'Authorization: Bearer ${dialer.adminToken}' '${api}/campaigns/${dialer.campaignId}/reports/callDetails?range=%5B0,4%5D&sort=%5B%22endedAtLocal%22,%22DESC%22%5D'`,
+    `  curl -s -u demo:${adminToken} ${ops}/api/syncs`,
+    `  change a contact's phone in the CRM; its webhook makes the daemon add the new number at once:`,
+    `  curl -s -X PATCH -H 'Authorization: Bearer ${hubspotToken}' -H 'Content-Type: application/json' ${hubspotUrl}/crm/objects/${HUBSPOT_API_VERSION}/contacts/${firstContact} -d '{"properties":{"phone":"+1 212 555 0199"}}'`,
+    `  set -a; . ${envFile}; set +a; ./dev daemon status --config ${configFile}`,
+    '',
+  ].join('\n'));
+
+  const sources: ProgressSources = {
+    hubspotUrl, hubspotToken, apiVersion: HUBSPOT_API_VERSION, serverUrl, accountId: dialer.accountId, campaignId: dialer.campaignId,
+    viewToken: dialer.viewToken, daemonUrl, adminToken, syncId: SYNC_ID,
+  };
+  view = tty ? new TerminalView(process.stdout) : null;
+  let counts: Counts | null = null;
+  let reading = false;
+  let firstActivityAt: number | null = null;
+  let printedSettled = false;
+  const refresh = async () => {
+    if (reading || stopping) return;
+    reading = true;
+    try {
+      counts = merge(counts, await readCounts(sources));
+      if (stopping) return;
+      if (firstActivityAt === null && (counts.activities ?? 0) > 0) {
+        firstActivityAt = Date.now();
+        if (!tty) console.log(`first activity in the CRM ${((firstActivityAt - started) / 1000).toFixed(1)} s after start`);
+      }
+      if (view) view.draw(viewLines(counts, Date.now() - started, firstActivityAt === null ? null : firstActivityAt - started));
+      else console.log(plainLine(counts, Date.now() - started));
+      if (settled(counts) && !tty && !printedSettled) {
+        printedSettled = true;
+        console.log('every number is settled and every call is in the CRM; Ctrl-C (SIGINT) stops the demo');
+      }
+    } finally {
+      reading = false;
+    }
+  };
+  await refresh();
+  progressTimer = setInterval(() => void refresh(), intervalS * 1000);
+} catch (err) {
+  const dead = children.filter((c) => !c.running());
+  await shutdown(1, `the demo could not start: ${(err as Error).message}` +
+    dead.map((c) => `\n${c.name}'s last output (${c.logFile}):\n${lastWords(c).map((l) => `  | ${l}`).join('\n')}`).join(''));
+}
