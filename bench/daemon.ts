@@ -1,12 +1,16 @@
-// `./dev bench daemon [--contacts 100000 ...]`: the sync daemon end to end, as its own process, between the HubSpot
-// stand-in and the reference server: import throughput against the binding rate-limit ceiling, webhook-to-dialable
-// latency when idle, and the daemon's peak RSS.
+// `./dev bench daemon [--scenario hubspot|csv|all] [--contacts 100000 | --rows 1000000 ...]`: the sync daemon end to
+// end, as its own process, against the reference server. `hubspot` (the default): import throughput from the HubSpot
+// stand-in against the binding rate-limit ceiling, webhook-to-dialable latency when idle, and the daemon's peak RSS.
+// `csv`: a generated CSV file streamed into the campaign, with the daemon's RSS over the run. `all`: both, one after
+// the other.
 //
-// In this process: the reference server (SQLite in memory, its default rate limit of 10 requests/s with bursts of 50
-// per API key) with an Active Dynamic campaign, and the HubSpot stand-in seeded with `--contacts` contacts (its
-// default limits: 5 searches/s, pages of 200). The daemon runs as `node daemon/cli.ts start --config FILE` (a child
-// process, so its memory is its own) on the real Redis at 127.0.0.1:6379 (REDIS_URL) under a fresh key prefix, with
-// the dialer limits of a real key (10/s, 1000 numbers per request).
+// In this process: the reference server (SQLite in memory) with an Active Dynamic campaign. The daemon runs as
+// `node daemon/cli.ts start --config FILE` (a child process, so its memory is its own) on the real Redis at
+// 127.0.0.1:6379 (REDIS_URL) under a fresh key prefix per scenario.
+//
+// hubspot: the server has its default rate limit (10 requests/s, bursts of 50 per API key) and the HubSpot stand-in
+// is seeded with `--contacts` contacts (its default limits: 5 searches/s, pages of 200); the daemon gets the dialer
+// limits of a real key (10/s, 1000 numbers per request).
 // 1. Throughput: from spawning the daemon until every contact's number is in the campaign (X-Total-Count polled
 //    4 times a second), against min(CRM read ceiling = searches/s × page size, dialer write ceiling = requests/s ×
 //    numbers per request).
@@ -16,17 +20,31 @@
 //    each poll scans the campaign and would otherwise slow the stand-in and server it shares this process with).
 // 3. Memory: VmHWM of the daemon process (and of this process, which holds the stand-in and the server).
 // The bench's own reads use keys other than the daemon's (each key has its own bucket), spread over a pool so the
-// fast latency poll stays under 10 requests/s per key. Everything is stopped and the Redis prefix deleted at the end,
-// also on Ctrl-C. Results go to bench/results/daemon-<timestamp>.json. `--cpu-prof` profiles the daemon process.
+// fast latency poll stays under 10 requests/s per key.
+//
+// csv: the issue's "CSV file: streamed (a 1,000,000-row file in flat memory)". A file of `--rows` rows (id, phone,
+// firstName, company; phones as people type them, every 1000th row an invalid phone number) is written to a temp
+// dir; a `csv` sync imports it. The server and the daemon both have `--csv-rate` requests/s (bursts as large) and
+// the daemon `--csv-max-numbers` numbers per request, so the dialer binds as little as it can.
+// Figures: rows/s from spawning the daemon until every valid number is in the campaign; the run record's invalid
+// count against the invalid rows written; the daemon's VmHWM and its RSS sampled every second, against the rows its
+// run has read (the run record's `seen`): min/max/last after the first 10% of the rows, and RSS at 10% against 100%
+// (flat memory: no growth with the rows). Redis holds the sync state, which grows with the rows: its used_memory
+// delta (INFO memory; other Redis clients count too) and MEMORY USAGE of the scenario's keys are printed beside.
+//
+// Everything is stopped and the Redis prefixes deleted at the end, also on Ctrl-C. Results go to
+// bench/results/daemon-<timestamp>.json (hubspot) and daemon-csv-<timestamp>.json (csv). `--cpu-prof` profiles the
+// daemon process; `--daemon-node-args` passes other node options (e.g. --heap-prof) to it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, closeSync } from 'node:fs';
+import { closeSync, createWriteStream, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startHubSpotStandIn, type HubSpotStandIn, type HubSpotStandInStats } from '../crm-stand-ins/hubspot.ts';
-import { VALID_PHONE_COUNT, validPhone } from '../crm-stand-ins/contacts.ts';
+import { VALID_PHONE_COUNT, generatePeople, validPhone } from '../crm-stand-ins/contacts.ts';
 import { parseConfig } from '../daemon/config.ts';
 import { readRun } from '../daemon/sync/run.ts';
 import { SyncKeys, campaignKey, type RunRecord } from '../daemon/sync/state.ts';
@@ -41,11 +59,15 @@ import {
 // ---------------------------------------------------------------------------------------------- options
 
 const FLAGS = {
+  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), or all' },
   contacts: { def: 100_000, help: 'contacts seeded in the HubSpot stand-in and imported by the first (full) run' },
   webhooks: { def: 50, help: 'contacts created one at a time, each with its signed creation webhook (latency)' },
   'pause-ms': { def: 1_000, help: 'pause between two webhooks (the HubSpot search gate spaces searches by 210 ms)' },
   'poll-ms': { def: 5, help: 'pause between two polls of the latency phase, once the server has answered the add' },
   'slow-poll-ms': { def: 250, help: 'pause between two polls of the latency phase before that' },
+  rows: { def: 1_000_000, help: 'csv: rows of the generated file (every 1000th with an invalid phone number)' },
+  'csv-rate': { def: 100, help: 'csv: requests/s (and burst) of the server\'s rate limit and of the daemon\'s dialer limit' },
+  'csv-max-numbers': { def: 5000, help: 'csv: the daemon\'s dialer.maxNumbersPerRequest' },
   'import-seconds': { def: 900, help: 'give up waiting for the import after this many seconds' },
   'max-seconds': { def: 1_800, help: 'watchdog: abort (and clean up) after this many seconds' },
   'cpu-prof': { def: false, help: 'run the daemon with --cpu-prof; print its hottest functions (profile kept, path printed)' },
@@ -54,8 +76,14 @@ const FLAGS = {
 } as const;
 
 const opts = readFlags(FLAGS, { command: 'daemon', example: 'BENCH_CONTACTS=20000', width: 15 });
+const SCENARIOS = { hubspot: ['hubspot'], csv: ['csv'], all: ['hubspot', 'csv'] } as const;
+if (!Object.hasOwn(SCENARIOS, opts.scenario)) throw new Error(`--scenario must be one of ${Object.keys(SCENARIOS).join(', ')}; got ${opts.scenario}`);
+const scenarios = SCENARIOS[opts.scenario as keyof typeof SCENARIOS];
 if (opts.contacts < 1 || opts.contacts + opts.webhooks > VALID_PHONE_COUNT) throw new Error(`--contacts + --webhooks must be 1..${VALID_PHONE_COUNT}`);
 if (opts['poll-ms'] < 1) throw new Error('--poll-ms must be >= 1');
+if (opts.rows < 1 || opts.rows > VALID_PHONE_COUNT) throw new Error(`--rows must be 1..${VALID_PHONE_COUNT} (distinct valid numbers)`);
+if (opts['csv-rate'] < 1) throw new Error('--csv-rate must be >= 1');
+if (opts['csv-max-numbers'] < 1 || opts['csv-max-numbers'] > 10_000) throw new Error('--csv-max-numbers must be 1..10000 (the daemon\'s limit)');
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SYNC_ID = 'hubspot-bench';
@@ -66,6 +94,9 @@ const HUBSPOT = { searchPerSecond: 5, pageSize: 200 };
 /** Reads per second one poll key may make (the server's rate limit per key, less a margin). */
 const POLL_KEY_RATE = 8;
 const CLIENT_SECRET = 'hs-client-secret-bench';
+const CSV_SYNC_ID = 'csv-bench';
+/** Every INVALID_EVERY-th row of the CSV file has an invalid phone number (0.1%). */
+const INVALID_EVERY = 1000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const now = () => performance.now();
@@ -139,10 +170,13 @@ function summarizeProfile(path: string): { totalMs: number; functions: { name: s
 const startedAt = now();
 const loadAtStart = loadAverage();
 const tempDir = mkdtempSync(join(tmpdir(), 'bench-daemon-'));
-const logPath = join(tempDir, 'daemon.log');
-const configPath = join(tempDir, 'daemon.yaml');
-const profileDir = join(tempDir, 'cpu-profile');
-const redisPrefix = testPrefix(REDIS_URL);
+/** A scenario's daemon log, daemon configuration and CPU profile folder. */
+interface DaemonFiles { log: string; config: string; profiles: string }
+const filesOf = (scenario: string): DaemonFiles => ({
+  log: join(tempDir, `daemon-${scenario}.log`), config: join(tempDir, `daemon-${scenario}.yaml`), profiles: join(tempDir, `cpu-profile-${scenario}`),
+});
+/** One key prefix per scenario, each deleted when its scenario ends (and again at the end, in case). */
+const redisPrefixes: ReturnType<typeof testPrefix>[] = [];
 
 let server: BenchServer | null = null;
 let store: Store | null = null;
@@ -166,23 +200,69 @@ async function stopDaemon(): Promise<number | null> {
   return code;
 }
 
+/** Runs one step of a teardown; its failure is reported, and the next steps still run. */
+async function step(what: string, f: () => Promise<unknown> | unknown): Promise<void> {
+  try { await f(); } catch (err) { console.error(`bench: cleanup: ${what}: ${(err as Error).message}`); }
+}
+
+/** Stops what a scenario started (daemon, stand-in, server) and deletes its Redis keys; safe to call twice. */
+async function closeScenario(): Promise<void> {
+  await step('daemon', stopDaemon);
+  await step('stand-in', () => standIn?.close());
+  await step('server', () => server?.app.close());
+  await step('store', () => store?.close());
+  for (const p of redisPrefixes.splice(0)) await step('redis keys', () => p.cleanup());
+  daemon = null; daemonExit = null; standIn = null; server = null; store = null;
+}
+
 /** Stops everything this command started and deletes its Redis keys and temp files; safe to call twice. */
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
-    const step = async (what: string, f: () => Promise<unknown> | unknown) => {
-      try { await f(); } catch (err) { console.error(`bench: cleanup: ${what}: ${(err as Error).message}`); }
-    };
-    await step('daemon', stopDaemon);
-    await step('stand-in', () => standIn?.close());
-    await step('server', () => server?.app.close());
-    await step('store', () => store?.close());
+    await closeScenario();
     await step('redis client', () => redis?.disconnect());
-    await step('redis keys', () => redisPrefix.cleanup());
-    if (opts['keep-logs'] || opts['cpu-prof']) console.log(`kept ${tempDir} (daemon.log, daemon.yaml${opts['cpu-prof'] ? ', cpu-profile/' : ''})`);
+    if (opts['keep-logs'] || opts['cpu-prof']) console.log(`kept ${tempDir} (daemon-<scenario>.log, daemon-<scenario>.yaml${opts['cpu-prof'] ? ', cpu-profile-<scenario>/' : ''})`);
     else await step('temp dir', () => rmSync(tempDir, { recursive: true, force: true }));
   })();
   return cleaning;
 }
+
+/**
+ * Spawns `node daemon/cli.ts start --config FILE` as an operator would (its output to the log); an exit the bench
+ * did not ask for ends the bench.
+ */
+function spawnDaemon(files: DaemonFiles, env: NodeJS.ProcessEnv): ChildProcess {
+  const logFd = openSync(files.log, 'a');
+  const nodeArgs = [...opts['daemon-node-args'].split(/\s+/).filter(Boolean), ...(opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${files.profiles}`] : [])];
+  const child = spawn(process.execPath, [...nodeArgs, 'daemon/cli.ts', 'start', '--config', files.config],
+    { cwd: ROOT, env, stdio: ['ignore', logFd, logFd] });
+  closeSync(logFd);
+  daemon = child;
+  daemonStopping = false;
+  daemonExit = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
+  void daemonExit.then((code) => {
+    if (!daemonStopping) {
+      console.error(`bench: the daemon exited unexpectedly (code ${code}); its log ends with:\n${logTail(files.log)}`);
+      void cleanup().finally(() => process.exit(1));
+    }
+  });
+  return child;
+}
+
+/** Waits until the daemon answers /metrics; returns the seconds since `t0`. */
+async function waitListening(publicUrl: string, t0: number, files: DaemonFiles): Promise<number> {
+  for (;;) {
+    try { if ((await fetch(`${publicUrl}/metrics`)).ok) break; } catch { /* not listening yet */ }
+    if (now() - t0 > 60_000) throw new Error(`the daemon did not listen within 60 s; its log ends with:\n${logTail(files.log)}`);
+    await sleep(50);
+  }
+  return round((now() - t0) / 1000, 2);
+}
+
+/** The daemon's V8 heap and off-heap memory (prom-client's default metrics), in MB. */
+const heapOf = (text: string): Heap => ({
+  heapUsedMb: round(metric(text, 'cds_nodejs_heap_size_used_bytes') / MB), heapTotalMb: round(metric(text, 'cds_nodejs_heap_size_total_bytes') / MB),
+  externalMb: round(metric(text, 'cds_nodejs_external_memory_bytes') / MB),
+});
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
@@ -225,7 +305,10 @@ interface LatencyResult {
   samples: { listed: number | null; added: number | null; runStart: number | null; runEnd: number | null }[];
 }
 
-async function main(): Promise<void> {
+async function runHubSpot(): Promise<void> {
+  const files = filesOf('hubspot');
+  const redisPrefix = testPrefix(REDIS_URL);
+  redisPrefixes.push(redisPrefix);
   // The server, with its default rate limit, and the bench's own counts of what the daemon's key asked of it.
   store = new Store(':memory:');
   const daemonCalls = { requests: 0, numbersSent: 0, rateLimited: 0, adds: 0 };
@@ -295,9 +378,9 @@ async function main(): Promise<void> {
     log: { level: 'info' },
   };
   const env = { ...process.env, BENCH_DIALER_TOKEN: daemonToken, BENCH_HUBSPOT_TOKEN: hs.token, BENCH_HUBSPOT_CLIENT_SECRET: CLIENT_SECRET };
-  parseConfig(raw, configPath, env); // a mistake here is ours: fail before starting anything
-  writeFileSync(configPath, JSON.stringify(raw, null, 2));
-  redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  parseConfig(raw, files.config, env); // a mistake here is ours: fail before starting anything
+  writeFileSync(files.config, JSON.stringify(raw, null, 2));
+  redis ??= new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   const keys = new SyncKeys(redisPrefix.prefix, SYNC_ID, campaignKey(srv.base, account.id, campaign.id));
   const latestRun = async (): Promise<RunRecord | null> => {
     const [id] = await redis!.lrange(keys.runs, 0, 0);
@@ -306,31 +389,11 @@ async function main(): Promise<void> {
   const daemonMetrics = async () => (await fetch(`${publicUrl}/metrics`)).text();
 
   // 1. Throughput ----------------------------------------------------------------------------------------------
-  const logFd = openSync(logPath, 'a');
   const t0 = now();
-  const nodeArgs = [...opts['daemon-node-args'].split(/\s+/).filter(Boolean), ...(opts['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
-  const child = spawn(process.execPath, [...nodeArgs, 'daemon/cli.ts', 'start', '--config', configPath],
-    { cwd: ROOT, env, stdio: ['ignore', logFd, logFd] });
-  daemon = child;
-  closeSync(logFd);
-  daemonExit = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
-  void daemonExit.then((code) => {
-    if (!daemonStopping) {
-      console.error(`bench: the daemon exited unexpectedly (code ${code}); its log ends with:\n${logTail(logPath)}`);
-      void cleanup().finally(() => process.exit(1));
-    }
-  });
-  const pid = child.pid!;
+  const pid = spawnDaemon(files, env).pid!;
   let daemonPeakRss = 0;
   const rssSampler = setInterval(() => { const m = procMemory(pid); if (m && m.rssMb > daemonPeakRss) daemonPeakRss = m.rssMb; }, 200);
-
-  let readySeconds = 0;
-  for (;;) {
-    try { if ((await fetch(`${publicUrl}/metrics`)).ok) break; } catch { /* not listening yet */ }
-    if (now() - t0 > 60_000) throw new Error(`the daemon did not listen within 60 s; its log ends with:\n${logTail(logPath)}`);
-    await sleep(50);
-  }
-  readySeconds = round((now() - t0) / 1000, 2);
+  const readySeconds = await waitListening(publicUrl, t0, files);
   const daemonIdleRss = procMemory(pid)?.rssMb ?? 0;
   console.log(`daemon pid ${pid} listening on ${publicUrl} after ${readySeconds} s (RSS ${daemonIdleRss} MB); importing ${opts.contacts} contacts`);
 
@@ -355,7 +418,7 @@ async function main(): Promise<void> {
     }
     if (t > opts['import-seconds']) {
       const run = await latestRun();
-      throw new Error(`import not done after ${opts['import-seconds']} s: ${numbers} of ${expected} numbers; run ${JSON.stringify(run)}; log:\n${logTail(logPath)}`);
+      throw new Error(`import not done after ${opts['import-seconds']} s: ${numbers} of ${expected} numbers; run ${JSON.stringify(run)}; log:\n${logTail(files.log)}`);
     }
     await sleep(250);
   }
@@ -378,7 +441,7 @@ async function main(): Promise<void> {
   const crmRead = HUBSPOT.searchPerSecond * HUBSPOT.pageSize;
   const dialerWrite = DIALER.perSecond * DIALER.maxNumbersPerRequest;
   const binding = Math.min(crmRead, dialerWrite);
-  // The daemon paces searches 5% under the stated limit (daemon/sources/crm-http.ts spacing()).
+  // The daemon paces searches 5% under the stated limit (daemon/crm/http.ts spacing()).
   const daemonPacing = round((1000 / Math.ceil((1000 / HUBSPOT.searchPerSecond) * 1.05)) * HUBSPOT.pageSize, 0);
   const numbersPerSecond = expected / importSeconds;
   const imp: ImportResult = {
@@ -397,11 +460,6 @@ async function main(): Promise<void> {
     run: importRun, runs: importRuns,
   };
   const daemonAfterImport = procMemory(pid);
-  /** The daemon's V8 heap and off-heap memory (prom-client's default metrics), in MB. */
-  const heapOf = (text: string): Heap => ({
-    heapUsedMb: round(metric(text, 'cds_nodejs_heap_size_used_bytes') / MB), heapTotalMb: round(metric(text, 'cds_nodejs_heap_size_total_bytes') / MB),
-    externalMb: round(metric(text, 'cds_nodejs_external_memory_bytes') / MB),
-  });
   const heapAfterImport = heapOf(importMetrics);
   console.log(`import: ${expected} numbers in ${imp.seconds} s = ${imp.numbersPerSecond}/s, ${imp.percentOfCeiling}% of the ${binding}/s ceiling`);
 
@@ -481,8 +539,8 @@ async function main(): Promise<void> {
   const self = procMemory('self');
   let profile: ReturnType<typeof summarizeProfile> | null = null;
   if (opts['cpu-prof']) {
-    const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
-    profile = file ? summarizeProfile(join(profileDir, file)) : null;
+    const file = readdirSync(files.profiles).find((f) => f.endsWith('.cpuprofile'));
+    profile = file ? summarizeProfile(join(files.profiles, file)) : null;
   }
   const memory: Memory = {
     daemonPeakRssMb: daemonEnd?.hwmMb ?? daemonPeakRss, daemonSampledPeakRssMb: daemonPeakRss, daemonRssAfterStartMb: daemonIdleRss,
@@ -499,11 +557,11 @@ async function main(): Promise<void> {
     daemonExitCode: exitCode,
     cpuProfile: profile,
   };
-  printReport(report);
+  printHubSpotReport(report);
   writeResults(`daemon-${report.date.replace(/[:.]/g, '-')}`, report);
 }
 
-function printReport(r: {
+function printHubSpotReport(r: {
   seconds: number; machine: Machine; import: ImportResult; latency: LatencyResult & { dialer429: number };
   memory: Memory; daemonExitCode: number | null; cpuProfile: ReturnType<typeof summarizeProfile> | null;
 }): void {
@@ -551,8 +609,293 @@ function printReport(r: {
   }
 }
 
+// ------------------------------------------------------------------------------------- the CSV scenario
+
+/** Phone numbers no dialer takes, as people mistype them (each one fails the daemon's libphonenumber check). */
+const INVALID_PHONES = [(i: number) => `+1 000-555-${String(i % 10_000).padStart(4, '0')}`, (i: number) => `555-${String(i % 10_000).padStart(4, '0')}`, () => 'n/a'];
+
+/**
+ * Writes the CSV file, generated in slices so this process holds one slice at a time; phones are as people type
+ * them (crm-stand-ins/contacts.ts), and every INVALID_EVERY-th row's is invalid. Returns the invalid rows and bytes.
+ */
+async function writeCsv(path: string, rows: number): Promise<{ invalid: number; mb: number }> {
+  const out = createWriteStream(path);
+  out.write('id,phone,firstName,company\n');
+  let invalid = 0;
+  for (let start = 0; start < rows; start += 10_000) {
+    let text = '';
+    for (const p of generatePeople(Math.min(10_000, rows - start), 1, start)) {
+      const bad = p.index % INVALID_EVERY === INVALID_EVERY - 1;
+      if (bad) invalid++;
+      const phone = bad ? INVALID_PHONES[Math.floor(p.index / INVALID_EVERY) % INVALID_PHONES.length]!(p.index) : p.phone;
+      text += `${p.index + 1},${phone},${p.firstName},${p.company}\n`;
+    }
+    if (!out.write(text)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  return { invalid, mb: round(statSync(path).size / MB) };
+}
+
+/** Redis's used_memory in MB (the whole server: other clients' keys count too). */
+async function redisUsedMb(r: Redis): Promise<number> {
+  return round(Number(/used_memory:(\d+)/.exec(await r.info('memory'))?.[1] ?? 0) / MB);
+}
+
+/** MEMORY USAGE (sampled for big hashes and sets) of every key under a prefix, in MB: in all, and the largest keys. */
+async function prefixMemory(r: Redis, prefix: string): Promise<{ keys: number; mb: number; largest: { key: string; mb: number }[] }> {
+  const sizes: { key: string; mb: number }[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) sizes.push({ key: key.slice(prefix.length + 1), mb: Number((await r.call('MEMORY', 'USAGE', key)) ?? 0) / MB });
+  } while (cursor !== '0');
+  sizes.sort((a, b) => b.mb - a.mb);
+  return {
+    keys: sizes.length, mb: round(sizes.reduce((a, b) => a + b.mb, 0)),
+    largest: sizes.slice(0, 6).map((k) => ({ key: k.key, mb: round(k.mb, 2) })),
+  };
+}
+
+interface RssSample { seconds: number; rssMb: number; seen: number; numbers: number }
+
+interface CsvResult {
+  rows: number; invalidRows: number; validRows: number; fileMb: number;
+  dialer: {
+    perSecond: number; maxNumbersPerRequest: number; requests: number; adds: number; numbersSent: number; numbersPerAdd: number;
+    rateLimited429: number; daemonRateLimitedDialer: number; ceilingNumbersPerSecond: number;
+  };
+  seconds: number; readySeconds: number; firstNumberSeconds: number; readAllSeconds: number | null;
+  rowsPerSecond: number; validNumbersPerSecond: number; progress: { seconds: number; numbers: number; seen: number; rssMb: number }[];
+  run: RunRecord | null; runs: number; invalidOk: boolean; errorsStored: number; errorCodes: Record<string, number>; errorSample: unknown;
+  memory: {
+    daemonPeakRssMb: number; rssAfterStartMb: number; rssAt10PercentMb: number | null; rssAt100PercentMb: number | null; rssAtImportEndMb: number;
+    afterFirst10Percent: { samples: number; minMb: number; maxMb: number; lastMb: number } | null;
+    heapAtEnd: Heap; samples: RssSample[];
+  };
+  redis: { usedBeforeMb: number; usedAfterMb: number; usedDeltaMb: number; prefix: Awaited<ReturnType<typeof prefixMemory>> };
+}
+
+async function runCsv(): Promise<void> {
+  const files = filesOf('csv');
+  const redisPrefix = testPrefix(REDIS_URL);
+  redisPrefixes.push(redisPrefix);
+  const csvPath = join(tempDir, 'contacts.csv');
+  const tGen = now();
+  const file = await writeCsv(csvPath, opts.rows);
+  const validRows = opts.rows - file.invalid;
+  console.log(`CSV file: ${opts.rows} rows (${file.invalid} with an invalid phone number), ${file.mb} MB, written in ${round((now() - tGen) / 1000, 2)} s`);
+
+  const rate = opts['csv-rate'];
+  store = new Store(':memory:');
+  const daemonCalls = { requests: 0, adds: 0, numbersSent: 0, rateLimited: 0 };
+  let daemonAuth = '';
+  server = await startServer(store, { rateLimit: { rate, burst: rate } }, (app) => {
+    app.addHook('onResponse', async (request, reply) => {
+      if (request.headers.authorization !== daemonAuth) return;
+      daemonCalls.requests++;
+      if (reply.statusCode === 429) daemonCalls.rateLimited++;
+      if (request.method === 'POST' && Array.isArray(request.body) && reply.statusCode < 300) {
+        daemonCalls.adds++;
+        daemonCalls.numbersSent += request.body.length;
+      }
+    });
+  });
+  const srv = server;
+  const account = await srv.consolePost<{ id: string }>('/accounts', { name: 'Bench daemon CSV', timezone: 'America/New_York' });
+  const campaign = await srv.consolePost<{ id: string }>(`/accounts/${account.id}/campaigns`, { name: 'CSV leads', type: 'Dynamic', state: 'Active' });
+  const key = (name: string, roles: string[]) => srv.consolePost<{ token: string }>(`/accounts/${account.id}/apiKeys`, { name, roles }).then((k) => k.token);
+  const daemonToken = await key('daemon', ['CampaignNumberAdmin']);
+  daemonAuth = `Bearer ${daemonToken}`;
+  const pollToken = await key('poll', ['CampaignReader']);
+  const campaignUrl = `${srv.base}/v1/accounts/${account.id}/campaigns/${campaign.id}`;
+  /** X-Total-Count of the campaign's numbers (the server keeps counters: cheap at any size). */
+  const count = async (): Promise<number | null> => {
+    const res = await fetch(`${campaignUrl}/numbers?range=${encodeURIComponent('[0,0]')}`, { headers: { authorization: `Bearer ${pollToken}` } });
+    await res.arrayBuffer();
+    if (res.status === 429) return null;
+    if (res.status !== 200) throw new Error(`list numbers: ${res.status}`);
+    return Number(res.headers.get('x-total-count'));
+  };
+  console.log(`reference server ${srv.base}: rate limit ${rate}/s, burst ${rate} per key; daemon: dialer rateLimit ${rate}/s (burst ${rate}), ` +
+    `maxNumbersPerRequest ${opts['csv-max-numbers']}`);
+
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const raw = {
+    redis: { url: REDIS_URL, prefix: redisPrefix.prefix },
+    http: { host: '127.0.0.1', port },
+    dialer: {
+      baseUrl: srv.base, accountId: account.id, apiToken: '${BENCH_DIALER_TOKEN}',
+      rateLimit: { perSecond: rate, burst: rate }, maxNumbersPerRequest: opts['csv-max-numbers'],
+    },
+    syncs: [{
+      id: CSV_SYNC_ID,
+      source: { type: 'csv', path: csvPath },
+      campaignId: campaign.id,
+      mapping: { id: 'id', phone: 'phone', defaultCountry: 'US', variables: { firstName: 'firstName', company: 'company' } },
+      // One run: the first (full) import is what is measured.
+      schedule: { every: '24h' },
+    }],
+    log: { level: 'info' },
+  };
+  const env = { ...process.env, BENCH_DIALER_TOKEN: daemonToken };
+  parseConfig(raw, files.config, env);
+  writeFileSync(files.config, JSON.stringify(raw, null, 2));
+  redis ??= new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  const r = redis;
+  const keys = new SyncKeys(redisPrefix.prefix, CSV_SYNC_ID, campaignKey(srv.base, account.id, campaign.id));
+  const redisBefore = await redisUsedMb(r);
+
+  const t0 = now();
+  const pid = spawnDaemon(files, env).pid!;
+  // RSS every second, beside how many rows the run has read (its record's `seen`) and the last count of numbers.
+  const samples: RssSample[] = [];
+  let numbers = 0;
+  let sampling = false;
+  const sample = async () => {
+    const m = procMemory(pid);
+    const [runId] = await r.lrange(keys.runs, -1, -1); // the first run: the import
+    const seen = runId ? Number((await r.hget(keys.run(runId), 'seen')) ?? 0) : 0;
+    if (m) samples.push({ seconds: round((now() - t0) / 1000, 1), rssMb: m.rssMb, seen, numbers });
+  };
+  const sampler = setInterval(() => {
+    if (sampling) return;
+    sampling = true;
+    void sample().catch(() => {}).finally(() => { sampling = false; });
+  }, 1000);
+  const readySeconds = await waitListening(publicUrl, t0, files);
+  const rssAfterStart = procMemory(pid)?.rssMb ?? 0;
+  console.log(`daemon pid ${pid} listening on ${publicUrl} after ${readySeconds} s (RSS ${rssAfterStart} MB); importing ${opts.rows} rows → ${validRows} numbers`);
+
+  const progress: CsvResult['progress'] = [];
+  let firstNumberSeconds = 0;
+  let lastPrint = now();
+  for (;;) {
+    const n = await count();
+    const t = (now() - t0) / 1000;
+    if (n !== null) {
+      numbers = n;
+      if (n > 0 && !firstNumberSeconds) firstNumberSeconds = round(t, 2);
+      if (now() - lastPrint >= 10_000 || n >= validRows) {
+        lastPrint = now();
+        const last = samples.at(-1);
+        progress.push({ seconds: round(t, 1), numbers: n, seen: last?.seen ?? 0, rssMb: last?.rssMb ?? 0 });
+        console.log(`  ${round(t, 1).toFixed(1).padStart(6)} s: ${String(last?.seen ?? 0).padStart(8)} rows read, ${String(n).padStart(8)} numbers ` +
+          `(${Math.round(n / t)}/s overall), daemon RSS ${last?.rssMb ?? '?'} MB`);
+      }
+      if (n >= validRows) break;
+    }
+    if (t > opts['import-seconds']) {
+      const [runId] = await r.lrange(keys.runs, -1, -1);
+      const run = runId ? await readRun(r, keys.run(runId)) : null;
+      throw new Error(`import not done after ${opts['import-seconds']} s: ${numbers} of ${validRows} numbers; run ${JSON.stringify(run)}; log:\n${logTail(files.log)}`);
+    }
+    await sleep(250);
+  }
+  const importSeconds = (now() - t0) / 1000;
+  clearInterval(sampler);
+  while (sampling) await sleep(10);
+  await sample();
+  const rssAtImportEnd = samples.at(-1)?.rssMb ?? 0;
+  for (;;) {
+    const [runId] = await r.lrange(keys.runs, -1, -1);
+    const run = runId ? await readRun(r, keys.run(runId)) : null;
+    if (run && run.status !== 'running' && (await r.hlen(keys.batches)) === 0) break;
+    if ((now() - t0) / 1000 > opts['import-seconds'] + 60) throw new Error('the first run did not finish after its numbers were in the campaign');
+    await sleep(100);
+  }
+  // The import is the oldest full run (runs are listed newest first).
+  const runIds = await r.lrange(keys.runs, 0, -1);
+  let run: RunRecord | null = null;
+  for (const id of [...runIds].reverse()) {
+    const candidate = await readRun(r, keys.run(id));
+    if (candidate?.mode === 'full') { run = candidate; break; }
+  }
+  const stored = run ? (await r.lrange(keys.runErrors(run.id), 0, -1)).map((e) => JSON.parse(e) as { code: string }) : [];
+  const errorCodes: Record<string, number> = {};
+  for (const e of stored) errorCodes[e.code] = (errorCodes[e.code] ?? 0) + 1;
+  const endMetrics = await (await fetch(`${publicUrl}/metrics`)).text();
+  const peak = procMemory(pid)?.hwmMb ?? 0;
+  const redisAfter = await redisUsedMb(r);
+  const prefix = await prefixMemory(r, redisPrefix.prefix);
+  const exitCode = await stopDaemon();
+
+  const at = (fraction: number) => samples.find((s) => s.seen >= fraction * opts.rows) ?? null;
+  const from10 = at(0.1);
+  const after = from10 ? samples.slice(samples.indexOf(from10)) : [];
+  const readAll = at(1);
+  const result: CsvResult = {
+    rows: opts.rows, invalidRows: file.invalid, validRows, fileMb: file.mb,
+    dialer: {
+      perSecond: rate, maxNumbersPerRequest: opts['csv-max-numbers'], requests: daemonCalls.requests, adds: daemonCalls.adds,
+      numbersSent: daemonCalls.numbersSent, numbersPerAdd: round(daemonCalls.numbersSent / Math.max(1, daemonCalls.adds), 0),
+      rateLimited429: daemonCalls.rateLimited, daemonRateLimitedDialer: metric(endMetrics, 'cds_rate_limited_total', { service: 'dialer' }),
+      ceilingNumbersPerSecond: round((rate * daemonCalls.numbersSent) / Math.max(1, daemonCalls.adds), 0),
+    },
+    seconds: round(importSeconds, 2), readySeconds, firstNumberSeconds, readAllSeconds: readAll?.seconds ?? null,
+    rowsPerSecond: round(opts.rows / importSeconds, 0), validNumbersPerSecond: round(validRows / importSeconds, 0), progress,
+    run, runs: runIds.length, invalidOk: run?.invalid === file.invalid, errorsStored: stored.length, errorCodes, errorSample: stored[0] ?? null,
+    memory: {
+      daemonPeakRssMb: peak, rssAfterStartMb: rssAfterStart, rssAt10PercentMb: from10?.rssMb ?? null, rssAt100PercentMb: readAll?.rssMb ?? null,
+      rssAtImportEndMb: rssAtImportEnd,
+      afterFirst10Percent: after.length ? {
+        samples: after.length, minMb: Math.min(...after.map((s) => s.rssMb)), maxMb: Math.max(...after.map((s) => s.rssMb)), lastMb: after.at(-1)!.rssMb,
+      } : null,
+      heapAtEnd: heapOf(endMetrics), samples,
+    },
+    redis: { usedBeforeMb: redisBefore, usedAfterMb: redisAfter, usedDeltaMb: round(redisAfter - redisBefore), prefix },
+  };
+  const report = {
+    date: new Date().toISOString(), node: process.version, options: opts, seconds: round((now() - startedAt) / 1000, 1),
+    machine: machine(loadAtStart), csv: result, daemonExitCode: exitCode, benchPeakRssMb: procMemory('self')?.hwmMb ?? 0,
+  };
+  printCsvReport(report);
+  writeResults(`daemon-csv-${report.date.replace(/[:.]/g, '-')}`, report);
+}
+
+function printCsvReport(r: { seconds: number; machine: Machine; csv: CsvResult; daemonExitCode: number | null; benchPeakRssMb: number }): void {
+  const mark = (ok: boolean) => (ok ? 'ok' : 'MISS');
+  const c = r.csv;
+  const m = c.memory;
+  const line = printFiguresHeading(118, [`csv scenario, total run ${r.seconds} s`, describeMachine(r.machine)]);
+  console.log(`CSV import        ${c.rows} rows (${c.fileMb} MB) → ${c.validRows} numbers in ${c.seconds} s from spawning the daemon: ${c.rowsPerSecond} rows/s ` +
+    `(${c.validNumbersPerSecond} valid numbers/s)`);
+  console.log(`  timeline        listening after ${c.readySeconds} s, first number at ${c.firstNumberSeconds} s, every row read by ` +
+    `${c.readAllSeconds ?? '?'} s (1 s samples of the run's seen), last number at ${c.seconds} s`);
+  console.log(`  dialer          rate limit ${c.dialer.perSecond}/s on both sides, maxNumbersPerRequest ${c.dialer.maxNumbersPerRequest}; ${c.dialer.adds} adds ` +
+    `(${c.dialer.numbersPerAdd} numbers each on average, so a write ceiling of ${c.dialer.ceilingNumbersPerSecond}/s), ${c.dialer.requests} requests, ` +
+    `${c.dialer.rateLimited429} answered 429 (daemon counted ${c.dialer.daemonRateLimitedDialer})`);
+  if (c.run) {
+    console.log(`  run             ${c.run.mode} ${c.run.status} in ${c.run.durationMs} ms: seen ${c.run.seen}, changed ${c.run.changed}, invalid ${c.run.invalid}, ` +
+      `planned ${c.run.planned}, pushed ${c.run.pushed}, rejected ${c.run.rejected} (${c.runs} runs in all)`);
+  }
+  console.log(`  invalid rows    ${c.invalidRows} written, ${c.run?.invalid ?? '?'} in the run record [${mark(c.invalidOk)}]; ${c.errorsStored} error entries stored ` +
+    `(${Object.entries(c.errorCodes).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}), e.g. ${JSON.stringify(c.errorSample)}`);
+  console.log(line);
+  const a = m.afterFirst10Percent;
+  console.log(`memory            daemon peak RSS (VmHWM) ${m.daemonPeakRssMb} MB; RSS after start ${m.rssAfterStartMb} MB, once 10% of the rows were read ` +
+    `${m.rssAt10PercentMb ?? '?'} MB, once 100% were read ${m.rssAt100PercentMb ?? '?'} MB, when every number was in ${m.rssAtImportEndMb} MB`);
+  if (a) {
+    console.log(`  after 10%       ${a.samples} samples (1 s apart): min ${a.minMb} MB, max ${a.maxMb} MB, last ${a.lastMb} MB; ` +
+      `growth 10% → 100% of rows ${m.rssAt10PercentMb !== null && m.rssAt100PercentMb !== null ? `${round(m.rssAt100PercentMb - m.rssAt10PercentMb)} MB` : '?'}`);
+  }
+  console.log(`  daemon heap     at the end: V8 heap ${m.heapAtEnd.heapUsedMb} MB used of ${m.heapAtEnd.heapTotalMb} MB, external ${m.heapAtEnd.externalMb} MB`);
+  console.log(`  Redis           used_memory ${c.redis.usedBeforeMb} → ${c.redis.usedAfterMb} MB (delta ${c.redis.usedDeltaMb} MB, the whole server); ` +
+    `the scenario's ${c.redis.prefix.keys} keys: ${c.redis.prefix.mb} MB by MEMORY USAGE (sampled), largest ` +
+    c.redis.prefix.largest.map((k) => `${k.key} ${k.mb} MB`).join(', '));
+  console.log(`  this process    (server with SQLite in memory, file writer, polls) peak RSS ${r.benchPeakRssMb} MB`);
+  console.log(`daemon exit       SIGTERM → exit code ${r.daemonExitCode}`);
+}
+
 try {
-  await main();
+  for (const [i, scenario] of scenarios.entries()) {
+    if (i > 0) await closeScenario();
+    console.log(`\n=== scenario ${scenario}`);
+    if (scenario === 'hubspot') await runHubSpot();
+    else await runCsv();
+  }
 } catch (err) {
   if (!interrupted) console.error(`bench: ${(err as Error).stack ?? err}`);
   process.exitCode = 1;
