@@ -1,10 +1,12 @@
 // What `status` and the operations page show of a sync: its last runs, what it holds, its parked records, its mirror's lag.
+import { mirrorKeys } from '../mirror/mirror.ts';
 import { redactPhone } from './contacts.ts';
 import { readRun, type SyncRuntime } from './run.ts';
 import type { Parked, RunRecord } from './state.ts';
 
 export interface SyncStatus {
   sync: string; source: string; campaignId: string;
+  /** `numbers` and `openBatches` are the campaign's (shared by every sync feeding it); the rest are the sync's. */
   contacts: number; numbers: number; dirty: number; openBatches: number; parked: number;
   runs: RunRecord[];
   parkedRecords: { phone: string; contactId: string | null; reason: string; code: string; at: string }[];
@@ -13,11 +15,6 @@ export interface SyncStatus {
 }
 
 export interface MirrorStatus { lagMs: number | null; mirrored: number | null; parked: number | null; lastRecordAt: string | null }
-
-/** The mirror's own summary hash (lagMs, mirrored, parked, lastRecordAt), written by daemon/mirror. */
-export function mirrorKey(rt: SyncRuntime): string {
-  return `${rt.state.keys.sync}:mirror`;
-}
 
 function readMirror(raw: Record<string, string>): MirrorStatus | null {
   if (!Object.keys(raw).length) return null;
@@ -29,15 +26,20 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20): Promi
   const { redis, keys } = rt.state;
   const [contacts, numbers, dirty, openBatches, parkedCount, runIds, mirror] = await Promise.all([
     redis.hlen(keys.contacts), redis.hlen(keys.have), redis.scard(keys.dirty), redis.hlen(keys.batches), redis.hlen(keys.parked),
-    redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(mirrorKey(rt)),
+    redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(mirrorKeys(keys).meta),
   ]);
   const records = (await Promise.all(runIds.map((id) => readRun(redis, keys.run(id))))).filter((r): r is RunRecord => r !== null);
-  const [, flat] = await redis.hscan(keys.parked, '0', 'COUNT', parked);
+  // HSCAN's COUNT is a hint: follow the cursor until enough are read or the hash is done.
   const parkedRecords = [];
-  for (let i = 0; i < flat.length && parkedRecords.length < parked; i += 2) {
-    const p = JSON.parse(flat[i + 1]!) as Parked;
-    parkedRecords.push({ phone: redactPhone(flat[i]!), contactId: p.c, reason: p.r, code: p.code, at: new Date(p.t).toISOString() });
-  }
+  let cursor = '0';
+  do {
+    const [next, flat] = await redis.hscan(keys.parked, cursor, 'COUNT', parked);
+    cursor = next;
+    for (let i = 0; i < flat.length && parkedRecords.length < parked; i += 2) {
+      const p = JSON.parse(flat[i + 1]!) as Parked;
+      parkedRecords.push({ phone: redactPhone(flat[i]!), contactId: p.c, reason: p.r, code: p.code, at: new Date(p.t).toISOString() });
+    }
+  } while (cursor !== '0' && parkedRecords.length < parked);
   return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, runs: records, parkedRecords,
     mirror: readMirror(mirror) };
 }
