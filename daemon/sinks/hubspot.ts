@@ -3,7 +3,7 @@
 import { z } from 'zod/v4';
 import type { HubSpotApi } from '../crm/hubspot.ts';
 import type { Outcome } from '../mirror/outcomes.ts';
-import { describeRecord, keyTag, type Activity, type Sink, type WriteResult } from './sink.ts';
+import { activityTitle, describeRecord, type Activity, type Sink, type WriteResult } from './sink.ts';
 
 /** HubSpot's default call dispositions (internal GUIDs of its standard outcomes). */
 export const HUBSPOT_DISPOSITIONS: Record<Outcome, string | null> = {
@@ -32,10 +32,6 @@ const batchAnswer = z.object({
 });
 const searchAnswer = z.object({ results: z.array(z.object({ id: z.string() })) });
 
-export function callTitle(a: Activity): string {
-  return `Outbound call to ${a.record.number} (attempt ${a.record.attempt}) ${keyTag(a.key)}`;
-}
-
 export class HubSpotSink implements Sink {
   readonly kind = 'hubspot';
   readonly maxBatch = 100;
@@ -56,7 +52,7 @@ export class HubSpotSink implements Sink {
       objectWriteTraceId: a.key,
       properties: {
         hs_timestamp: new Date(a.startedAt).toISOString(),
-        hs_call_title: callTitle(a),
+        hs_call_title: activityTitle(a),
         hs_call_body: describeRecord(a),
         hs_call_direction: 'OUTBOUND',
         hs_call_status: STATUS[a.outcome],
@@ -73,7 +69,7 @@ export class HubSpotSink implements Sink {
       json: { inputs: activities.map((a) => this.input(a)) },
     }, signal));
     const results: WriteResult[] = [];
-    const byTitle = new Map(activities.map((a) => [callTitle(a), a.key]));
+    const byTitle = new Map(activities.map((a) => [activityTitle(a), a.key]));
     const done = new Set<string>();
     for (const r of body.results) {
       // Results are matched by the key in their title: HubSpot does not promise input order.
@@ -91,7 +87,7 @@ export class HubSpotSink implements Sink {
 
   async find(a: Activity, signal?: AbortSignal): Promise<string | null> {
     const body = searchAnswer.parse(await this.api.search('calls', {
-      filterGroups: [{ filters: [{ propertyName: 'hs_call_title', operator: 'EQ', value: callTitle(a) }] }],
+      filterGroups: [{ filters: [{ propertyName: 'hs_call_title', operator: 'EQ', value: activityTitle(a) }] }],
       properties: ['hs_call_title'], limit: 1,
     }, signal));
     return body.results[0]?.id ?? null;

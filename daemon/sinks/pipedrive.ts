@@ -3,7 +3,7 @@
 import { z } from 'zod/v4';
 import { COST, type PipedriveApi } from '../crm/pipedrive.ts';
 import type { Outcome } from '../mirror/outcomes.ts';
-import { describeRecord, keyTag, type Activity, type Sink, type WriteResult } from './sink.ts';
+import { activityTitle, describeRecord, type Activity, type Sink, type WriteResult } from './sink.ts';
 
 /** Pipedrive's call-log outcomes (it has no "failed": an attempt that never rang counts as not answered). */
 const OUTCOME: Record<Outcome, string> = {
@@ -19,10 +19,6 @@ const page = z.object({
 /** `YYYY-MM-DD HH:MM:SS` in UTC, as call logs take times. */
 function utc(ms: number): string {
   return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
-}
-
-export function callSubject(a: Activity): string {
-  return `Outbound call to ${a.record.number} (attempt ${a.record.attempt}) ${keyTag(a.key)}`;
 }
 
 export class PipedriveSink implements Sink {
@@ -42,7 +38,7 @@ export class PipedriveSink implements Sink {
     for (const a of activities) {
       const body = created.parse(await this.api.request(COST.addCallLog, 'POST', '/v1/callLogs', {
         json: {
-          subject: callSubject(a), outcome: OUTCOME[a.outcome], to_phone_number: a.record.number,
+          subject: activityTitle(a), outcome: OUTCOME[a.outcome], to_phone_number: a.record.number,
           start_time: utc(a.startedAt), end_time: utc(a.endedAt), duration: String(Math.round(a.durationMs / 1000)),
           ...(a.contactId ? { person_id: Number(a.contactId) } : {}), note: describeRecord(a).replace(/\n/g, '<br>'),
         },
@@ -54,7 +50,7 @@ export class PipedriveSink implements Sink {
 
   /** Call logs cannot be searched: the newest pages are read until the key turns up (only after a crash). */
   async find(a: Activity, signal?: AbortSignal): Promise<string | null> {
-    const subject = callSubject(a);
+    const subject = activityTitle(a);
     let start = 0;
     for (;;) {
       const body = page.parse(await this.api.request(COST.listCallLogs, 'GET', '/v1/callLogs', { searchParams: { start: String(start), limit: '500' } }, signal));

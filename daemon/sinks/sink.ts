@@ -39,6 +39,11 @@ export function keyTag(key: string): string {
   return `[cds:${key}]`;
 }
 
+/** An activity's one-line name (HubSpot title, Pipedrive subject): what it was, and the key to find it by. */
+export function activityTitle(a: Activity): string {
+  return `Outbound call to ${a.record.number} (attempt ${a.record.attempt}) ${keyTag(a.key)}`;
+}
+
 /** The raw call-detail fields as text, for an activity's body. */
 export function describeRecord(a: Activity): string {
   const r = a.record;
