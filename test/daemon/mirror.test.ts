@@ -1,7 +1,7 @@
 // Call results back into the CRM: contacts in, calls simulated on the manual clock across New York's fall-back
 // hour, each attempt exactly once as an activity on its contact (HubSpot, Pipedrive, a JSON-lines file), a 207
 // partial failure parking only the failed records, a kill -9 in the middle of mirroring, and a backfill adding nothing.
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -311,4 +311,91 @@ describe("the dialer's call.finished events", () => {
       await cleanup();
     }
   }, 90_000);
+});
+
+describe('mirroring with two processes, and across a Redis restart', () => {
+  it('two daemon processes on one Redis write each attempt once', async () => {
+    const f = await dialer(15);
+    const hs = await startHubSpotStandIn({ contacts: 40, searchPerSecond: 100 });
+    const { prefix, cleanup } = testPrefix();
+    const procs: Awaited<ReturnType<typeof spawnDaemon>>[] = [];
+    try {
+      const config = {
+        redis: { prefix }, http: { host: '127.0.0.1', port: 0 }, takeoverAfter: '2s', log: { level: 'warn' },
+        dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: '${TWO_DIALER_TOKEN}', rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ },
+        syncs: [{ id: 'hs', campaignId: f.campaignId, mapping: { phone: 'phone', defaultCountry: 'US' },
+          source: { type: 'hubspot', baseUrl: hs.url, accessToken: '${TWO_HUBSPOT_TOKEN}', searchPerSecond: 50 }, mirror: { every: '1s' } }],
+      };
+      const env = { TWO_DIALER_TOKEN: f.token, TWO_HUBSPOT_TOKEN: hs.token };
+      procs.push(await spawnDaemon(config, dir, env), await spawnDaemon(config, dir, env));
+      await waitFor(async () => (await numberCount(f)) === 40, 'the contacts in the campaign');
+      // Calls keep ending while both processes poll every second.
+      for (let i = 0; i < 6; i++) {
+        await f.server.advance(600);
+        const all = await records(f);
+        await waitFor(() => hs.calls().length >= all.length, `${all.length} activities`);
+      }
+      const all = await records(f);
+      expect(all.length).toBeGreaterThan(20);
+      expectOnePerAttempt(f, all, hs.calls().map((c) => c.properties.hs_call_title));
+    } finally {
+      for (const p of procs) await p.kill();
+      await hs.close();
+      await f.server.close();
+      await cleanup();
+    }
+  }, 120_000);
+
+  it('a Redis killed and restarted mid-mirroring loses and repeats nothing', async () => {
+    const port = await freePort();
+    const redisDir = mkdtempSync(join(tmpdir(), 'cds-mirror-redis-'));
+    let redisServer: ChildProcess | null = null;
+    const startRedis = async () => {
+      redisServer = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', redisDir, '--appendonly', 'yes',
+        '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+      await waitFor(async () => {
+        const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+        probe.on('error', () => {});
+        try { await probe.connect(); return (await probe.ping()) === 'PONG'; } catch { return false; } finally { probe.disconnect(); }
+      }, 'redis-server to start');
+    };
+    await startRedis();
+    const f = await dialer(16);
+    const hs = await startHubSpotStandIn({ contacts: 40, searchPerSecond: 100 });
+    let d: Daemon | null = null;
+    try {
+      d = await Daemon.start(parseConfig({
+        redis: { url: `redis://127.0.0.1:${port}`, prefix: 'mr' }, http: { host: '127.0.0.1', port: 0 }, log: { level: 'error' },
+        dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ },
+        syncs: [{ id: 'hs', campaignId: f.campaignId, mapping: { phone: 'phone', defaultCountry: 'US' },
+          source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, searchPerSecond: 50 }, mirror: { every: '1s' } }],
+      }, 'test', {}), { log: quietLog, http: false });
+      await waitFor(async () => (await numberCount(f)) === 40, 'the contacts in the campaign');
+      await f.server.advance(1800);
+      const first = await records(f);
+      await waitFor(() => hs.calls().length >= first.length, 'the first activities');
+      const exited = new Promise((r) => redisServer!.once('exit', r));
+      redisServer!.kill('SIGKILL');
+      await exited;
+      await f.server.advance(1800);
+      await startRedis();
+      const all = await records(f);
+      await waitFor(() => hs.calls().length >= all.length, 'every activity after the restart', 60_000);
+      expectOnePerAttempt(f, all, hs.calls().map((c) => c.properties.hs_call_title));
+      // The restart was noticed and the next run checked HubSpot before writing what it found unmarked.
+      const check = new Redis(port, '127.0.0.1');
+      try {
+        await waitFor(async () => (await check.hget('mr:sync:hs:mirror', 'verify')) === null, 'the verifying run');
+      } finally {
+        check.disconnect();
+      }
+      expectOnePerAttempt(f, all, hs.calls().map((c) => c.properties.hs_call_title));
+    } finally {
+      await d?.close(2000);
+      (redisServer as ChildProcess | null)?.kill('SIGKILL');
+      rmSync(redisDir, { recursive: true, force: true });
+      await hs.close();
+      await f.server.close();
+    }
+  }, 120_000);
 });
