@@ -1,8 +1,9 @@
-// `./dev bench daemon [--scenario hubspot|csv|all] [--contacts 100000 | --rows 1000000 ...]`: the sync daemon end to
+// `./dev bench daemon [--scenario hubspot|csv|mirror|all] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
 // end, as its own process, against the reference server. `hubspot` (the default): import throughput from the HubSpot
 // stand-in against the binding rate-limit ceiling, webhook-to-dialable latency when idle, and the daemon's peak RSS.
-// `csv`: a generated CSV file streamed into the campaign, with the daemon's RSS over the run. `all`: both, one after
-// the other.
+// `csv`: a generated CSV file streamed into the campaign, with the daemon's RSS over the run. `mirror`: call-detail
+// records mirrored back into the HubSpot stand-in as calls (throughput, lag when idle, RSS). `all`: the three, one
+// after the other.
 //
 // In this process: the reference server (SQLite in memory) with an Active Dynamic campaign. The daemon runs as
 // `node daemon/cli.ts start --config FILE` (a child process, so its memory is its own) on the real Redis at
@@ -32,9 +33,28 @@
 // (flat memory: no growth with the rows). Redis holds the sync state, which grows with the rows: its used_memory
 // delta (INFO memory; other Redis clients count too) and MEMORY USAGE of the scenario's keys are printed beside.
 //
+// mirror: the issue's "100,000 call-detail records mirrored into the HubSpot stand-in, records/s against the
+// ceiling of its configured rate limit × batch size, and call-end-to-activity lag p50/p99 when idle".
+// 1. Throughput. The server (default rate limit) has a manual clock and an Active Dynamic campaign with `--agents`
+//    agents, round-the-clock calling hours and one attempt per number; the stand-in holds `--records` contacts. A
+//    first daemon process (no mirror) imports them into the campaign and is stopped; the clock is advanced until
+//    every number has been called once (one call-detail record each). A second daemon process, the same sync with
+//    `mirror: {sink: source, every: 1s}`, then mirrors them: records/s from the moment it listens (the records are
+//    all there before it starts) until the stand-in holds one call per record (its counter polled 5 times a
+//    second), against the ceiling requestsPer10Seconds / 10 × 100 (a batch create per request) with
+//    `--hubspot-rate` on both sides; the stand-in's requests and 429s, the daemon's report reads, the gaps between
+//    batches (from the calls' creation times), and one call per record (the key in each title against the records).
+//    Its peak RSS is the mirror's: that process does nothing else.
+// 2. Lag when idle. A second server on the real-time clock (speed 1; short rings, a 5 s talk, no wrap-up) with a
+//    webhook endpoint at the daemon's /webhooks/<sync>/events, a campaign of `--lag-calls` numbers and 1 agent (one
+//    call at a time), a new stand-in and a third daemon process (mirror.eventsSecret set, poll every hour): from each
+//    call's end (the simulation time of its call.finished event; the simulation clock follows the wall clock) to
+//    the creation of its activity in the stand-in.
+//
 // Everything is stopped and the Redis prefixes deleted at the end, also on Ctrl-C. Results go to
-// bench/results/daemon-<timestamp>.json (hubspot) and daemon-csv-<timestamp>.json (csv). `--cpu-prof` profiles the
-// daemon process; `--daemon-node-args` passes other node options (e.g. --heap-prof) to it.
+// bench/results/daemon-<timestamp>.json (hubspot), daemon-csv-<timestamp>.json (csv) and daemon-mirror-<timestamp>.json
+// (mirror). `--cpu-prof` profiles the daemon processes (mirror: the one that mirrors is summarized);
+// `--daemon-node-args` passes other node options (e.g. --heap-prof) to them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, createWriteStream, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
@@ -46,8 +66,13 @@ import { Redis } from 'ioredis';
 import { startHubSpotStandIn, type HubSpotStandIn, type HubSpotStandInStats } from '../crm-stand-ins/hubspot.ts';
 import { VALID_PHONE_COUNT, generatePeople, validPhone } from '../crm-stand-ins/contacts.ts';
 import { parseConfig } from '../daemon/config.ts';
+import { spacing } from '../daemon/crm/http.ts';
+import { toUtc } from '../daemon/mirror/local-time.ts';
+import { attemptKey, mirrorKeys } from '../daemon/mirror/mirror.ts';
 import { readRun } from '../daemon/sync/run.ts';
 import { SyncKeys, campaignKey, type RunRecord } from '../daemon/sync/state.ts';
+import { RealTimeDriver, SimulationClock } from '../server/clock.ts';
+import { DEFAULT_OUTCOMES, type OutcomeModel } from '../server/dialer/model.ts';
 import { DEFAULT_RATE_LIMIT } from '../server/rate-limit.ts';
 import { Store } from '../server/store/store.ts';
 import { REDIS_URL, testPrefix } from '../test/support/daemon.ts';
@@ -59,7 +84,7 @@ import {
 // ---------------------------------------------------------------------------------------------- options
 
 const FLAGS = {
-  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), or all' },
+  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), or all' },
   contacts: { def: 100_000, help: 'contacts seeded in the HubSpot stand-in and imported by the first (full) run' },
   webhooks: { def: 50, help: 'contacts created one at a time, each with its signed creation webhook (latency)' },
   'pause-ms': { def: 1_000, help: 'pause between two webhooks (the HubSpot search gate spaces searches by 210 ms)' },
@@ -68,7 +93,11 @@ const FLAGS = {
   rows: { def: 1_000_000, help: 'csv: rows of the generated file (every 1000th with an invalid phone number)' },
   'csv-rate': { def: 100, help: 'csv: requests/s (and burst) of the server\'s rate limit and of the daemon\'s dialer limit' },
   'csv-max-numbers': { def: 5000, help: 'csv: the daemon\'s dialer.maxNumbersPerRequest' },
-  'import-seconds': { def: 900, help: 'give up waiting for the import after this many seconds' },
+  records: { def: 100_000, help: 'mirror: call-detail records made (one call to each of as many contacts\' numbers) and mirrored' },
+  agents: { def: 2000, help: 'mirror: agents of the campaign that makes the records (manual clock)' },
+  'hubspot-rate': { def: 100, help: 'mirror: requestsPer10Seconds of the HubSpot stand-in and of the daemon\'s source (batch creates)' },
+  'lag-calls': { def: 30, help: 'mirror: calls (one number each, 1 agent, real-time clock) whose end-to-activity lag is measured' },
+  'import-seconds': { def: 900, help: 'give up waiting for the import (mirror: for the import, and for the mirror) after this many seconds' },
   'max-seconds': { def: 1_800, help: 'watchdog: abort (and clean up) after this many seconds' },
   'cpu-prof': { def: false, help: 'run the daemon with --cpu-prof; print its hottest functions (profile kept, path printed)' },
   'daemon-node-args': { def: '', help: 'more node options for the daemon process, space-separated (e.g. --max-old-space-size=128)' },
@@ -76,13 +105,17 @@ const FLAGS = {
 } as const;
 
 const opts = readFlags(FLAGS, { command: 'daemon', example: 'BENCH_CONTACTS=20000', width: 15 });
-const SCENARIOS = { hubspot: ['hubspot'], csv: ['csv'], all: ['hubspot', 'csv'] } as const;
+const SCENARIOS = { hubspot: ['hubspot'], csv: ['csv'], mirror: ['mirror'], all: ['hubspot', 'csv', 'mirror'] } as const;
 if (!Object.hasOwn(SCENARIOS, opts.scenario)) throw new Error(`--scenario must be one of ${Object.keys(SCENARIOS).join(', ')}; got ${opts.scenario}`);
 const scenarios = SCENARIOS[opts.scenario as keyof typeof SCENARIOS];
 if (opts.contacts < 1 || opts.contacts + opts.webhooks > VALID_PHONE_COUNT) throw new Error(`--contacts + --webhooks must be 1..${VALID_PHONE_COUNT}`);
 if (opts['poll-ms'] < 1) throw new Error('--poll-ms must be >= 1');
 if (opts.rows < 1 || opts.rows > VALID_PHONE_COUNT) throw new Error(`--rows must be 1..${VALID_PHONE_COUNT} (distinct valid numbers)`);
 if (opts['csv-rate'] < 1) throw new Error('--csv-rate must be >= 1');
+if (opts.records < 1 || opts.records > VALID_PHONE_COUNT) throw new Error(`--records must be 1..${VALID_PHONE_COUNT} (one contact each)`);
+if (opts.agents < 1 || opts.agents > 10_000) throw new Error('--agents must be 1..10000 (the server\'s limit)');
+if (opts['hubspot-rate'] < 1) throw new Error('--hubspot-rate must be >= 1');
+if (opts['lag-calls'] < 1 || opts['lag-calls'] > 1000) throw new Error('--lag-calls must be 1..1000');
 if (opts['csv-max-numbers'] < 1 || opts['csv-max-numbers'] > 10_000) throw new Error('--csv-max-numbers must be 1..10000 (the daemon\'s limit)');
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -185,6 +218,8 @@ let daemon: ChildProcess | null = null;
 let daemonExit: Promise<number | null> | null = null;
 let daemonStopping = false;
 let redis: Redis | null = null;
+/** The real-time clock of the mirror scenario's lag phase. */
+let driver: RealTimeDriver | null = null;
 let cleaning: Promise<void> | null = null;
 /** Set by Ctrl-C: what fails after it (requests to servers being closed) is no news. */
 let interrupted = false;
@@ -208,11 +243,12 @@ async function step(what: string, f: () => Promise<unknown> | unknown): Promise<
 /** Stops what a scenario started (daemon, stand-in, server) and deletes its Redis keys; safe to call twice. */
 async function closeScenario(): Promise<void> {
   await step('daemon', stopDaemon);
+  driver?.stop();
   await step('stand-in', () => standIn?.close());
   await step('server', () => server?.app.close());
   await step('store', () => store?.close());
   for (const p of redisPrefixes.splice(0)) await step('redis keys', () => p.cleanup());
-  daemon = null; daemonExit = null; standIn = null; server = null; store = null;
+  daemon = null; daemonExit = null; standIn = null; server = null; store = null; driver = null;
 }
 
 /** Stops everything this command started and deletes its Redis keys and temp files; safe to call twice. */
@@ -889,12 +925,461 @@ function printCsvReport(r: { seconds: number; machine: Machine; csv: CsvResult; 
   console.log(`daemon exit       SIGTERM → exit code ${r.daemonExitCode}`);
 }
 
+// ------------------------------------------------------------------------------------- the mirror scenario
+
+const MIRROR_SYNC_ID = 'mirror-bench';
+const LAG_SYNC_ID = 'mirror-lag';
+const MIRROR_TZ = 'America/New_York';
+const ALL_DAY = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] };
+/** Inputs of one HubSpot batch create: the sink's batch. */
+const HUBSPOT_BATCH = 100;
+/** Searches/s of the stand-in and the daemon while the contacts are imported (not measured: as fast as it goes). */
+const IMPORT_SEARCH_PER_SECOND = 50;
+/** Simulated seconds per clock advance while the records are made. */
+const ADVANCE_STEP_SECONDS = 120;
+/** The lag phase's calls: short rings and machine messages (talks last at least 5 s in the simulator anyway). */
+const LAG_OUTCOMES: OutcomeModel = { ...DEFAULT_OUTCOMES, ringSeconds: { Answer: 2, NoAnswer: 2, Busy: 1, CallError: 1 }, machineSeconds: 2 };
+const keyInTitle = (title: unknown) => /\[cds:([^\]]+)\]/.exec(String(title ?? ''))?.[1] ?? '';
+
+/** X-Total-Count of one of a campaign's lists (`numbers`, `reports/callDetails`) through a reader key; null on a 429. */
+function listCounter(campaignUrl: string, token: string): (list: string) => Promise<number | null> {
+  return async (list) => {
+    const res = await fetch(`${campaignUrl}/${list}?range=${encodeURIComponent('[0,0]')}`, { headers: { authorization: `Bearer ${token}` } });
+    await res.arrayBuffer();
+    if (res.status === 429) return null;
+    if (res.status !== 200) throw new Error(`list ${list}: ${res.status}`);
+    return Number(res.headers.get('x-total-count'));
+  };
+}
+
+interface MirrorThroughput {
+  records: number; agents: number;
+  make: { importSeconds: number; advanceSeconds: number; simulatedSeconds: number; eventsApplied: number };
+  hubspotRequestsPer10Seconds: number; batchSize: number; ceiling: number; daemonPacing: number;
+  readySeconds: number; firstActivitySeconds: number; doneSeconds: number;
+  /** From the daemon listening to the last activity. */
+  seconds: number; recordsPerSecond: number; percentOfCeiling: number; recordsPerSecondFromSpawn: number; steadyRecordsPerSecond: number;
+  progress: { seconds: number; calls: number; rssMb: number }[];
+  hubspot: { requests: number; rateLimited: number; callsCreated: number; daemonCounted429: number };
+  /** Between the first calls of consecutive batch creates (creation times in the stand-in), ms. */
+  batchGapMs: Stats; gapsOverTwicePacing: number; gapsOverOneSecond: number;
+  reports: { reads: number; rateLimited429: number; serverMs: Stats; serverTotalSeconds: number };
+  check: { calls: number; records: number; distinctKeys: number; duplicateCalls: number; missing: number; unknown: number; onOneContact: number; ok: boolean };
+  mirror: { mirrored: number; parked: number; pending: number; lastRun: unknown };
+  memory: { peakRssMb: number; sampledPeakRssMb: number; rssAfterStartMb: number; rssAtEndMb: number; heapAtEnd: Heap };
+  cpuProfile: ReturnType<typeof summarizeProfile> | null;
+}
+
+async function mirrorThroughput(): Promise<MirrorThroughput> {
+  const importFiles = filesOf('mirror-import');
+  const files = filesOf('mirror');
+  const redisPrefix = testPrefix(REDIS_URL);
+  redisPrefixes.push(redisPrefix);
+  // A manual clock (the records are made before the mirror starts) and the default rate limit.
+  store = new Store(':memory:');
+  const reads = { count: 0, rateLimited: 0, ms: [] as number[] };
+  let daemonAuth = '';
+  server = await startServer(store, { rateLimit: DEFAULT_RATE_LIMIT }, (app) => {
+    app.addHook('onResponse', async (request, reply) => {
+      if (request.headers.authorization !== daemonAuth || !request.url.includes('/reports/callDetails')) return;
+      reads.count++;
+      if (reply.statusCode === 429) reads.rateLimited++;
+      else reads.ms.push(reply.elapsedTime);
+    });
+  });
+  const srv = server;
+  const account = await srv.consolePost<{ id: string }>('/accounts', { name: 'Bench daemon mirror', timezone: MIRROR_TZ });
+  const campaign = await srv.consolePost<{ id: string }>(`/accounts/${account.id}/campaigns`, {
+    name: 'Mirrored calls', type: 'Dynamic', state: 'Active',
+    // One attempt per number: one record per contact.
+    dialer: { mode: 'Power', agents: opts.agents, maxAttempts: 1, talkSeconds: 20, wrapUpSeconds: 5, callingHours: ALL_DAY },
+  });
+  const key = (name: string, roles: string[]) => srv.consolePost<{ token: string }>(`/accounts/${account.id}/apiKeys`, { name, roles }).then((k) => k.token);
+  const daemonToken = await key('daemon', ['CampaignNumberAdmin', 'CampaignReader']);
+  const readToken = await key('bench', ['CampaignReader']);
+  const campaignUrl = `${srv.base}/v1/accounts/${account.id}/campaigns/${campaign.id}`;
+  const count = listCounter(campaignUrl, readToken);
+
+  const rate = opts['hubspot-rate'];
+  const tSeed = now();
+  standIn = await startHubSpotStandIn({ contacts: opts.records, seed: 1, searchPerSecond: IMPORT_SEARCH_PER_SECOND, requestsPer10Seconds: rate });
+  const hs = standIn;
+  console.log(`HubSpot stand-in: ${opts.records} contacts seeded in ${round((now() - tSeed) / 1000, 2)} s, requestsPer10Seconds ${rate}; ` +
+    `reference server ${srv.base} (manual clock, rate limit ${DIALER.perSecond}/s, burst ${DIALER.burst} per key), campaign of ${opts.agents} agents`);
+
+  const config = (port: number, mirror: boolean) => ({
+    redis: { url: REDIS_URL, prefix: redisPrefix.prefix },
+    http: { host: '127.0.0.1', port },
+    dialer: {
+      baseUrl: srv.base, accountId: account.id, apiToken: '${BENCH_DIALER_TOKEN}', timeZone: MIRROR_TZ,
+      rateLimit: { perSecond: DIALER.perSecond, burst: DIALER.burst }, maxNumbersPerRequest: DIALER.maxNumbersPerRequest,
+    },
+    syncs: [{
+      id: MIRROR_SYNC_ID,
+      source: {
+        type: 'hubspot', baseUrl: hs.url, accessToken: '${BENCH_HUBSPOT_TOKEN}', searchPerSecond: IMPORT_SEARCH_PER_SECOND,
+        requestsPer10Seconds: rate, pageSize: 200,
+      },
+      campaignId: campaign.id,
+      mapping: { phone: 'phone', defaultCountry: 'US', variables: { firstName: 'firstname' } },
+      schedule: { every: '24h' },
+      ...(mirror ? { mirror: { sink: { type: 'source' }, every: '1s' } } : {}),
+    }],
+    log: { level: 'info' },
+  });
+  const env = { ...process.env, BENCH_DIALER_TOKEN: daemonToken, BENCH_HUBSPOT_TOKEN: hs.token };
+  const writeConfig = (f: DaemonFiles, raw: unknown) => {
+    parseConfig(raw, f.config, env);
+    writeFileSync(f.config, JSON.stringify(raw, null, 2));
+  };
+  redis ??= new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  const r = redis;
+  const keys = new SyncKeys(redisPrefix.prefix, MIRROR_SYNC_ID, campaignKey(srv.base, account.id, campaign.id));
+
+  // 1. The contacts into the campaign, by a daemon without the mirror (not measured) ------------------------------
+  const tImport = now();
+  const importPort = await freePort();
+  writeConfig(importFiles, config(importPort, false));
+  spawnDaemon(importFiles, env);
+  await waitListening(`http://127.0.0.1:${importPort}`, tImport, importFiles);
+  for (;;) {
+    const n = await count('numbers');
+    const [runId] = await r.lrange(keys.runs, 0, 0);
+    const run = runId ? await readRun(r, keys.run(runId)) : null;
+    if (n !== null && n >= opts.records && run && run.status !== 'running' && (await r.hlen(keys.batches)) === 0) break;
+    if ((now() - tImport) / 1000 > opts['import-seconds']) {
+      throw new Error(`import not done after ${opts['import-seconds']} s: ${n} of ${opts.records} numbers; run ${JSON.stringify(run)}; log:\n${logTail(importFiles.log)}`);
+    }
+    await sleep(250);
+  }
+  await stopDaemon();
+  const importSeconds = round((now() - tImport) / 1000, 1);
+  console.log(`contacts imported: ${opts.records} numbers in the campaign after ${importSeconds} s (that daemon stopped)`);
+
+  // 2. The records: the clock advanced until every number has had its one call ------------------------------------
+  const tMake = now();
+  let made = 0;
+  let simulated = 0;
+  let eventsApplied = 0;
+  while (made < opts.records) {
+    const a = await srv.consolePost<{ eventsApplied: number }>('/clock/advance', { seconds: ADVANCE_STEP_SECONDS });
+    simulated += ADVANCE_STEP_SECONDS;
+    eventsApplied += a.eventsApplied;
+    let n: number | null;
+    while ((n = await count('reports/callDetails')) === null) await sleep(200);
+    console.log(`  clock +${String(simulated).padStart(5)} s: ${String(n).padStart(7)} call-detail records (${round((now() - tMake) / 1000, 1)} s)`);
+    if (n === made && a.eventsApplied === 0) throw new Error(`the campaign stopped dialing at ${n} of ${opts.records} records`);
+    made = n;
+  }
+  const advanceSeconds = round((now() - tMake) / 1000, 1);
+
+  // 3. The mirror, in a daemon process of its own ------------------------------------------------------------------
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  writeConfig(files, config(port, true));
+  const before = { ...hs.stats };
+  daemonAuth = `Bearer ${daemonToken}`;
+  const t0 = now();
+  const pid = spawnDaemon(files, env).pid!;
+  let sampledPeak = 0;
+  const rssSampler = setInterval(() => { const m = procMemory(pid); if (m && m.rssMb > sampledPeak) sampledPeak = m.rssMb; }, 200);
+  const readySeconds = await waitListening(publicUrl, t0, files);
+  const tReady = now();
+  const rssAfterStart = procMemory(pid)?.rssMb ?? 0;
+  console.log(`daemon pid ${pid} listening on ${publicUrl} after ${readySeconds} s (RSS ${rssAfterStart} MB); mirroring ${made} records`);
+  const progress: MirrorThroughput['progress'] = [];
+  let firstActivitySeconds = 0;
+  let lastPrint = now();
+  for (;;) {
+    const calls = hs.stats.callsCreated - before.callsCreated;
+    const t = (now() - t0) / 1000;
+    if (calls > 0 && !firstActivitySeconds) firstActivitySeconds = round(t, 2);
+    if (now() - lastPrint >= 10_000 || calls >= made) {
+      lastPrint = now();
+      const rssMb = procMemory(pid)?.rssMb ?? 0;
+      progress.push({ seconds: round(t, 1), calls, rssMb });
+      console.log(`  ${round(t, 1).toFixed(1).padStart(6)} s: ${String(calls).padStart(7)} calls in HubSpot ` +
+        `(${Math.round(calls / Math.max(0.001, (now() - tReady) / 1000))}/s since listening), daemon RSS ${rssMb} MB`);
+    }
+    if (calls >= made) break;
+    if (t > opts['import-seconds']) {
+      const meta = await r.hgetall(mirrorKeys(keys).meta);
+      throw new Error(`mirror not done after ${opts['import-seconds']} s: ${calls} of ${made} calls; mirror ${JSON.stringify(meta)}; log:\n${logTail(files.log)}`);
+    }
+    await sleep(200);
+  }
+  const tDone = now();
+  clearInterval(rssSampler);
+  const endMetrics = await (await fetch(`${publicUrl}/metrics`)).text();
+  const mem = procMemory(pid);
+  const mk = mirrorKeys(keys);
+  const meta = await r.hgetall(mk.meta);
+  const parked = await r.hlen(mk.parked);
+  const pending = await r.hlen(mk.pending);
+  const hubspotDuring = { requests: hs.stats.requests - before.requests, rateLimited: hs.stats.rateLimited - before.rateLimited, callsCreated: hs.stats.callsCreated - before.callsCreated };
+  await stopDaemon();
+  let cpuProfile: ReturnType<typeof summarizeProfile> | null = null;
+  if (opts['cpu-prof']) {
+    const file = readdirSync(files.profiles).find((f) => f.endsWith('.cpuprofile'));
+    cpuProfile = file ? summarizeProfile(join(files.profiles, file)) : null;
+  }
+
+  // Every record once among the calls: the key in each title against the campaign's records.
+  const calls = hs.calls();
+  const expected = new Set<string>();
+  for (let first = 0; ; first += 10_000) {
+    const res = await fetch(`${campaignUrl}/reports/callDetails?range=${encodeURIComponent(JSON.stringify([first, first + 9999]))}`, { headers: { authorization: `Bearer ${readToken}` } });
+    if (res.status === 429) { await res.arrayBuffer(); await sleep(1000); first -= 10_000; continue; }
+    if (res.status !== 200) throw new Error(`call details: ${res.status}`);
+    const page = (await res.json()) as { number: string; attempt: number }[];
+    for (const rec of page) expected.add(attemptKey(campaign.id, rec.number, rec.attempt));
+    if (page.length < 10_000) break;
+  }
+  const seen = new Set<string>();
+  let duplicateCalls = 0;
+  let unknown = 0;
+  for (const c of calls) {
+    const k = keyInTitle(c.properties.hs_call_title);
+    if (seen.has(k)) duplicateCalls++;
+    else if (!expected.has(k)) unknown++;
+    seen.add(k);
+  }
+  const missing = [...expected].filter((k) => !seen.has(k)).length;
+  const onOneContact = calls.filter((c) => c.contactIds.length === 1).length;
+  // Batch creates: the first call of each batch of 100 (the last batch of a page may be shorter: the rate counts it).
+  const starts: number[] = [];
+  for (let i = 0; i < calls.length; i += HUBSPOT_BATCH) starts.push(Date.parse(calls[i]!.createdAt));
+  const gaps = starts.slice(1).map((t, i) => t - starts[i]!);
+  const pacingMs = spacing(rate, 10_000);
+
+  const ceiling = (rate / 10) * HUBSPOT_BATCH;
+  const seconds = (tDone - tReady) / 1000;
+  const recordsPerSecond = made / seconds;
+  return {
+    records: made, agents: opts.agents,
+    make: { importSeconds, advanceSeconds, simulatedSeconds: simulated, eventsApplied },
+    hubspotRequestsPer10Seconds: rate, batchSize: HUBSPOT_BATCH, ceiling, daemonPacing: round((1000 / pacingMs) * HUBSPOT_BATCH, 0),
+    readySeconds, firstActivitySeconds, doneSeconds: round((tDone - t0) / 1000, 2),
+    seconds: round(seconds, 2), recordsPerSecond: round(recordsPerSecond, 0), percentOfCeiling: round((100 * recordsPerSecond) / ceiling, 1),
+    recordsPerSecondFromSpawn: round(made / ((tDone - t0) / 1000), 0),
+    steadyRecordsPerSecond: round(made / Math.max(0.001, (tDone - t0) / 1000 - firstActivitySeconds), 0),
+    progress,
+    hubspot: { ...hubspotDuring, daemonCounted429: metric(endMetrics, 'cds_rate_limited_total', { service: 'hubspot' }) },
+    batchGapMs: stats(gaps), gapsOverTwicePacing: gaps.filter((g) => g > 2 * pacingMs).length, gapsOverOneSecond: gaps.filter((g) => g > 1000).length,
+    reports: { reads: reads.count, rateLimited429: reads.rateLimited, serverMs: stats(reads.ms), serverTotalSeconds: round(reads.ms.reduce((a, b) => a + b, 0) / 1000, 2) },
+    check: {
+      calls: calls.length, records: expected.size, distinctKeys: seen.size, duplicateCalls, missing, unknown, onOneContact,
+      ok: calls.length === expected.size && duplicateCalls === 0 && missing === 0 && unknown === 0 && onOneContact === calls.length,
+    },
+    mirror: { mirrored: Number(meta.mirrored ?? 0), parked, pending, lastRun: meta.lastRun ? JSON.parse(meta.lastRun) : null },
+    memory: { peakRssMb: mem?.hwmMb ?? sampledPeak, sampledPeakRssMb: sampledPeak, rssAfterStartMb: rssAfterStart, rssAtEndMb: mem?.rssMb ?? 0, heapAtEnd: heapOf(endMetrics) },
+    cpuProfile,
+  };
+}
+
+interface MirrorLag {
+  calls: number; activities: number; seconds: number;
+  /** Call end (its call.finished event's simulation time) → activity created in the stand-in. */
+  lagMs: Stats;
+  /** Call end → the event queued by the simulator (its 50 ms ticks), part of the above. */
+  endToQueuedMs: Stats;
+  /** The same lag from the record's endedAtLocal (whole seconds, so up to 1 s more). */
+  fromEndedAtLocalMs: Stats;
+  /** Wall clock minus simulation clock, sampled at the end (ms). */
+  simulationBehindMs: { min: number; max: number };
+  importDoneSeconds: number; firstCallEndSeconds: number | null;
+  distinctKeys: number; unmatched: number; eventsAccepted: number; dialerCalls429: number;
+  daemonPeakRssMb: number;
+  samples: { number: string; attempt: number; lagMs: number | null }[];
+}
+
+async function mirrorLag(): Promise<MirrorLag> {
+  const files = filesOf('mirror-lag');
+  const redisPrefix = testPrefix(REDIS_URL);
+  redisPrefixes.push(redisPrefix);
+  store = new Store(':memory:');
+  const st = store;
+  // call.finished events as the server queues them: their simulation time (the call's end) and when they were queued.
+  const events = new Map<string, { endMs: number; queuedAt: number; endedAtLocal: string }>();
+  const enqueue = st.webhooks.enqueue.bind(st.webhooks);
+  st.webhooks.enqueue = (endpointPk, eventId, body, dueAt) => {
+    const e = JSON.parse(body) as { type: string; time: string; data: { call?: { number: string; attempt: number; endedAtLocal: string } } };
+    if (e.type === 'call.finished' && e.data.call) {
+      events.set(`${e.data.call.number}#${e.data.call.attempt}`, { endMs: Date.parse(e.time), queuedAt: Date.now(), endedAtLocal: e.data.call.endedAtLocal });
+    }
+    enqueue(endpointPk, eventId, body, dueAt);
+  };
+  // The simulation clock follows the wall clock from here: an event's simulation time is when it happened.
+  const clock = new SimulationClock(Date.now());
+  driver = new RealTimeDriver(clock, 1);
+  driver.start();
+  server = await startServer(st, { rateLimit: DEFAULT_RATE_LIMIT, clock, clockMode: 'realtime', seed: 7, outcomes: LAG_OUTCOMES });
+  const srv = server;
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const account = await srv.consolePost<{ id: string }>('/accounts', { name: 'Bench daemon lag', timezone: MIRROR_TZ });
+  const endpoint = await srv.consolePost<{ id: string; secret: string }>(`/accounts/${account.id}/webhookEndpoints`, { url: `${publicUrl}/webhooks/${LAG_SYNC_ID}/events` });
+  const campaign = await srv.consolePost<{ id: string }>(`/accounts/${account.id}/campaigns`, {
+    name: 'Lag', type: 'Dynamic', state: 'Active', webhookEndpointId: endpoint.id,
+    // One call at a time: the daemon is idle between two call ends.
+    dialer: { mode: 'Power', agents: 1, linesPerAgent: 1, maxAttempts: 1, talkSeconds: 5, wrapUpSeconds: 0, callingHours: ALL_DAY },
+  });
+  const { token: daemonToken } = await srv.consolePost<{ token: string }>(`/accounts/${account.id}/apiKeys`, { name: 'daemon', roles: ['CampaignNumberAdmin', 'CampaignReader'] });
+  const n = opts['lag-calls'];
+  const rate = opts['hubspot-rate'];
+  standIn = await startHubSpotStandIn({ contacts: n, seed: 2, requestsPer10Seconds: rate });
+  const hs = standIn;
+  const raw = {
+    redis: { url: REDIS_URL, prefix: redisPrefix.prefix },
+    http: { host: '127.0.0.1', port, publicUrl },
+    dialer: {
+      baseUrl: srv.base, accountId: account.id, apiToken: '${BENCH_DIALER_TOKEN}', timeZone: MIRROR_TZ,
+      rateLimit: { perSecond: DIALER.perSecond, burst: DIALER.burst }, maxNumbersPerRequest: DIALER.maxNumbersPerRequest,
+    },
+    syncs: [{
+      id: LAG_SYNC_ID,
+      source: { type: 'hubspot', baseUrl: hs.url, accessToken: '${BENCH_HUBSPOT_TOKEN}', requestsPer10Seconds: rate },
+      campaignId: campaign.id,
+      mapping: { phone: 'phone', defaultCountry: 'US' },
+      schedule: { every: '24h' },
+      // The poll is an hour away: the events bring every activity.
+      mirror: { sink: { type: 'source' }, every: '1h', eventsSecret: '${BENCH_EVENTS_SECRET}' },
+    }],
+    log: { level: 'info' },
+  };
+  const env = { ...process.env, BENCH_DIALER_TOKEN: daemonToken, BENCH_HUBSPOT_TOKEN: hs.token, BENCH_EVENTS_SECRET: endpoint.secret };
+  parseConfig(raw, files.config, env);
+  writeFileSync(files.config, JSON.stringify(raw, null, 2));
+  redis ??= new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  const r = redis;
+  const keys = new SyncKeys(redisPrefix.prefix, LAG_SYNC_ID, campaignKey(srv.base, account.id, campaign.id));
+
+  const t0 = now();
+  const wallStart = Date.now();
+  const pid = spawnDaemon(files, env).pid!;
+  const readySeconds = await waitListening(publicUrl, t0, files);
+  console.log(`lag: real-time server ${srv.base}, daemon pid ${pid} listening after ${readySeconds} s; ${n} contacts → ${n} calls, one at a time`);
+  let importDoneSeconds = 0;
+  const timeoutSeconds = 60 + 10 * n;
+  let lastPrint = now();
+  for (;;) {
+    if (!importDoneSeconds) {
+      const [runId] = await r.lrange(keys.runs, 0, 0);
+      const run = runId ? await readRun(r, keys.run(runId)) : null;
+      if (run && run.status !== 'running' && (await r.hlen(keys.batches)) === 0) importDoneSeconds = round((now() - t0) / 1000, 2);
+    }
+    const created = hs.stats.callsCreated;
+    if (created >= n && events.size >= n) break;
+    if (now() - lastPrint >= 15_000) {
+      lastPrint = now();
+      console.log(`  ${round((now() - t0) / 1000, 1).toFixed(1).padStart(6)} s: ${events.size} calls ended, ${created} activities`);
+    }
+    if ((now() - t0) / 1000 > timeoutSeconds) {
+      throw new Error(`lag: ${created} activities for ${events.size} calls of ${n} after ${timeoutSeconds} s; log:\n${logTail(files.log)}`);
+    }
+    await sleep(100);
+  }
+  const seconds = round((now() - t0) / 1000, 1);
+  const behind: number[] = [];
+  for (let i = 0; i < 20; i++) { behind.push(Date.now() - clock.now()); await sleep(7); }
+  const endMetrics = await (await fetch(`${publicUrl}/metrics`)).text();
+  const peak = procMemory(pid)?.hwmMb ?? 0;
+  await stopDaemon();
+  driver.stop();
+
+  const calls = hs.calls();
+  const lag: number[] = [];
+  const toQueued: number[] = [];
+  const fromLocal: number[] = [];
+  const samples: MirrorLag['samples'] = [];
+  let unmatched = 0;
+  for (const c of calls) {
+    const number = String(c.properties.hs_call_to_number ?? '');
+    const attempt = Number(/\(attempt (\d+)\)/.exec(String(c.properties.hs_call_title ?? ''))?.[1] ?? 0);
+    const e = events.get(`${number}#${attempt}`);
+    if (!e) { unmatched++; samples.push({ number, attempt, lagMs: null }); continue; }
+    const created = Date.parse(c.createdAt);
+    lag.push(created - e.endMs);
+    toQueued.push(e.queuedAt - e.endMs);
+    fromLocal.push(created - toUtc(e.endedAtLocal, MIRROR_TZ));
+    samples.push({ number, attempt, lagMs: created - e.endMs });
+  }
+  const firstEnd = Math.min(...[...events.values()].map((e) => e.endMs));
+  return {
+    calls: events.size, activities: calls.length, seconds,
+    lagMs: stats(lag), endToQueuedMs: stats(toQueued), fromEndedAtLocalMs: stats(fromLocal),
+    simulationBehindMs: { min: Math.min(...behind), max: Math.max(...behind) },
+    importDoneSeconds, firstCallEndSeconds: Number.isFinite(firstEnd) ? round((firstEnd - wallStart) / 1000, 2) : null,
+    distinctKeys: new Set(calls.map((c) => keyInTitle(c.properties.hs_call_title))).size, unmatched,
+    eventsAccepted: metric(endMetrics, 'cds_webhooks_total', { sync: LAG_SYNC_ID, result: 'accepted' }),
+    dialerCalls429: metric(endMetrics, 'cds_rate_limited_total', { service: 'dialer' }),
+    daemonPeakRssMb: peak, samples,
+  };
+}
+
+async function runMirror(): Promise<void> {
+  const throughput = await mirrorThroughput();
+  await closeScenario();
+  const lag = await mirrorLag();
+  const report = {
+    date: new Date().toISOString(), node: process.version, options: opts, seconds: round((now() - startedAt) / 1000, 1),
+    machine: machine(loadAtStart), throughput, lag, benchPeakRssMb: procMemory('self')?.hwmMb ?? 0,
+  };
+  printMirrorReport(report);
+  writeResults(`daemon-mirror-${report.date.replace(/[:.]/g, '-')}`, report);
+}
+
+function printMirrorReport(r: { seconds: number; machine: Machine; throughput: MirrorThroughput; lag: MirrorLag; benchPeakRssMb: number }): void {
+  const mark = (ok: boolean) => (ok ? 'ok' : 'MISS');
+  const t = r.throughput;
+  const line = printFiguresHeading(118, [`mirror scenario, total run ${r.seconds} s`, describeMachine(r.machine)]);
+  console.log(`mirror            ${t.records} call-detail records → ${t.check.calls} calls in HubSpot in ${t.seconds} s from the daemon listening: ` +
+    `${t.recordsPerSecond} records/s = ${t.percentOfCeiling}% of the ceiling [target >= 90%: ${mark(t.percentOfCeiling >= 90)}]`);
+  console.log(`  ceiling         requestsPer10Seconds ${t.hubspotRequestsPer10Seconds} (stand-in and daemon) / 10 s × ${t.batchSize} calls per batch create ` +
+    `= ${t.ceiling} records/s; the daemon paces 5% under the limit: at most ${t.daemonPacing}/s`);
+  console.log(`  timeline        listening after ${t.readySeconds} s, first call at ${t.firstActivitySeconds} s, last at ${t.doneSeconds} s from spawning it ` +
+    `(${t.recordsPerSecondFromSpawn}/s from the spawn, ${t.steadyRecordsPerSecond}/s from the first call to the last)`);
+  console.log(`  HubSpot         ${t.hubspot.requests} requests while mirroring, ${t.hubspot.rateLimited} answered 429 (daemon counted ${t.hubspot.daemonCounted429}); ` +
+    `batch creates apart p50 ${t.batchGapMs.p50} ms, p90 ${t.batchGapMs.p90}, p99 ${t.batchGapMs.p99}, max ${t.batchGapMs.max} ` +
+    `(${t.gapsOverTwicePacing} gaps over twice the pacing, ${t.gapsOverOneSecond} over 1 s)`);
+  console.log(`  report reads    ${t.reports.reads} reads of the call-details report by the daemon's key (500 a page), ${t.reports.rateLimited429} answered 429; ` +
+    `server time p50 ${round(t.reports.serverMs.p50)} ms, p99 ${round(t.reports.serverMs.p99)} ms, max ${round(t.reports.serverMs.max)} ms, ${t.reports.serverTotalSeconds} s in all`);
+  const c = t.check;
+  console.log(`  one per record  ${c.calls} calls for ${c.records} records: ${c.distinctKeys} distinct keys in the titles, ${c.duplicateCalls} duplicates, ` +
+    `${c.missing} records without a call, ${c.unknown} calls of no record, ${c.onOneContact} on exactly one contact [${mark(c.ok)}]`);
+  console.log(`  mirror state    mirrored ${t.mirror.mirrored}, parked ${t.mirror.parked}, pending ${t.mirror.pending}; last finished run ${JSON.stringify(t.mirror.lastRun)}`);
+  console.log(`  records made    contacts imported in ${t.make.importSeconds} s; clock advanced ${t.make.simulatedSeconds} simulated s in ${t.make.advanceSeconds} s ` +
+    `(${t.agents} agents, one attempt per number, ${t.make.eventsApplied} simulation events)`);
+  console.log(line);
+  const l = r.lag;
+  console.log(`lag when idle     ${l.lagMs.n} calls (1 agent, real-time clock, events to /webhooks/${LAG_SYNC_ID}/events, poll hourly) → call end to activity created:`);
+  console.log(`                  p50 ${l.lagMs.p50} ms, p90 ${l.lagMs.p90} ms, p99 ${l.lagMs.p99} ms, max ${l.lagMs.max} ms (mean ${l.lagMs.mean})`);
+  console.log(`  parts           call end → event queued by the simulator p50 ${l.endToQueuedMs.p50} ms, max ${l.endToQueuedMs.max} (50 ms ticks; the sender ` +
+    `polls its outbox every 100 ms); simulation clock behind the wall clock ${l.simulationBehindMs.min}–${l.simulationBehindMs.max} ms`);
+  console.log(`  cross-check     from endedAtLocal (whole seconds) instead: p50 ${l.fromEndedAtLocalMs.p50} ms, p99 ${l.fromEndedAtLocalMs.p99} ms`);
+  console.log(`  daemon          ${l.eventsAccepted} events accepted, ${l.activities} activities (${l.distinctKeys} distinct keys, ${l.unmatched} without an event) ` +
+    `for ${l.calls} calls [${mark(l.activities === l.calls && l.distinctKeys === l.calls && l.unmatched === 0)}]; import done at ${l.importDoneSeconds} s, ` +
+    `first call ended at ${l.firstCallEndSeconds} s from the spawn; ${l.seconds} s in all; dialer 429s ${l.dialerCalls429}`);
+  console.log(line);
+  const m = t.memory;
+  console.log(`memory            mirroring daemon peak RSS (VmHWM) ${m.peakRssMb} MB (sampled peak ${m.sampledPeakRssMb} MB, after start ${m.rssAfterStartMb} MB, ` +
+    `at the end ${m.rssAtEndMb} MB); V8 heap at the end ${m.heapAtEnd.heapUsedMb} MB used of ${m.heapAtEnd.heapTotalMb} MB, external ${m.heapAtEnd.externalMb} MB`);
+  console.log(`                  lag daemon peak RSS ${l.daemonPeakRssMb} MB; this process (server, stand-in, polls) ${r.benchPeakRssMb} MB`);
+  if (t.cpuProfile) {
+    console.log(`${line}\nmirroring daemon CPU profile: ${t.cpuProfile.totalMs} ms sampled (self time; includes idle)`);
+    for (const p of t.cpuProfile.places) console.log(`  ${String(p.pct).padStart(5)}%  ${String(p.ms).padStart(9)} ms  ${p.place}`);
+    console.log('  hottest functions:');
+    for (const f of t.cpuProfile.functions) console.log(`  ${String(f.pct).padStart(5)}%  ${String(f.ms).padStart(9)} ms  ${f.name}`);
+  }
+}
+
 try {
   for (const [i, scenario] of scenarios.entries()) {
     if (i > 0) await closeScenario();
     console.log(`\n=== scenario ${scenario}`);
     if (scenario === 'hubspot') await runHubSpot();
-    else await runCsv();
+    else if (scenario === 'csv') await runCsv();
+    else await runMirror();
   }
 } catch (err) {
   if (!interrupted) console.error(`bench: ${(err as Error).stack ?? err}`);
