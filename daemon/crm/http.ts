@@ -17,16 +17,17 @@ export class SourceError extends Error {
   }
 }
 
-// Reserves the next free slot of a fixed spacing (GCRA with no burst) and says how long to wait for it. The clock
-// is Redis's own, so processes on several machines agree.
+// Reserves the next slot of a fixed spacing and says how long to wait for it (GCRA: after a pause, up to `burst`
+// requests may go at once, so slots lost to a gap are made up). The clock is Redis's own, so processes on several
+// machines agree.
 const TAKE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-local interval = tonumber(ARGV[1])
-local start = math.max(now, tat)
-redis.call('SET', KEYS[1], start + interval, 'PX', math.ceil(start + interval - now) + 1000)
-return start - now
+local interval, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
+local tat = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now)
+local wait = math.max(0, tat - now - burst * interval)
+redis.call('SET', KEYS[1], tat + interval, 'PX', math.ceil(tat + interval - now) + 1000)
+return wait
 `;
 const HOLD = `
 local t = redis.call('TIME')
@@ -44,8 +45,9 @@ export class RateGate {
   private readonly redis: Redis;
   readonly key: string;
   readonly intervalMs: number;
-  constructor(redis: Redis, key: string, intervalMs: number) {
-    this.redis = redis; this.key = key; this.intervalMs = intervalMs;
+  readonly burst: number;
+  constructor(redis: Redis, key: string, intervalMs: number, burst = 0) {
+    this.redis = redis; this.key = key; this.intervalMs = intervalMs; this.burst = burst;
     if (!(redis as any).cdsGateTake) {
       redis.defineCommand('cdsGateTake', { numberOfKeys: 1, lua: TAKE });
       redis.defineCommand('cdsGateHold', { numberOfKeys: 1, lua: HOLD });
@@ -53,7 +55,7 @@ export class RateGate {
   }
 
   async take(): Promise<void> {
-    const wait = Number(await (this.redis as any).cdsGateTake(this.key, this.intervalMs));
+    const wait = Number(await (this.redis as any).cdsGateTake(this.key, this.intervalMs, this.burst));
     if (wait > 0) await sleep(wait);
   }
 
@@ -66,6 +68,14 @@ export class RateGate {
 /** Pacing a little under the stated limit: requests leave on time but arrive with jitter, and the CRM counts arrivals. */
 export function spacing(requests: number, perMs: number): number {
   return Math.ceil((perMs / requests) * 1.05);
+}
+
+/**
+ * The burst a gate may allow and still stay under `requests` per `perMs` in any window: a GCRA with burst b lets
+ * at most b + 1 + window / interval through, so b is what the 5% margin leaves, less one for safety.
+ */
+export function burstFor(requests: number, perMs: number): number {
+  return Math.max(0, Math.floor(requests - perMs / spacing(requests, perMs)) - 2);
 }
 
 export interface CrmRequest {

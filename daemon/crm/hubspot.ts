@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
-import { CrmHttp, RateGate, spacing } from './http.ts';
+import { burstFor, CrmHttp, RateGate, spacing } from './http.ts';
 
 export interface HubSpotAccount {
   baseUrl: string;
@@ -26,7 +26,7 @@ export class HubSpotApi {
     // Limits are per HubSpot account: one gate per token, shared by every sync, sink and process using it.
     const id = createHash('sha256').update(`${account.baseUrl}\n${account.accessToken}`).digest('hex').slice(0, 12);
     this.searchGate = new RateGate(redis, `${prefix}:gate:hubspot-search:${id}`, spacing(account.searchPerSecond, 1000));
-    this.gate = new RateGate(redis, `${prefix}:gate:hubspot:${id}`, spacing(account.requestsPer10Seconds, 10_000));
+    this.gate = new RateGate(redis, `${prefix}:gate:hubspot:${id}`, spacing(account.requestsPer10Seconds, 10_000), burstFor(account.requestsPer10Seconds, 10_000));
     this.http = new CrmHttp('hubspot', log, metrics, (res) => {
       const s = Number(res.headers['retry-after']);
       return Number.isFinite(s) ? s * 1000 : 10_000;

@@ -197,9 +197,18 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
   const from = options.since ?? (meta.watermark ? readFrom(meta.watermark, rt.timeZone, rt.config.late) : null);
   const oldest = formatWall(Date.now() - rt.config.keepDays * 86_400_000);
   let watermark = meta.watermark ?? '';
+  // The next page is read while this one is written: reads then cost no slot of the CRM's budget.
+  const prefetch = (first: number) => {
+    const p = readPage(rt, first, from, options.signal);
+    p.catch(() => {}); // awaited below; a failure surfaces there
+    return p;
+  };
+  let next = prefetch(0);
   for (let first = 0; ; first += PAGE) {
     if (options.signal?.aborted) break;
-    const page = (await readPage(rt, first, from, options.signal)).map(record).filter((r): r is CallDetail => r !== null);
+    const raw = await next;
+    if (raw.length === PAGE) next = prefetch(first + PAGE);
+    const page = raw.map(record).filter((r): r is CallDetail => r !== null);
     counts.read += page.length;
     const keys = page.map((r) => attemptKey(rt.campaignId, r.number, r.attempt));
     const done = await Promise.all(page.map((r, i) => rt.redis.hexists(mk.done(r.endedAtLocal), keys[i]!)));
@@ -226,7 +235,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     await writeAll(rt, activities, counts, options.signal);
     for (const r of page) if (r.endedAtLocal > watermark) watermark = r.endedAtLocal;
     if (watermark) await rt.redis.hset(mk.meta, 'watermark', watermark);
-    if (page.length < PAGE) break;
+    if (raw.length < PAGE) break;
   }
   counts.durationMs = Math.round(performance.now() - started);
   if (verify && !options.signal?.aborted) await rt.redis.hdel(mk.meta, 'verify');
