@@ -1,7 +1,7 @@
 // Nothing lost, nothing twice: a 20,000-contact sync killed with SIGKILL at several points (one of them the moment
 // the dialer has added a batch and the daemon has not yet heard), a Redis killed and restarted mid-sync, and two
 // daemon processes sharing one Redis. Each ends with the campaign holding exactly the selected contacts once.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { parseConfig } from '../../daemon/config.ts';
-import { campaignNumbers, dialerFixture, freePort, quietLog, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
+import { campaignNumbers, dialerFixture, freePort, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
 import { startProxy, type Proxy } from '../support/proxy.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'cds-crash-'));
@@ -161,22 +161,7 @@ describe('Redis killed and restarted mid-sync', () => {
   let daemon: Daemon | null = null;
   let port = 0;
   const redisDir = mkdtempSync(join(tmpdir(), 'cds-redis-'));
-  const startRedis = async () => {
-    redisServer = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', redisDir, '--appendonly', 'yes',
-      '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
-    await waitFor(async () => {
-      const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-      probe.on('error', () => {});
-      try {
-        await probe.connect();
-        return (await probe.ping()) === 'PONG';
-      } catch {
-        return false;
-      } finally {
-        probe.disconnect();
-      }
-    }, 'redis-server to start');
-  };
+  const startRedis = async () => { redisServer = await startRedisServer(port, redisDir); };
   beforeAll(async () => {
     port = await freePort();
     await startRedis();

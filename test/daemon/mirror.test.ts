@@ -1,7 +1,7 @@
 // Call results back into the CRM: contacts in, calls simulated on the manual clock across New York's fall-back
 // hour, each attempt exactly once as an activity on its contact (HubSpot, Pipedrive, a JSON-lines file), a 207
 // partial failure parking only the failed records, a kill -9 in the middle of mirroring, and a backfill adding nothing.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import { formatWall, offsetAt } from '../../daemon/mirror/local-time.ts';
 import { attemptKey, mirrorKeys } from '../../daemon/mirror/mirror.ts';
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../daemon/config.ts';
-import { daemonConfig, freePort, quietLog, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { daemonConfig, freePort, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { startProxy } from '../support/proxy.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
@@ -350,15 +350,7 @@ describe('mirroring with two processes, and across a Redis restart', () => {
     const port = await freePort();
     const redisDir = mkdtempSync(join(tmpdir(), 'cds-mirror-redis-'));
     let redisServer: ChildProcess | null = null;
-    const startRedis = async () => {
-      redisServer = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', redisDir, '--appendonly', 'yes',
-        '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
-      await waitFor(async () => {
-        const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-        probe.on('error', () => {});
-        try { await probe.connect(); return (await probe.ping()) === 'PONG'; } catch { return false; } finally { probe.disconnect(); }
-      }, 'redis-server to start');
-    };
+    const startRedis = async () => { redisServer = await startRedisServer(port, redisDir); };
     await startRedis();
     const f = await dialer(16);
     const hs = await startHubSpotStandIn({ contacts: 40, searchPerSecond: 100 });

@@ -132,3 +132,23 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/** A redis-server of the test's own on `port`, persisting every write to `dir` (AOF, fsync always), once it answers. */
+export async function startRedisServer(port: number, dir: string): Promise<import('node:child_process').ChildProcess> {
+  const { spawn } = await import('node:child_process');
+  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes',
+    '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+  await waitFor(async () => {
+    const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    probe.on('error', () => {});
+    try {
+      await probe.connect();
+      return (await probe.ping()) === 'PONG';
+    } catch {
+      return false;
+    } finally {
+      probe.disconnect();
+    }
+  }, 'redis-server to start');
+  return server;
+}
