@@ -259,8 +259,9 @@ try {
   const server = watch(startChild('reference server', 'server/cli.ts', ['--port', String(serverPort), '--speed', String(speed)],
     { CONSOLE_TOKEN: consoleToken, WEBHOOK_SIGNING_KEY: secret('') }, join(dir, 'server.log'), ROOT));
   const hubspot = watch(startChild('HubSpot stand-in', 'crm-stand-ins/hubspot.ts', [
-    '--port', String(hubspotPort), '--contacts', String(contacts), '--token', hubspotToken, '--client-secret', hubspotClientSecret,
-    '--webhook-url', `${daemonUrl}/webhooks/${SYNC_ID}`,
+    // `--name=value`: a random secret may begin with "-", which would read as the next option.
+    `--port=${hubspotPort}`, `--contacts=${contacts}`, `--token=${hubspotToken}`, `--client-secret=${hubspotClientSecret}`,
+    `--webhook-url=${daemonUrl}/webhooks/${SYNC_ID}`,
     // HubSpot allows 5 searches a second; the daemon keeps to that, and the progress view's two a refresh get room of their own.
     '--search-per-second', '10',
   ], {}, join(dir, 'hubspot.log'), ROOT));
