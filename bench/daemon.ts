@@ -218,6 +218,17 @@ let daemon: ChildProcess | null = null;
 let daemonExit: Promise<number | null> | null = null;
 let daemonStopping = false;
 let redis: Redis | null = null;
+
+/** The bench's own Redis connection, one for every scenario. */
+function benchRedis(): Redis {
+  return (redis ??= new Redis(REDIS_URL, { maxRetriesPerRequest: 1 }));
+}
+
+/** Checks a daemon configuration as the daemon will read it (a mistake there is the bench's: fail before starting anything), then writes it. */
+function writeDaemonConfig(file: string, raw: unknown, env: NodeJS.ProcessEnv): void {
+  parseConfig(raw, file, env);
+  writeFileSync(file, JSON.stringify(raw, null, 2));
+}
 /** The real-time clock of the mirror scenario's lag phase. */
 let driver: RealTimeDriver | null = null;
 let cleaning: Promise<void> | null = null;
@@ -414,13 +425,12 @@ async function runHubSpot(): Promise<void> {
     log: { level: 'info' },
   };
   const env = { ...process.env, BENCH_DIALER_TOKEN: daemonToken, BENCH_HUBSPOT_TOKEN: hs.token, BENCH_HUBSPOT_CLIENT_SECRET: CLIENT_SECRET };
-  parseConfig(raw, files.config, env); // a mistake here is ours: fail before starting anything
-  writeFileSync(files.config, JSON.stringify(raw, null, 2));
-  redis ??= new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  writeDaemonConfig(files.config, raw, env);
+  const redis = benchRedis();
   const keys = new SyncKeys(redisPrefix.prefix, SYNC_ID, campaignKey(srv.base, account.id, campaign.id));
   const latestRun = async (): Promise<RunRecord | null> => {
-    const [id] = await redis!.lrange(keys.runs, 0, 0);
-    return id ? readRun(redis!, keys.run(id)) : null;
+    const [id] = await redis.lrange(keys.runs, 0, 0);
+    return id ? readRun(redis, keys.run(id)) : null;
   };
   const daemonMetrics = async () => (await fetch(`${publicUrl}/metrics`)).text();
 
@@ -777,10 +787,8 @@ async function runCsv(): Promise<void> {
     log: { level: 'info' },
   };
   const env = { ...process.env, BENCH_DIALER_TOKEN: daemonToken };
-  parseConfig(raw, files.config, env);
-  writeFileSync(files.config, JSON.stringify(raw, null, 2));
-  redis ??= new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  const r = redis;
+  writeDaemonConfig(files.config, raw, env);
+  const r = benchRedis();
   const keys = new SyncKeys(redisPrefix.prefix, CSV_SYNC_ID, campaignKey(srv.base, account.id, campaign.id));
   const redisBefore = await redisUsedMb(r);
 
@@ -1028,12 +1036,8 @@ async function mirrorThroughput(): Promise<MirrorThroughput> {
     log: { level: 'info' },
   });
   const env = { ...process.env, BENCH_DIALER_TOKEN: daemonToken, BENCH_HUBSPOT_TOKEN: hs.token };
-  const writeConfig = (f: DaemonFiles, raw: unknown) => {
-    parseConfig(raw, f.config, env);
-    writeFileSync(f.config, JSON.stringify(raw, null, 2));
-  };
-  redis ??= new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  const r = redis;
+  const writeConfig = (f: DaemonFiles, raw: unknown) => writeDaemonConfig(f.config, raw, env);
+  const r = benchRedis();
   const keys = new SyncKeys(redisPrefix.prefix, MIRROR_SYNC_ID, campaignKey(srv.base, account.id, campaign.id));
 
   // 1. The contacts into the campaign, by a daemon without the mirror (not measured) ------------------------------
@@ -1248,10 +1252,8 @@ async function mirrorLag(): Promise<MirrorLag> {
     log: { level: 'info' },
   };
   const env = { ...process.env, BENCH_DIALER_TOKEN: daemonToken, BENCH_HUBSPOT_TOKEN: hs.token, BENCH_EVENTS_SECRET: endpoint.secret };
-  parseConfig(raw, files.config, env);
-  writeFileSync(files.config, JSON.stringify(raw, null, 2));
-  redis ??= new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  const r = redis;
+  writeDaemonConfig(files.config, raw, env);
+  const r = benchRedis();
   const keys = new SyncKeys(redisPrefix.prefix, LAG_SYNC_ID, campaignKey(srv.base, account.id, campaign.id));
 
   const t0 = now();
