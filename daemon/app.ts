@@ -15,7 +15,7 @@ import { HubSpotSource } from './sources/hubspot.ts';
 import { PipedriveSource } from './sources/pipedrive.ts';
 import type { Source } from './sources/source.ts';
 import { WebhookSource } from './sources/webhook.ts';
-import { Interrupted, planDirty, runSync, type SyncRuntime } from './sync/run.ts';
+import { Interrupted, planDirty, resumeBatches, runSync, type SyncRuntime } from './sync/run.ts';
 import { HubSpotApi } from './crm/hubspot.ts';
 import { PipedriveApi } from './crm/pipedrive.ts';
 import { DialerClient } from './push/dialer.ts';
@@ -133,6 +133,8 @@ export class Daemon {
       });
       d.syncWorker.on('error', (err) => log.error({ err: err.message }, 'sync worker error'));
       for (const q of d.pushQueues.values()) q.startWorker(lockDuration);
+      // Batches a process wrote and died before queuing hold their numbers' claims: queue them now, not at the next run.
+      for (const rt of d.runtimes.values()) await resumeBatches(rt);
       if (options.schedules !== false) {
         const scheduled = await d.reconcileSchedulers();
         // A sync seen for the first time starts with a full import (an `every` schedule just set fires at once itself).

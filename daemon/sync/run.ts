@@ -26,9 +26,6 @@ export interface InboxItem { c?: SourceContact[]; d?: string[] }
 
 const COUNTS = ['seen', 'changed', 'left', 'invalid', 'planned', 'pushed', 'deleted', 'rejected'] as const;
 
-/** Batches older than this with no job are from a plan that died before queuing them. */
-const ORPHAN_AFTER_MS = 30_000;
-
 function redisOf(rt: SyncRuntime): Redis { return rt.state.redis; }
 
 export async function readRun(redis: Redis, key: string): Promise<RunRecord | null> {
@@ -65,19 +62,22 @@ export async function planDirty(rt: SyncRuntime, runId: string): Promise<number>
   return planned;
 }
 
-/** Queues batches that a plan wrote but never queued (it died in between), and retries batches whose job failed. */
+/**
+ * Queues batches that a plan wrote but never queued (its process died in between), and retries batches whose job
+ * failed. Always safe, even beside a live planner: the job id is the batch id, so queuing twice adds one job, and a
+ * batch is deleted (when its answer is recorded) before its job completes.
+ */
 export async function resumeBatches(rt: SyncRuntime): Promise<number> {
   const redis = redisOf(rt);
   let cursor = '0';
   let resumed = 0;
-  const now = Date.now();
   do {
     const [next, flat] = await redis.hscan(rt.state.keys.batches, cursor, 'COUNT', 200);
     cursor = next;
     for (let i = 0; i < flat.length; i += 2) {
       const id = flat[i]!;
-      const b = JSON.parse(flat[i + 1]!) as { s: string; t: number };
-      if (b.s !== rt.config.id || now - b.t < ORPHAN_AFTER_MS) continue;
+      const b = JSON.parse(flat[i + 1]!) as { s: string };
+      if (b.s !== rt.config.id) continue;
       const job = await rt.push.queue.getJob(id);
       if (!job) { await rt.push.enqueue(rt.config.id, [id]); resumed++; }
       else if (await job.isFailed()) { await job.retry(); resumed++; }
