@@ -1,4 +1,4 @@
-// Worker thread body: validates batches of phone numbers for PhoneValidator.
+// Worker thread body: validates for PhoneValidator the phone numbers only libphonenumber-js can answer (rejections, mostly).
 import { parentPort } from 'node:worker_threads';
 import { checkPhoneNumber } from './phone-numbers.ts';
 
