@@ -79,6 +79,7 @@ const address = await app.listen({ port, host: args.host });
 const base = address.replace('[::1]', 'localhost');
 
 console.log(`Reference server listening on ${base}  (API: ${base}/v1, console: ${base}/console, db: ${args.db})`);
+console.log(`API reference: ${base}/docs  (OpenAPI 3.1 document: ${base}/v1/openapi.json)`);
 console.log(`Rate limit per key: ${rateLimit.rate}/s, bursts of ${rateLimit.burst}`);
 console.log(`Clock: ${args.clock}${driver ? ` at ${speed}x` : ' (POST /console/clock/advance {"seconds": N})'}, now ${new Date(clock.now()).toISOString()}; random seed ${randomSeed}`);
 console.log(process.env.CONSOLE_TOKEN ? 'Console token: from CONSOLE_TOKEN' : `Console token (generated; set CONSOLE_TOKEN to choose it): ${consoleToken}`);
