@@ -1,6 +1,7 @@
-// The n8n credential of the Campaign Dialing API: base URL, account and a bearer token, with a test request.
+// The n8n credential of the Campaign Dialing API: base URL, account and a bearer token. Its test is the action node's
+// campaignDialingApiTest (testedBy), which can explain a server that cannot be reached.
 import type {
-  IAuthenticateGeneric, Icon, ICredentialTestRequest, ICredentialType, INodeProperties,
+  IAuthenticateGeneric, Icon, ICredentialType, INodeProperties,
 } from 'n8n-workflow';
 
 export class CampaignDialingApi implements ICredentialType {
@@ -46,39 +47,5 @@ export class CampaignDialingApi implements ICredentialType {
     properties: {
       headers: { Authorization: '=Bearer {{$credentials.apiToken}}' },
     },
-  };
-
-  // Lists one campaign: every answer but 2xx is a wrong URL, token or account, told apart by its status code.
-  test: ICredentialTestRequest = {
-    request: {
-      baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "")}}',
-      url: '=/v1/accounts/{{encodeURIComponent($credentials.accountId)}}/campaigns',
-      qs: { range: '[0,0]' },
-      method: 'GET',
-    },
-    rules: [
-      {
-        type: 'responseCode',
-        properties: {
-          value: 401,
-          message: 'The API token was not accepted (401): it is mistyped, expired, or not a token of this service',
-        },
-      },
-      {
-        type: 'responseCode',
-        properties: {
-          value: 403,
-          message:
-            'The token is valid but was refused for this account (403): check the Account ID, whether the key was deleted, and that it has the Campaign Admin or Campaign Reader role (the test lists campaigns)',
-        },
-      },
-      {
-        type: 'responseCode',
-        properties: {
-          value: 404,
-          message: 'No Campaign Dialing API answers at this Base URL (404): give the address without /v1',
-        },
-      },
-    ],
   };
 }

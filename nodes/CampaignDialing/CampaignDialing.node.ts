@@ -1,11 +1,24 @@
 // The Campaign Dialing action node: every operation of the API, by resource.
-import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
-import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
+import type {
+  IExecuteFunctions, INodeExecutionData, INodeProperties, INodePropertyOptions, INodeType, INodeTypeDescription,
+} from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
 import { campaignFields, campaignOperations, executeCampaign } from './resources/campaign.ts';
 import { executeNumber, numberFields, numberOperations } from './resources/number.ts';
 import { executeReport, reportFields, reportOperations } from './resources/report.ts';
+import { campaignDialingApiTest } from './shared/credential-test.ts';
 import { searchCampaigns } from './shared/search.ts';
-import { CREDENTIAL_TYPE } from './shared/transport.ts';
+import { operationError } from './shared/errors.ts';
+
+const resources: INodePropertyOptions[] = [
+  { name: 'Campaign', value: 'campaign' },
+  { name: 'Campaign Number', value: 'campaignNumber' },
+  { name: 'Report', value: 'report' },
+];
+
+const operationsByResource: Record<string, INodeProperties> = {
+  campaign: campaignOperations, campaignNumber: numberOperations, report: reportOperations,
+};
 
 export class CampaignDialing implements INodeType {
   description: INodeTypeDescription = {
@@ -14,24 +27,22 @@ export class CampaignDialing implements INodeType {
     icon: { light: 'file:campaignDialing.svg', dark: 'file:campaignDialing.dark.svg' },
     group: ['output'],
     version: 1,
-    subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
+    // In words, "Get Many: Campaign": the names of the operation and resource options (test/n8n/nodes.test.ts checks them).
+    subtitle: '={{ {"add":"Add","callDetails":"Call Details","changeState":"Change State","delete":"Delete","deleteMany":"Delete Many","duplicate":"Duplicate","getAll":"Get Many","numberDetails":"Number Details","upload":"Upload CSV"}[$parameter["operation"]] + ": " + {"campaign":"Campaign","campaignNumber":"Campaign Number","report":"Report"}[$parameter["resource"]] }}',
     description: 'Run outbound calling campaigns: campaigns, their numbers and their reports',
     defaults: { name: 'Campaign Dialing' },
     usableAsTool: true,
     inputs: [NodeConnectionTypes.Main],
     outputs: [NodeConnectionTypes.Main],
-    credentials: [{ name: CREDENTIAL_TYPE, required: true }],
+    // Tested by a function rather than the credential's own request, to explain a server that cannot be reached.
+    credentials: [{ name: 'campaignDialingApi', required: true, testedBy: 'campaignDialingApiTest' }],
     properties: [
       {
         displayName: 'Resource',
         name: 'resource',
         type: 'options',
         noDataExpression: true,
-        options: [
-          { name: 'Campaign', value: 'campaign' },
-          { name: 'Campaign Number', value: 'campaignNumber' },
-          { name: 'Report', value: 'report' },
-        ],
+        options: resources,
         default: 'campaign',
       },
       campaignOperations,
@@ -43,17 +54,20 @@ export class CampaignDialing implements INodeType {
     ],
   };
 
-  methods = { listSearch: { searchCampaigns } };
+  methods = { listSearch: { searchCampaigns }, credentialTest: { campaignDialingApiTest } };
 
   async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
     const items = this.getInputData();
     const resource = this.getNodeParameter('resource', 0) as string;
     const operation = this.getNodeParameter('operation', 0) as string;
-    let out: INodeExecutionData[];
-    if (resource === 'campaign') out = await executeCampaign(this, operation, items);
-    else if (resource === 'campaignNumber') out = await executeNumber(this, operation, items);
-    else if (resource === 'report' && (operation === 'callDetails' || operation === 'numberDetails')) out = await executeReport(this, operation, items);
-    else throw new NodeOperationError(this.getNode(), `The operation "${operation}" of "${resource}" is not known`);
-    return [out];
+    const known = (operationsByResource[resource]?.options as INodePropertyOptions[] | undefined)?.some((o) => o.value === operation);
+    if (!known) {
+      throw operationError(this.getNode(), `This node has no operation "${operation}" for the resource "${resource}"`, {
+        description: 'Pick the resource and operation again: the workflow was made for another version of this node.',
+      });
+    }
+    if (resource === 'campaign') return [await executeCampaign(this, operation, items)];
+    if (resource === 'campaignNumber') return [await executeNumber(this, operation, items)];
+    return [await executeReport(this, operation as 'callDetails' | 'numberDetails', items)];
   }
 }

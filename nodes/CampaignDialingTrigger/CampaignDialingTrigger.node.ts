@@ -5,6 +5,7 @@ import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 import { campaignLocator } from '../CampaignDialing/shared/fields.ts';
 import { searchCampaigns } from '../CampaignDialing/shared/search.ts';
 import { campaignPath, CREDENTIAL_TYPE, listRecords, readPages } from '../CampaignDialing/shared/transport.ts';
+import { readCallCursor, readNewCalls, startingCallCursor, type CallCursor } from './call-cursor.ts';
 
 /** Records a manual test run shows: the most recent ones. */
 const SAMPLE_SIZE = 10;
@@ -17,15 +18,26 @@ const MAX_REMEMBERED = 100_000;
 
 type Event = 'callFinished' | 'numberStatusChanged';
 
-interface Cursor {
+/** What the node keeps in the workflow's static data (`cursor`): JSON, read back by the next poll. */
+interface Cursor extends CallCursor {
   campaignId: string;
   event: Event;
-  /** endedAtLocal of the newest call-detail record read, and the ids of the records read with that time. */
-  endedAt: string | null;
-  ids: string[];
   /** Number ids already emitted per call-less status, and how many the report counted then. */
   callless?: Record<string, { count: number; ids: string[] }>;
 }
+
+const EVENTS: Array<{ name: string; value: Event; description: string }> = [
+  {
+    name: 'New Call Detail Record',
+    value: 'callFinished',
+    description: 'A call attempt finished: one item per call-detail record',
+  },
+  {
+    name: 'Number Status Changed',
+    value: 'numberStatusChanged',
+    description: 'A number became Success, Retry Pending or Failure after a call, or Blacklisted or Deleted',
+  },
+];
 
 const OUTCOME_STATUS: Record<string, string> = {
   Success: 'Success',
@@ -53,7 +65,8 @@ export class CampaignDialingTrigger implements INodeType {
     icon: { light: 'file:../CampaignDialing/campaignDialing.svg', dark: 'file:../CampaignDialing/campaignDialing.dark.svg' },
     group: ['trigger'],
     version: 1,
-    subtitle: '={{$parameter["event"] === "numberStatusChanged" ? "Number status changed" : "New call detail record"}}',
+    // The chosen event's name, as in the Trigger On list.
+    subtitle: `={{ ${JSON.stringify(Object.fromEntries(EVENTS.map((e) => [e.value, e.name])))}[$parameter["event"]] }}`,
     description: 'Starts the workflow when a call of a campaign finishes or a number changes status',
     defaults: { name: 'Campaign Dialing Trigger' },
     polling: true,
@@ -66,18 +79,7 @@ export class CampaignDialingTrigger implements INodeType {
         name: 'event',
         type: 'options',
         noDataExpression: true,
-        options: [
-          {
-            name: 'New Call Detail Record',
-            value: 'callFinished',
-            description: 'A call attempt finished: one item per call-detail record',
-          },
-          {
-            name: 'Number Status Changed',
-            value: 'numberStatusChanged',
-            description: 'A number became Success, Retry Pending or Failure after a call, or Blacklisted or Deleted',
-          },
-        ],
+        options: EVENTS,
         default: 'callFinished',
       },
       campaignLocator(undefined, 'The campaign to watch'),
@@ -99,33 +101,16 @@ export class CampaignDialingTrigger implements INodeType {
       return toItems(event === 'callFinished' ? recent : recent.map(statusChangeOf));
     }
 
-    const staticData = this.getWorkflowStaticData('node') as { cursor?: Cursor };
-    let cursor = staticData.cursor;
-    if (!cursor || cursor.campaignId !== campaignId || cursor.event !== event) {
+    const staticData = this.getWorkflowStaticData('node') as { cursor?: unknown };
+    const cursor = readCursor(staticData.cursor, campaignId, event);
+    if (!cursor) {
       // First poll: what happened before activation is not new.
       staticData.cursor = await startingCursor(this, reports, campaignId, event);
       return null;
     }
-    cursor = { ...cursor, ids: [...cursor.ids] };
     // n8n before 2.41 gives no poll budget: a minute is what its scheduler tolerates comfortably.
     const budget = (typeof this.getPollBudgetMs === 'function' ? this.getPollBudgetMs() : 60_000) * BUDGET_SHARE;
-    const seen = new Set(cursor.ids);
-    const calls: IDataObject[] = [];
-    const filter = cursor.endedAt ? { endedAtLocal_gte: cursor.endedAt } : {};
-    for await (const page of readPages(this, `${reports}/callDetails`, { sort: ['endedAtLocal', 'ASC'], filter })) {
-      for (const call of page.records) {
-        const endedAt = typeof call.endedAtLocal === 'string' ? call.endedAtLocal : null;
-        if (!endedAt || seen.has(String(call.id))) continue;
-        calls.push(call);
-        if (endedAt !== cursor.endedAt) {
-          cursor.endedAt = endedAt;
-          cursor.ids = [];
-        }
-        cursor.ids.push(String(call.id));
-      }
-      // The rest waits for the next poll; the cursor stands after the last record read.
-      if (Date.now() - started > budget) break;
-    }
+    const calls = await readNewCalls(this, `${reports}/callDetails`, cursor, () => Date.now() - started > budget);
     let records = event === 'callFinished' ? calls : calls.map(statusChangeOf);
     if (event === 'numberStatusChanged') records = [...records, ...(await calllessChanges(this, reports, cursor, true))];
     staticData.cursor = cursor;
@@ -133,13 +118,21 @@ export class CampaignDialingTrigger implements INodeType {
   }
 }
 
+/**
+ * The stored place when it is this campaign's and event's, in the current format (a place stored by an earlier
+ * version is read too), else null.
+ */
+function readCursor(data: unknown, campaignId: string, event: Event): Cursor | null {
+  const stored = (typeof data === 'object' && data !== null ? data : {}) as IDataObject;
+  if (stored.campaignId !== campaignId || stored.event !== event) return null;
+  const calls = readCallCursor(stored);
+  if (!calls) return null;
+  const callless = stored.callless as Cursor['callless'];
+  return { campaignId, event, ...calls, ...(callless ? { callless } : {}) };
+}
+
 async function startingCursor(ctx: IPollFunctions, reports: string, campaignId: string, event: Event): Promise<Cursor> {
-  const newest = await listRecords(ctx, `${reports}/callDetails`, { sort: ['endedAtLocal', 'DESC'] }, 1);
-  const endedAt = typeof newest[0]?.endedAtLocal === 'string' ? newest[0].endedAtLocal : null;
-  const ids = endedAt
-    ? (await listRecords(ctx, `${reports}/callDetails`, { filter: { endedAtLocal_gte: endedAt } })).map((r) => String(r.id))
-    : [];
-  const cursor: Cursor = { campaignId, event, endedAt, ids };
+  const cursor: Cursor = { campaignId, event, ...(await startingCallCursor(ctx, `${reports}/callDetails`)) };
   if (event === 'numberStatusChanged') {
     cursor.callless = {};
     await calllessChanges(ctx, reports, cursor, false);

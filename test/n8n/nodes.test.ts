@@ -1,10 +1,10 @@
 // The Campaign Dialing action node inside n8n's execution engine, against a running reference server: every
 // operation, paging, batching, binary CSV upload, the error paths and Continue On Fail.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { INodeExecutionData } from 'n8n-workflow';
+import type { INodeExecutionData, INodeProperties, INodePropertyCollection, INodePropertyOptions } from 'n8n-workflow';
 import { LIST_SPECS } from '../../api/list-query.ts';
 import type { CallDetail, Campaign, CampaignNumber } from '../../api/records.ts';
-import { loadPackage, runNode, type N8nPackage } from '../support/n8n.ts';
+import { loadPackage, nodeSubtitle, runNode, testCredential, type N8nPackage } from '../support/n8n.ts';
 import { startProxy, type Proxy } from '../support/proxy.ts';
 import { addNumbers, createAccount, createCampaign, createKey, phoneNumbers, q, startServer, type TestServer } from '../support/server.ts';
 
@@ -118,7 +118,8 @@ describe('Campaign', () => {
     const active = await createCampaign(s, acc, { name: 'Busy', type: 'Dynamic', state: 'Active' });
     const ok = await run({ resource: 'campaign', operation: 'delete', campaignId: { __rl: true, mode: 'url', value: `${s.url}/v1/accounts/${acc}/campaigns/${draft.id}` } });
     expect(ok.error).toBeUndefined();
-    expect(ok.items[0]!.json).toEqual({ id: draft.id, deleted: true });
+    // 204 (the ID) or 200 (the deleted campaign): either way the item names the campaign and says it is deleted.
+    expect(ok.items[0]!.json).toMatchObject({ id: draft.id, deleted: true });
     expect(await api<Campaign[]>(`/campaigns${q({ filter: { ids: [draft.id] } })}`)).toEqual([]);
 
     const refused = await run({ resource: 'campaign', operation: 'delete', campaignId: byId(active.id) });
@@ -218,7 +219,8 @@ describe('Campaign Number', () => {
       { items: listed.map((n) => ({ json: n as unknown as Record<string, string> })) });
     expect(res.error).toBeUndefined();
     expect(requestsTo('DELETE', /\/numbers(\?|$)/).length - before).toBe(1);
-    expect(res.items.map((i) => i.json)).toEqual(listed.map((n) => ({ id: n.id, deleted: true })));
+    // 204 gives each ID; a 200 answering the deleted records gives them too.
+    expect(res.items.map((i) => [i.json.id, i.json.deleted, i.pairedItem])).toEqual(listed.map((n, i) => [n.id, true, { item: i }]));
     const unknown = await run({ resource: 'campaignNumber', operation: 'delete', campaignId: byId(dynamic.id), numberIds: '999999999' });
     expect((unknown.error as { httpCode?: string }).httpCode).toBe('404');
     expect(unknown.error?.message).toMatch(/999999999/);
@@ -273,8 +275,9 @@ describe('errors', () => {
     expect((missing.error as { httpCode?: string }).httpCode).toBe('404');
     const unreachable = await runNode({ pkg, type: NODE, parameters: { resource: 'campaign', operation: 'getAll' },
       credentials: credentials(admin, { baseUrl: 'http://127.0.0.1:9' }) });
-    expect(unreachable.error?.message).toMatch(/Could not reach the Campaign Dialing API at http:\/\/127\.0\.0\.1:9\//);
-    expect(unreachable.error?.description).toMatch(/refused the connection.*Base URL/);
+    expect(unreachable.error?.message).toBe(
+      'Could not reach the Campaign Dialing API at http://127.0.0.1:9: the connection was refused: no server is listening at that host and port (ECONNREFUSED)');
+    expect(unreachable.error?.description).toMatch(/Base URL of the credential .*server is running.*firewall/);
   });
 
   it('a 429 waits out Retry-After and retries; past the bound the node fails with the 429', async () => {
@@ -306,5 +309,230 @@ describe('errors', () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+// "On Error" in the node's settings, through n8n-core's own routing (WorkflowExecute.handleNodeErrorOutput): with
+// "Continue (using error output)" a failed item goes to the error output, its JSON the error and its details plus the
+// input item's fields; with "Continue" every item stays in the regular output, its reason beside its values. Each run
+// connects a node to each output, as a workflow's branches.
+describe('On Error', () => {
+  const modes = ['continueErrorOutput', 'continueRegularOutput'] as const;
+  type Mode = (typeof modes)[number];
+  /** The node's two outputs (pairedItem as the node set it), after checking that the branch nodes received them. */
+  async function branches(parameters: Record<string, unknown>, items: INodeExecutionData[], onError: Mode) {
+    const res = await runNode({ pkg, type: NODE, parameters, credentials: credentials(), items, onError, branches: true });
+    expect(res.error).toBeUndefined();
+    const [success = [], error = []] = res.outputs.map((o) => o ?? []);
+    expect(res.branches!.success.map((i) => i.json)).toEqual(success.map((i) => i.json));
+    expect(res.branches!.error.map((i) => i.json)).toEqual(error.map((i) => i.json));
+    if (onError === 'continueRegularOutput') expect(res.outputs).toHaveLength(1);
+    return { success, error };
+  }
+  const paired = (items: INodeExecutionData[]) => items.map((i) => (i.pairedItem as { item: number }).item);
+
+  it('Delete: a Draft campaign is deleted, an Active one (409) goes to the error output, or stays in the regular output with its reason', async () => {
+    for (const onError of modes) {
+      const draft = await createCampaign(s, acc, { name: `Draft ${onError}` });
+      const active = await createCampaign(s, acc, { name: `Active ${onError}`, type: 'Dynamic', state: 'Active' });
+      const got = await branches({ resource: 'campaign', operation: 'delete', campaignId: byId('={{ $json.id }}') },
+        [{ json: { id: draft.id } }, { json: { id: active.id } }], onError);
+      if (onError === 'continueErrorOutput') {
+        expect(paired(got.success)).toEqual([0]);
+        expect(got.success[0]!.json).toMatchObject({ id: draft.id, deleted: true });
+        expect(paired(got.error)).toEqual([1]);
+        // The engine adds the input item's fields to an error item, so the campaign's ID is there to act on.
+        expect(got.error[0]!.json).toMatchObject({ id: active.id, details: { httpCode: '409' }, error: expect.stringMatching(/Active/) });
+      } else {
+        expect(paired(got.success)).toEqual([0, 1]);
+        expect(got.success[1]!.json).toMatchObject({ httpCode: '409', error: expect.stringMatching(/Active/) });
+        expect(got.success[1]!.json.deleted).toBeUndefined();
+        expect(got.error).toEqual([]);
+      }
+      expect(await api<Campaign[]>(`/campaigns${q({ filter: { ids: [active.id] } })}`)).toHaveLength(1);
+    }
+  });
+
+  it('Add: rejected phone numbers (invalid, repeated in the request, already in the campaign) go to the error output, each naming its item', async () => {
+    for (const onError of modes) {
+      const c = await createCampaign(s, acc, { name: `Add ${onError}`, type: 'Dynamic', state: 'Active', startDate: '2027-01-01T00:00:00Z' });
+      await addNumbers(s, acc, c.id, ['+12125558999']);
+      const items = ['+12125558001', 'not a number', '+12125558002', '+1 212 555 8001', '+12125558999'].map((phone) => ({ json: { phone } }));
+      const got = await branches({ resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: '={{ $json.phone }}' },
+        items, onError);
+      const rejected = onError === 'continueErrorOutput' ? got.error : got.success.filter((i) => i.json.error !== undefined);
+      const added = onError === 'continueErrorOutput' ? got.success : got.success.filter((i) => i.json.error === undefined);
+      // The reason's details: in `details` on the error output, beside the error in the regular output.
+      const about = (item: INodeExecutionData) => ({ ...item.json, ...(item.json.details as object | undefined) });
+      expect(paired(added)).toEqual([0, 2]);
+      expect(added.map((i) => i.json.number)).toEqual(['+12125558001', '+12125558002']);
+      expect(paired(rejected)).toEqual([1, 3, 4]);
+      expect(about(rejected[0]!)).toMatchObject({ code: 'invalid_number', number: 'not a number',
+        error: expect.stringMatching(/^The phone number "not a number" of item 1 was rejected: \S/) });
+      expect(about(rejected[1]!)).toMatchObject({ code: 'duplicate', duplicateOfItem: 0,
+        error: 'The phone number "+1 212 555 8001" of item 3 duplicates the phone number of item 0' });
+      expect(about(rejected[2]!)).toMatchObject({ code: 'duplicate', error: expect.stringMatching(/^The phone number "\+12125558999" of item 4 was rejected: \S/) });
+      expect(about(rejected[2]!).duplicateOfItem).toBeUndefined();
+      if (onError === 'continueErrorOutput') expect(rejected.map((i) => i.json.phone)).toEqual(['not a number', '+1 212 555 8001', '+12125558999']);
+      else expect(got.error).toEqual([]);
+      const inCampaign = await api<CampaignNumber[]>(`/campaigns/${c.id}/numbers${q({ range: [0, 99], sort: ['number', 'ASC'] })}`);
+      expect(inCampaign.map((n) => n.number)).toEqual(['+12125558001', '+12125558002', '+12125558999']);
+    }
+  });
+
+  it('an unknown campaign (404) and missing parameters go to the error output of each operation', async () => {
+    const unknown = byId('00000000-0000-4000-8000-000000000000');
+    const cases: Array<{ parameters: Record<string, unknown>; error: RegExp; httpCode?: string }> = [
+      { parameters: { resource: 'campaign', operation: 'changeState', campaignId: unknown, state: 'Paused' }, error: /./, httpCode: '404' },
+      { parameters: { resource: 'campaign', operation: 'duplicate', campaignId: unknown }, error: /./, httpCode: '404' },
+      { parameters: { resource: 'campaignNumber', operation: 'getAll', campaignId: unknown }, error: /./, httpCode: '404' },
+      { parameters: { resource: 'campaignNumber', operation: 'add', campaignId: unknown, phoneNumber: '+12125557001' }, error: /./, httpCode: '404' },
+      { parameters: { resource: 'campaignNumber', operation: 'delete', campaignId: unknown, numberIds: '1' }, error: /./, httpCode: '404' },
+      { parameters: { resource: 'report', operation: 'numberDetails', campaignId: unknown }, error: /./, httpCode: '404' },
+      { parameters: { resource: 'campaign', operation: 'deleteMany', campaignIds: '={{ $json.none }}' }, error: /^The Campaign IDs field is empty for item 0$/ },
+      { parameters: { resource: 'campaignNumber', operation: 'getAll', campaignId: byId('={{ $json.none }}') }, error: /^No campaign is selected for item 0$/ },
+      { parameters: { resource: 'campaign', operation: 'getAll', filters: { endedAt_gte: '={{ "soon" }}' } }, error: /Ended at or After/ },
+    ];
+    for (const { parameters, error, httpCode } of cases) {
+      const what = `${String(parameters.resource)} ${String(parameters.operation)}`;
+      const routed = await branches(parameters, [{ json: { n: 1 } }], 'continueErrorOutput');
+      expect(routed.success, what).toEqual([]);
+      expect(routed.error, what).toHaveLength(1);
+      expect(routed.error[0]!.json.error, what).toMatch(error);
+      expect((routed.error[0]!.json.details as { httpCode?: string } | undefined)?.httpCode, what).toBe(httpCode);
+      expect(routed.error[0]!.json.n, what).toBe(1);
+      const kept = await branches(parameters, [{ json: { n: 1 } }], 'continueRegularOutput');
+      expect(kept.success.map((i) => i.json.error), what).toEqual([routed.error[0]!.json.error]);
+    }
+  });
+
+  it('Delete Many: a refused request (409) sends every item of it to the error output', async () => {
+    const draft = await createCampaign(s, acc, { name: 'Many draft' });
+    const active = await createCampaign(s, acc, { name: 'Many active', type: 'Dynamic', state: 'Active' });
+    const got = await branches({ resource: 'campaign', operation: 'deleteMany', campaignIds: '={{ $json.id }}' },
+      [{ json: { id: draft.id } }, { json: { id: active.id } }], 'continueErrorOutput');
+    expect(got.success).toEqual([]);
+    expect(paired(got.error)).toEqual([0, 1]);
+    expect(got.error.map((i) => [i.json.id, (i.json.details as { httpCode?: string }).httpCode])).toEqual([[draft.id, '409'], [active.id, '409']]);
+  });
+});
+
+describe('rejected phone numbers when the node stops on errors', () => {
+  it('one error names how many were rejected and which items, and says how many were added', async () => {
+    const c = await createCampaign(s, acc, { name: 'Stop', type: 'Dynamic', state: 'Active', startDate: '2027-01-01T00:00:00Z' });
+    await addNumbers(s, acc, c.id, ['+12125558999']);
+    const items = ['+12125558001', 'not a number', '+12125558002', '+1 212 555 8001', '+12125558999'].map((phone) => ({ json: { phone } }));
+    const res = await run({ resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: '={{ $json.phone }}' }, { items });
+    expect(res.error?.message).toMatch(new RegExp('^3 of 5 phone numbers were rejected: item 1 \\("not a number": [^)]+\\), '
+      + 'item 3 \\("\\+1 212 555 8001": duplicates the phone number of item 0\\) and item 4 \\("\\+12125558999": [^)]+\\)$'));
+    expect(res.error?.description).toMatch(/^The other 2 phone numbers were added to the campaign\. .*On Error.*"Continue \(using error output\)"/);
+    expect((res.error as { context?: { itemIndex?: number } }).context?.itemIndex).toBe(1);
+    const inCampaign = await api<CampaignNumber[]>(`/campaigns/${c.id}/numbers${q({ range: [0, 99], sort: ['number', 'ASC'] })}`);
+    expect(inCampaign.map((n) => n.number)).toEqual(['+12125558001', '+12125558002', '+12125558999']);
+
+    const many = await run({ resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: '={{ $json.phone }}' },
+      { items: [...Array.from({ length: 13 }, (_, i) => ({ json: { phone: `bad ${i}` } })), { json: { phone: '+12125558003' } }] });
+    expect(many.error?.message).toMatch(/^13 of 14 phone numbers were rejected: item 0 \("bad 0": [^)]+\), item 1 .*item 9 \("bad 9": [^)]+\) and 3 more$/);
+    expect(many.error?.description).toMatch(/^The other phone number was added to the campaign\./);
+  });
+});
+
+describe('the credential test', () => {
+  const check = (data: Record<string, string>) => testCredential({ pkg, credentialType: 'campaignDialingApi',
+    data: { baseUrl: s.url, accountId: acc, apiToken: admin, ...data } });
+
+  it('passes with a working Base URL, Account ID and API token', async () => {
+    expect(await check({})).toMatchObject({ status: 'OK' });
+    expect(await check({ baseUrl: `${s.url}/`, apiToken: reader })).toMatchObject({ status: 'OK' });
+  });
+
+  it('says which field is wrong on a 401, 403 or 404', async () => {
+    expect(await check({ apiToken: 'cdk_not-a-token' })).toEqual({ status: 'Error', message: expect.stringMatching(/^The API token was not accepted \(401\)/) });
+    const other = (await createAccount(s, 'Other')).id;
+    expect(await check({ accountId: other })).toEqual({ status: 'Error', message: expect.stringMatching(/\(403\): check the Account ID/) });
+    expect(await check({ baseUrl: `${s.url}/v1` })).toEqual({ status: 'Error', message: expect.stringMatching(/at this Base URL \(404\): give the address without \/v1/) });
+  });
+
+  it('says what could not be reached and what to check, in the words of the node', async () => {
+    const down = await check({ baseUrl: 'http://127.0.0.1:9' });
+    const node = await runNode({ pkg, type: NODE, parameters: { resource: 'campaign', operation: 'getAll' },
+      credentials: credentials(admin, { baseUrl: 'http://127.0.0.1:9' }) });
+    expect(down).toEqual({ status: 'Error', message: `${node.error?.message}. ${node.error?.description}` });
+    expect(down.message).toMatch(/^Could not reach the Campaign Dialing API at http:\/\/127\.0\.0\.1:9: the connection was refused.*\(ECONNREFUSED\)\. Check that the Base URL/);
+    expect(await check({ baseUrl: 'localhost:4000' })).toEqual({ status: 'Error', message: expect.stringMatching(/^The Base URL "localhost:4000" of the credential is not a web address/) });
+    const notApi = await startProxy(s.url);
+    try {
+      notApi.intercept = () => ({ status: 200, headers: { 'content-type': 'text/html' }, body: '<html>Welcome</html>' });
+      expect(await check({ baseUrl: notApi.url })).toEqual({ status: 'Error', message: expect.stringMatching(/answered, but not as the Campaign Dialing API/) });
+    } finally {
+      await notApi.close();
+    }
+  });
+});
+
+// n8n's title case, as its nodes write it: every word capitalised but articles, conjunctions and prepositions of up to
+// three letters, which stay lowercase unless first or last ("Sort By", "Number Statuses to Copy", "Ended at or After").
+// (eslint-plugin-n8n-nodes-base's node-param-display-name-miscased accepts either case for these words.)
+const SMALL_WORDS = new Set(['a', 'an', 'the', 'and', 'but', 'or', 'nor', 'as', 'at', 'by', 'for', 'in', 'of', 'on', 'per', 'to', 'up', 'via', 'vs']);
+function titleCaseProblem(label: string): string | undefined {
+  if (label !== label.trim() || / {2}/.test(label)) return 'stray spaces';
+  const words = label.split(' ');
+  for (const [k, word] of words.entries()) {
+    const small = SMALL_WORDS.has(word.toLowerCase()) && k > 0 && k < words.length - 1;
+    if (small && word !== word.toLowerCase()) return `"${word}" is a short word: lowercase`;
+    if (!small && !/^[A-Z0-9]/.test(word)) return `"${word}" must start with a capital`;
+  }
+  return undefined;
+}
+
+/** Every label of a list of parameters: display names (collections, fixed collections, resource locator modes included) and option names. */
+function labelsOf(properties: Array<INodeProperties | INodePropertyOptions | INodePropertyCollection>, where: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const p of properties) {
+    if ('type' in p && p.type === 'notice') continue;
+    const label = 'displayName' in p ? p.displayName : p.name;
+    const at = `${where} > ${label}`;
+    out.push([label, at]);
+    if ('options' in p && Array.isArray(p.options)) out.push(...labelsOf(p.options as INodeProperties[], at));
+    if ('values' in p && Array.isArray(p.values)) out.push(...labelsOf(p.values, at));
+    if ('modes' in p && Array.isArray(p.modes)) out.push(...p.modes.map((m): [string, string] => [m.displayName, `${at} > ${m.displayName}`]));
+  }
+  return out;
+}
+
+describe('labels', () => {
+  it('every display name and option name of the action node and the credential is in n8n\'s title case', () => {
+    const { description } = pkg.nodeTypes.getByNameAndVersion(`${pkg.packageName}.${NODE}`);
+    const credential = pkg.credentialTypes.getByName('campaignDialingApi');
+    const labels = [
+      [description.displayName, 'node'], [credential.displayName, 'credential'],
+      ...labelsOf(description.properties, 'node'), ...labelsOf(credential.properties, 'credential'),
+    ] as Array<[string, string]>;
+    expect(labels.length).toBeGreaterThan(150);
+    const problems = labels.map(([label, at]) => [at, titleCaseProblem(label)]).filter(([, problem]) => problem);
+    expect(problems).toEqual([]);
+    // The comparison filters read alike for timestamps and counts, for every list.
+    const names = new Set(labels.map(([label]) => label));
+    for (const label of ['End Date at or After', 'Ended at or After', 'Started Before', 'Answered at or Before', 'Attempts at Least', 'Attempts Greater Than']) {
+      expect(names, label).toContain(label);
+    }
+    expect(titleCaseProblem('Ended At Or After')).toBe('"At" is a short word: lowercase');
+    expect(titleCaseProblem('sort By')).toBe('"sort" must start with a capital');
+  });
+
+  it('the subtitle names the operation and resource in words for every operation', () => {
+    const { description } = pkg.nodeTypes.getByNameAndVersion(`${pkg.packageName}.${NODE}`);
+    const resource = description.properties.find((p) => p.name === 'resource')!;
+    let count = 0;
+    for (const r of resource.options as INodePropertyOptions[]) {
+      const operation = description.properties.find((p) => p.name === 'operation' && p.displayOptions?.show?.resource?.includes(r.value))!;
+      for (const o of operation.options as INodePropertyOptions[]) {
+        expect(nodeSubtitle({ pkg, type: NODE, parameters: { resource: r.value, operation: o.value } })).toBe(`${o.name}: ${r.name}`);
+        count++;
+      }
+    }
+    expect(count).toBe(11);
+    // The defaults, as a node just dropped on the canvas shows them.
+    expect(nodeSubtitle({ pkg, type: NODE, parameters: {} })).toBe('Get Many: Campaign');
   });
 });

@@ -10,7 +10,7 @@ import {
   RoutingNode, WorkflowExecute,
 } from 'n8n-core';
 import type {
-  ExecutionError, ICredentialDataDecryptedObject, ICredentials, ICredentialsExpressionResolveValues, ICredentialTestFunction,
+  ExecutionError, ICredentialDataDecryptedObject, IExecuteFunctions, ICredentials, ICredentialsExpressionResolveValues, ICredentialTestFunction,
   ICredentialTestRequest, ICredentialType, ICredentialTypes, IDataObject, IExecuteData, IHttpRequestOptions, INode,
   INodeCredentialsDetails, INodeExecutionData, INodeListSearchResult, INodeParameters, INodeProperties, INodePropertyOptions,
   INodeType, INodeTypeDescription, INodeTypes, IRequestOptionsSimplified, IRun, IVersionedNodeType, IWorkflowBase,
@@ -72,6 +72,13 @@ const startType: INodeType = {
     defaults: { name: 'Start' }, inputs: [], outputs: ['main'], properties: [] },
   async trigger() { return {}; },
 };
+// The nodes after the node under test (runNode's `branches`): each passes on the items it receives, as a NoOp does.
+const PASS_TYPE = 'n8n-test-host.passThrough';
+const passType: INodeType = {
+  description: { displayName: 'Pass Through', name: PASS_TYPE, group: ['transform'], version: 1, description: 'Passes its items on',
+    defaults: { name: 'Pass Through' }, inputs: ['main'], outputs: ['main'], properties: [] },
+  async execute(this: IExecuteFunctions) { return [this.getInputData()]; },
+};
 // n8n's credential tester builds its temporary node from the NoOp node when the credential carries the test itself.
 const noOpDescription: INodeTypeDescription = {
   ...startType.description, displayName: 'No Operation, do nothing', name: 'n8n-nodes-base.noOp', group: ['transform'], inputs: ['main'],
@@ -85,7 +92,7 @@ export async function loadPackage(dir: string): Promise<N8nPackage> {
   const { packageName } = loader;
   const short = (type: string) => (type.startsWith(`${packageName}.`) ? type.slice(packageName.length + 1) : type);
   const nodeTypes: INodeTypes = {
-    getByName: (type) => (type === START_TYPE ? startType : loader.getNode(short(type)).type),
+    getByName: (type) => (type === START_TYPE ? startType : type === PASS_TYPE ? passType : loader.getNode(short(type)).type),
     getByNameAndVersion: (type, version) => wf.NodeHelpers.getVersionedNodeType(nodeTypes.getByName(type), version),
     getKnownTypes: () => Object.fromEntries(Object.entries(loader.known.nodes).map(([name, known]) => [`${packageName}.${name}`, known])),
   };
@@ -236,6 +243,8 @@ export interface NodeRun {
   error?: ExecutionError;
   /** Every output of the node under test (a node with `continueErrorOutput` has two). */
   outputs: Array<INodeExecutionData[] | null>;
+  /** With RunSpec.branches: the items each branch node received and passed on (none when it did not run). */
+  branches?: { success: INodeExecutionData[]; error: INodeExecutionData[] };
   run: IRun;
 }
 
@@ -248,6 +257,9 @@ export interface RunSpec extends NodeSpec {
   onError?: INode['onError'];
   /** The node's name in the workflow (default: its description's defaults.name). */
   nodeName?: string;
+  /** Connects a pass-through node to each main output, as a workflow's branches: 'Success' to output 0 and, with
+   *  `onError: 'continueErrorOutput'`, 'Error' to output 1 (the error output). NodeRun.branches tells what each got. */
+  branches?: boolean;
 }
 
 /** Runs the node under test with WorkflowExecute in manual mode, fed `items` by a start node whose output is pinned.
@@ -257,9 +269,15 @@ export async function runNode(spec: RunSpec): Promise<NodeRun> {
   const start: INode = { id: 'start-id', name: 'Start', type: START_TYPE, typeVersion: 1, position: [0, 0], parameters: {} };
   const onError = spec.onError ?? (spec.continueOnFail ? 'continueRegularOutput' : undefined);
   const node: INode = { ...nodeFor(spec, spec.nodeName), ...(onError ? { onError } : {}) };
+  const branchNames = spec.branches ? (onError === 'continueErrorOutput' ? ['Success', 'Error'] : ['Success']) : [];
+  const branchNodes: INode[] = branchNames.map((name, n) => ({ id: `branch-${n}`, name, type: PASS_TYPE, typeVersion: 1, position: [400, n * 200], parameters: {} }));
   const workflow = new wf.Workflow({
-    id: 'test-workflow', name: 'Test workflow', nodes: [start, node], active: false, nodeTypes: spec.pkg.nodeTypes,
-    connections: { [start.name]: { main: [[{ node: node.name, type: 'main', index: 0 }]] } }, settings: { executionOrder: 'v1' },
+    id: 'test-workflow', name: 'Test workflow', nodes: [start, node, ...branchNodes], active: false, nodeTypes: spec.pkg.nodeTypes,
+    connections: {
+      [start.name]: { main: [[{ node: node.name, type: 'main', index: 0 }]] },
+      ...(branchNodes.length ? { [node.name]: { main: branchNodes.map((b) => [{ node: b.name, type: 'main' as const, index: 0 }]) } } : {}),
+    },
+    settings: { executionOrder: 'v1' },
   });
   const hooks = new ExecutionLifecycleHooks('manual', 'test-execution', workflowData(workflow));
   const additionalData = additionalDataFor(new HostCredentialsHelper(spec.pkg, spec.credentials), hooks);
@@ -270,7 +288,21 @@ export async function runNode(spec: RunSpec): Promise<NodeRun> {
   const run = await new WorkflowExecute(additionalData, 'manual', runData).processRunExecutionData(workflow);
   const task = run.data.resultData.runData[node.name]?.[0];
   const outputs = task?.data?.main ?? [];
-  return { items: outputs[0] ?? [], outputs, error: task?.error ?? run.data.resultData.error, run };
+  const received = (name: string) => run.data.resultData.runData[name]?.[0]?.data?.main?.[0] ?? [];
+  const branches = spec.branches ? { success: received('Success'), error: received('Error') } : undefined;
+  return { items: outputs[0] ?? [], outputs, ...(branches ? { branches } : {}), error: task?.error ?? run.data.resultData.error, run };
+}
+
+/** The node's subtitle as the editor shows it under the node: its `subtitle` expression over the node's parameters,
+ *  defaults filled in (n8n's NodeHelpers.getNodeParameters), as useNodeHelpers().getNodeSubtitle resolves it. */
+export function nodeSubtitle(spec: NodeSpec): string | undefined {
+  setUpInstance();
+  const node = nodeFor(spec);
+  const { description } = spec.pkg.nodeTypes.getByNameAndVersion(node.type, node.typeVersion);
+  if (!description.subtitle) return undefined;
+  node.parameters = wf.NodeHelpers.getNodeParameters(description.properties, node.parameters, true, false, node, description) ?? {};
+  const workflow = new wf.Workflow({ nodes: [node], connections: {}, active: false, nodeTypes: spec.pkg.nodeTypes });
+  return String(workflow.expression.getSimpleParameterValue(node, description.subtitle, 'internal', {}, undefined, '[filled at execution time]'));
 }
 
 // Date and Date.now (and so luxon's DateTime.now and $now) read `now` while fn runs; timers are left alone.

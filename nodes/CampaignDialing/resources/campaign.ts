@@ -2,24 +2,25 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { CAMPAIGN_STATES, CAMPAIGN_TYPES, DIALER_MODES, NUMBER_STATUSES, SETTABLE_STATES } from '../../../api/enums.ts';
 import {
-  campaignIdOf, campaignLocator, enumOptions, listRequest, filtersCollection, operationField, returnAllAndLimit, show, sortCollection, toIdList,
+  campaignIdOf, campaignLocator, enumOptions, listRequest, filtersCollection, filtersOf, operationField, returnAllAndLimit, show, sortCollection, toIdList,
 } from '../shared/fields.ts';
 import { apiRequest, campaignPath, listRecords } from '../shared/transport.ts';
-import { collect, forEachItem, groupBy, inBatches } from '../shared/items.ts';
+import { collect, deletedRecords, forEachItem, groupBy, inBatches } from '../shared/items.ts';
 
 const R = 'campaign';
 
 /** Largest list of ids in one DELETE .../campaigns request. */
 const DELETE_MANY_BATCH = 10_000;
 
-const timestampFilters = (field: string, label: string): INodeProperties[] => [
-  ['gte', 'or After'], ['gt', 'After'], ['lte', 'or Before'], ['lt', 'Before'],
-].map(([op, words]) => ({
-  displayName: `${label} ${op === 'gte' || op === 'lte' ? `at ${words}` : words}`,
+/** The four filters of a timestamp field (`<field>_gte`, `_gt`, `_lte`, `_lt`). */
+const timestampFilters = (field: string, label: string, what: string): INodeProperties[] => (
+  [['gte', 'at or After', 'at or after'], ['gt', 'After', 'after'], ['lte', 'at or Before', 'at or before'], ['lt', 'Before', 'before']] as const
+).map(([op, words, text]) => ({
+  displayName: `${label} ${words}`,
   name: `${field}_${op}`,
   type: 'dateTime' as const,
   default: '',
-  description: `Only campaigns whose ${label.toLowerCase()} is ${{ gte: 'at or after', gt: 'after', lte: 'at or before', lt: 'before' }[op!]} this time (UTC)`,
+  description: `Only campaigns whose ${what} is ${text} this time (UTC)`,
 }));
 
 export const campaignOperations = operationField(R, [
@@ -90,15 +91,15 @@ export const campaignFields: INodeProperties[] = [
       { displayName: 'Call Flow ID', name: 'callflowIds_ctn', type: 'string', default: '', description: 'Only campaigns using this call flow, for human or machine answers' },
       { displayName: 'Campaign IDs', name: 'ids', type: 'string', default: '', description: 'Only these campaigns: IDs separated by commas' },
       { displayName: 'Dialer Mode', name: 'dialerMode', type: 'options', options: enumOptions(DIALER_MODES), default: 'Power' },
-      ...timestampFilters('endDate', 'End Date'),
-      ...timestampFilters('endedAt', 'Ended'),
+      ...timestampFilters('endDate', 'End Date', 'scheduled end date'),
+      ...timestampFilters('endedAt', 'Ended', 'actual end'),
       { displayName: 'Extension ID', name: 'extensionId', type: 'string', default: '' },
       { displayName: 'Human Answer Call Flow ID', name: 'humanAnswerCallflowId', type: 'string', default: '', description: 'Only campaigns using this call flow when a person answers' },
       { displayName: 'Is Archived', name: 'isArchived', type: 'boolean', default: false, description: 'Whether to return only archived campaigns (on) or only campaigns not archived (off)' },
       { displayName: 'Name', name: 'name', type: 'string', default: '', description: 'Only campaigns with exactly this name' },
       { displayName: 'Phone System ID', name: 'phoneSystemId', type: 'string', default: '' },
-      ...timestampFilters('startDate', 'Start Date'),
-      ...timestampFilters('startedAt', 'Started'),
+      ...timestampFilters('startDate', 'Start Date', 'scheduled start date'),
+      ...timestampFilters('startedAt', 'Started', 'actual start'),
       { displayName: 'State', name: 'state', type: 'options', options: enumOptions(CAMPAIGN_STATES), default: 'Active' },
       { displayName: 'Tag IDs', name: 'tagIds_ovl', type: 'string', default: '', description: 'Only campaigns with at least one of these tags: IDs separated by commas' },
       { displayName: 'Type', name: 'type', type: 'options', options: enumOptions(CAMPAIGN_TYPES), default: 'Dynamic' },
@@ -116,7 +117,7 @@ export async function executeCampaign(ctx: IExecuteFunctions, operation: string,
   switch (operation) {
     case 'getAll':
       return forEachItem(ctx, items, async (i) => {
-        const { request, limit } = listRequest(ctx, 'campaigns', i);
+        const { request, limit } = listRequest(ctx, 'campaigns', i, filtersOf(campaignFields, 'getAll'));
         return listRecords(ctx, '/campaigns', request, limit, i);
       });
     case 'duplicate':
@@ -141,14 +142,19 @@ export async function executeCampaign(ctx: IExecuteFunctions, operation: string,
     case 'delete':
       return forEachItem(ctx, items, async (i) => {
         const id = campaignIdOf(ctx, i);
-        await apiRequest(ctx, { method: 'DELETE', path: campaignPath(id), itemIndex: i });
-        return [{ id, deleted: true }];
+        // 204 without a body, or 200 with the deleted campaign.
+        const res = await apiRequest(ctx, { method: 'DELETE', path: campaignPath(id), itemIndex: i });
+        return deletedRecords(res.body, [id]);
       });
     case 'deleteMany': {
       const entries = collect(items, (i) => ({ key: '', ids: toIdList(ctx.getNodeParameter('campaignIds', i, '')) }));
-      return inBatches(ctx, groupBy(entries), DELETE_MANY_BATCH, 'No campaign ID given', async (_key, ids, itemIndex) => {
-        await apiRequest(ctx, { method: 'DELETE', path: '/campaigns', json: ids, itemIndex });
-        return ids.map((id) => ({ id, deleted: true }));
+      return inBatches(ctx, groupBy(entries), {
+        batchSize: DELETE_MANY_BATCH,
+        emptyMessage: (i) => `The Campaign IDs field is empty for item ${i}`,
+        send: async (_key, ids, itemIndexes) => {
+          const res = await apiRequest(ctx, { method: 'DELETE', path: '/campaigns', json: ids, itemIndex: itemIndexes[0] });
+          return deletedRecords(res.body, ids);
+        },
       });
     }
   }

@@ -1,13 +1,13 @@
 // Campaign Number resource: Get Many, Add (batched), Upload CSV (from binary data), Delete (batched).
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties, NodeOperationError } from 'n8n-workflow';
 import { NUMBER_STATUSES } from '../../../api/enums.ts';
 import type { AddNumbersResult } from '../../../api/records.ts';
 import {
-  campaignIdOf, campaignLocator, enumOptions, listRequest, filtersCollection, operationField, returnAllAndLimit, show, sortCollection, toIdList,
+  campaignIdOf, campaignLocator, enumOptions, listRequest, filtersCollection, filtersOf, operationField, returnAllAndLimit, show, sortCollection, toIdList,
 } from '../shared/fields.ts';
-import { collect, forEachItem, groupBy, inBatches, Rejected } from '../shared/items.ts';
-import { apiRequest, campaignPath, listRecords } from '../shared/transport.ts';
+import { collect, deletedRecords, forEachItem, groupBy, inBatches, Rejected, type ItemRejection } from '../shared/items.ts';
+import { apiError, apiRequest, campaignPath, listRecords } from '../shared/transport.ts';
+import { operationError } from '../shared/errors.ts';
 
 const R = 'campaignNumber';
 
@@ -132,6 +132,60 @@ interface NumberEntry {
   vars: Map<string, string>;
 }
 
+/** A rejection in the add answer (201 or 422); `duplicateOf`, when sent, is the body index of the entry it repeats. */
+type ServerRejection = AddNumbersResult['rejected'][number];
+
+/** Most rejected items one error names before it says how many more there are. */
+const REJECTIONS_NAMED = 10;
+
+/** A phone number as written, without the separators people type: the same digits are the same number. */
+const digitsOf = (number: string) => number.replace(/[\s().-]/g, '');
+
+/**
+ * The body index of the earlier entry a duplicate repeats: the server's `duplicateOf`, or, from a server that does
+ * not send it, the first earlier entry written with the same digits.
+ */
+function duplicateOf(r: ServerRejection, body: string[]): number | undefined {
+  if (typeof r.duplicateOf === 'number' && Number.isInteger(r.duplicateOf) && r.duplicateOf >= 0 && r.duplicateOf < r.index) return r.duplicateOf;
+  if (r.code !== 'duplicate') return undefined;
+  const digits = digitsOf(body[r.index] ?? '');
+  const earlier = body.findIndex((number, n) => n < r.index && digitsOf(number) === digits);
+  return earlier >= 0 ? earlier : undefined;
+}
+
+/** A rejected phone number, told in terms of input items: a body index means nothing in n8n. */
+function rejection(number: string, itemIndex: number, r: ServerRejection, itemIndexes: number[], body: string[]): Rejected {
+  const shown = JSON.stringify(number);
+  const at = duplicateOf(r, body);
+  const earlier = at === undefined ? undefined : itemIndexes[at];
+  if (earlier !== undefined && earlier !== itemIndex) {
+    const why = `duplicates the phone number of item ${earlier}`;
+    return new Rejected(`The phone number ${shown} of item ${itemIndex} ${why}`, `${shown}: ${why}`,
+      { number, code: r.code, duplicateOfItem: earlier });
+  }
+  const reason = String(r.reason ?? r.code).trim().replace(/\.$/, '');
+  return new Rejected(`The phone number ${shown} of item ${itemIndex} was rejected: ${reason}`, `${shown}: ${reason}`,
+    { number, code: r.code });
+}
+
+/** The error that stops the node: how many phone numbers were rejected, and which items gave them. */
+function rejectedError(ctx: IExecuteFunctions, rejections: ItemRejection[], sent: number): NodeOperationError {
+  const named = rejections.slice(0, REJECTIONS_NAMED).map((r) => `item ${r.itemIndex} (${r.rejected.summary})`);
+  const more = rejections.length - named.length;
+  const list = more > 0 ? `${named.join(', ')} and ${more} more` : named.length > 1
+    ? `${named.slice(0, -1).join(', ')} and ${named.at(-1)}` : named[0];
+  const added = sent - rejections.length;
+  const message = rejections.length === 1 && sent === 1
+    ? rejections[0]!.rejected.message
+    : `${rejections.length} of ${sent} phone numbers ${rejections.length === 1 ? 'was' : 'were'} rejected: ${list}`;
+  const addedText = added === 0 ? 'No phone number was added.'
+    : added === 1 ? 'The other phone number was added to the campaign.' : `The other ${added} phone numbers were added to the campaign.`;
+  return operationError(ctx.getNode(), message, {
+    itemIndex: rejections[0]!.itemIndex,
+    description: `${addedText} To get each rejected phone number as an item instead of this error, set the node's Settings > On Error to "Continue" or "Continue (using error output)".`,
+  });
+}
+
 async function addNumbers(ctx: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
   const varNamesByCampaign = new Map<string, string[]>();
   const entries = collect<NumberEntry>(items, (i) => {
@@ -139,34 +193,46 @@ async function addNumbers(ctx: IExecuteFunctions, items: INodeExecutionData[]): 
     const number = String(ctx.getNodeParameter('phoneNumber', i, '') ?? '').trim();
     const variables = ctx.getNodeParameter('variables.variable', i, []) as Array<{ name: string; value: unknown }>;
     const vars = new Map<string, string>();
-    for (const { name, value } of variables) {
+    variables.forEach(({ name, value }, n) => {
       const trimmed = String(name ?? '').trim();
-      if (!trimmed) throw new NodeOperationError(ctx.getNode(), 'A variable has no name', { itemIndex: i });
+      if (!trimmed) {
+        throw operationError(ctx.getNode(), `Variable ${n + 1} of item ${i} has no name`, {
+          itemIndex: i, description: 'Give every variable under Variables a name: the call flow reads its value by that name.',
+        });
+      }
       vars.set(trimmed, value === null || value === undefined ? '' : String(value));
-    }
+    });
     const names = varNamesByCampaign.get(key) ?? [];
     for (const name of vars.keys()) if (!names.includes(name)) names.push(name);
     varNamesByCampaign.set(key, names);
     return { key, ids: number ? [{ number, vars }] : [] };
   });
   const batchSize = Math.min(MAX_ADD_BATCH, Math.max(1, Number((ctx.getNodeParameter('addOptions', 0, {}) as IDataObject).batchSize ?? 1000)));
-  return inBatches(ctx, groupBy(entries), batchSize, 'No phone number given', async (campaignId, values, itemIndex) => {
-    const varNames = varNamesByCampaign.get(campaignId) ?? [];
-    const body = values.map((v) => (varNames.length ? { number: v.number, varValues: varNames.map((n) => v.vars.get(n) ?? '') } : { number: v.number }));
-    const query = new URLSearchParams();
-    if (varNames.length) query.set('varNames', JSON.stringify(varNames));
-    const result = (await apiRequest<AddNumbersResult>(ctx, {
-      method: 'POST', path: `${campaignPath(campaignId)}/numbers`, query, json: body, itemIndex, accept: [422],
-    })).body;
-    const rejectedAt = new Map((result.rejected ?? []).map((r) => [r.index, r]));
-    // The created records come in request order, without the rejected entries.
-    const created = result.created ?? [];
-    let next = 0;
-    return values.map((v, n) => {
-      const rejection = rejectedAt.get(n);
-      if (rejection) return new Rejected(`Phone number "${v.number}" was rejected: ${rejection.reason}`, { number: v.number, code: rejection.code });
-      return (created[next++] ?? {}) as unknown as IDataObject;
-    });
+  return inBatches(ctx, groupBy(entries), {
+    batchSize,
+    emptyMessage: (i) => `The Phone Number field is empty for item ${i}`,
+    rejectedError: (rejections, sent) => rejectedError(ctx, rejections, sent),
+    send: async (campaignId, values, itemIndexes) => {
+      const varNames = varNamesByCampaign.get(campaignId) ?? [];
+      const body = values.map((v) => (varNames.length ? { number: v.number, varValues: varNames.map((n) => v.vars.get(n) ?? '') } : { number: v.number }));
+      const query = new URLSearchParams();
+      if (varNames.length) query.set('varNames', JSON.stringify(varNames));
+      const response = await apiRequest<AddNumbersResult>(ctx, {
+        method: 'POST', path: `${campaignPath(campaignId)}/numbers`, query, json: body, itemIndex: itemIndexes[0], accept: [422],
+      });
+      const result = response.body;
+      // A 422 is read only when it lists the rejected numbers (none was added); any other is an error.
+      if (response.statusCode === 422 && !Array.isArray(result?.rejected)) throw apiError(ctx, response, itemIndexes[0]);
+      const rejectedAt = new Map(((result.rejected ?? []) as ServerRejection[]).map((r) => [r.index, r]));
+      // The created records come in request order, without the rejected entries.
+      const created = result.created ?? [];
+      let next = 0;
+      return values.map((v, n) => {
+        const r = rejectedAt.get(n);
+        if (r) return rejection(v.number, itemIndexes[n]!, r, itemIndexes, values.map((e) => e.number));
+        return (created[next++] ?? {}) as unknown as IDataObject;
+      });
+    },
   });
 }
 
@@ -185,7 +251,7 @@ export async function executeNumber(ctx: IExecuteFunctions, operation: string, i
   switch (operation) {
     case 'getAll':
       return forEachItem(ctx, items, async (i) => {
-        const { request, limit } = listRequest(ctx, 'numbers', i);
+        const { request, limit } = listRequest(ctx, 'numbers', i, filtersOf(numberFields, 'getAll'));
         return listRecords(ctx, `${campaignPath(campaignIdOf(ctx, i))}/numbers`, request, limit, i);
       });
     case 'add':
@@ -206,9 +272,13 @@ export async function executeNumber(ctx: IExecuteFunctions, operation: string, i
       });
     case 'delete': {
       const entries = collect(items, (i) => ({ key: campaignIdOf(ctx, i), ids: toIdList(ctx.getNodeParameter('numberIds', i, '')) }));
-      return inBatches(ctx, groupBy(entries), DELETE_BATCH, 'No number ID given', async (campaignId, ids, itemIndex) => {
-        await apiRequest(ctx, { method: 'DELETE', path: `${campaignPath(campaignId)}/numbers`, json: ids, itemIndex });
-        return ids.map((id) => ({ id, deleted: true }));
+      return inBatches(ctx, groupBy(entries), {
+        batchSize: DELETE_BATCH,
+        emptyMessage: (i) => `The Number IDs field is empty for item ${i}`,
+        send: async (campaignId, ids, itemIndexes) => {
+          const res = await apiRequest(ctx, { method: 'DELETE', path: `${campaignPath(campaignId)}/numbers`, json: ids, itemIndex: itemIndexes[0] });
+          return deletedRecords(res.body, ids);
+        },
       });
     }
   }

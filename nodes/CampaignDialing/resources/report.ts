@@ -1,7 +1,7 @@
 // Report resource: the call-details and number-details reports of a campaign.
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { ANSWER_TYPES, END_TYPES, NUMBER_DETAIL_STATUSES, OUTCOMES, RING_RESULTS } from '../../../api/enums.ts';
-import { campaignIdOf, campaignLocator, enumOptions, listRequest, filtersCollection, operationField, returnAllAndLimit, show, sortCollection } from '../shared/fields.ts';
+import { campaignIdOf, campaignLocator, enumOptions, listRequest, filtersCollection, filtersOf, operationField, returnAllAndLimit, show, sortCollection } from '../shared/fields.ts';
 import { forEachItem } from '../shared/items.ts';
 import { campaignPath, listRecords } from '../shared/transport.ts';
 
@@ -12,25 +12,27 @@ export const reportOperations = operationField(R, [
     { name: 'Number Details', value: 'numberDetails', description: 'One record per number, deleted ones included', action: 'Get the number details report of a campaign' },
 ], 'callDetails');
 
+/** The four filters of a local timestamp field (`<field>_gte`, `_gt`, `_lte`, `_lt`). */
 const localTimeFilters = (field: string, label: string): INodeProperties[] => (
-  [['gte', 'at or after'], ['gt', 'after'], ['lte', 'at or before'], ['lt', 'before']] as const
-).map(([op, words]) => ({
-  displayName: `${label} ${words.replace(/\b\w/g, (c) => c.toUpperCase())}`,
+  [['gte', 'at or After', 'at or after'], ['gt', 'After', 'after'], ['lte', 'at or Before', 'at or before'], ['lt', 'Before', 'before']] as const
+).map(([op, words, text]) => ({
+  displayName: `${label} ${words}`,
   name: `${field}_${op}`,
   type: 'dateTime',
   default: '',
-  description: `Only calls ${label.toLowerCase()} ${words} this time, on the account's local clock`,
+  description: `Only calls ${label.toLowerCase()} ${text} this time, on the account's local clock`,
 }));
 
-const integerFilters = (field: string, label: string, what: string): INodeProperties[] => (
-  [['gte', 'at Least'], ['gt', 'Greater Than'], ['lte', 'at Most'], ['lt', 'Less Than']] as const
-).map(([op, words]) => ({
-  displayName: `${label} ${words}`,
-  name: `${field}_${op}`,
+/** The four filters of the attempts count (`attempts_gte`, `_gt`, `_lte`, `_lt`). */
+const attemptsFilters = (): INodeProperties[] => (
+  [['gte', 'at Least', 'at least'], ['gt', 'Greater Than', 'more than'], ['lte', 'at Most', 'at most'], ['lt', 'Less Than', 'fewer than']] as const
+).map(([op, words, text]) => ({
+  displayName: `Attempts ${words}`,
+  name: `attempts_${op}`,
   type: 'number',
   typeOptions: { minValue: 0 },
   default: 0,
-  description: `Only ${what} whose ${label.toLowerCase()} is ${words.toLowerCase()} this value`,
+  description: `Only numbers called ${text} this many times`,
 }));
 
 export const reportFields: INodeProperties[] = [
@@ -52,7 +54,7 @@ export const reportFields: INodeProperties[] = [
       { displayName: 'SIP Response Code', name: 'sipResponseCode', type: 'number', typeOptions: { minValue: 100, maxValue: 699 }, default: 200 },
     ] as INodeProperties[]),
   filtersCollection(R, 'numberDetails', [
-      ...integerFilters('attempts', 'Attempts', 'numbers'),
+      ...attemptsFilters(),
       { displayName: 'Phone Number', name: 'number', type: 'string', default: '', description: 'Only this phone number' },
       { displayName: 'Status', name: 'status', type: 'options', options: enumOptions(NUMBER_DETAIL_STATUSES), default: 'Success', description: 'Only numbers in this status; Deleted shows numbers removed from the campaign' },
     ] as INodeProperties[]),
@@ -68,7 +70,7 @@ export const reportFields: INodeProperties[] = [
 
 export async function executeReport(ctx: IExecuteFunctions, operation: 'callDetails' | 'numberDetails', items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
   return forEachItem(ctx, items, async (i) => {
-    const { request, limit } = listRequest(ctx, operation, i);
+    const { request, limit } = listRequest(ctx, operation, i, filtersOf(reportFields, operation));
     return listRecords(ctx, `${campaignPath(campaignIdOf(ctx, i))}/reports/${operation}`, request, limit, i);
   });
 }

@@ -1,7 +1,7 @@
 // Fields every resource shares (campaign picker, Return All / Limit, sort) and the reading of filters into the API's.
 import type { IDataObject, IDisplayOptions, IExecuteFunctions, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
 import { LIST_SPECS, type ListRequest, type ListSpec, type SortDirection } from '../../../api/list-query.ts';
+import { operationError } from './errors.ts';
 
 type Shown = { resource: string[]; operation: string[] };
 
@@ -30,7 +30,7 @@ export function campaignLocator(displayOptions?: IDisplayOptions, description = 
         type: 'string',
         placeholder: 'e.g. 3f1c2a9e-6b0d-4f7e-9a55-1d2e3f4a5b6c',
         validation: [
-          { type: 'regex', properties: { regex: '^[^/?#\\s]+$', errorMessage: 'A campaign ID has no slashes or spaces' } },
+          { type: 'regex', properties: { regex: '^[^/?#\\s]+$', errorMessage: 'A campaign ID contains no spaces, slashes, "?" or "#"' } },
         ],
       },
       {
@@ -42,7 +42,7 @@ export function campaignLocator(displayOptions?: IDisplayOptions, description = 
         validation: [
           {
             type: 'regex',
-            properties: { regex: '.*/campaigns/[^/?#\\s]+.*', errorMessage: 'The URL must contain /campaigns/<campaign ID>' },
+            properties: { regex: '.*/campaigns/[^/?#\\s]+.*', errorMessage: 'The URL must contain /campaigns/ followed by the campaign ID' },
           },
         ],
       },
@@ -98,6 +98,11 @@ export function filtersCollection(resource: string, operation: string, filters: 
   };
 }
 
+/** The Filters collection of an operation among a resource's fields. */
+export function filtersOf(fields: INodeProperties[], operation: string): INodeProperties | undefined {
+  return fields.find((p) => p.name === 'filters' && p.displayOptions?.show?.operation?.includes(operation));
+}
+
 /** The Options collection of a list operation: Sort By (the endpoint's sort fields) and Sort Direction. */
 export function sortCollection(resource: string, operation: string, fields: Array<{ name: string; value: string }>): INodeProperties {
   const first = fields[0]!.value;
@@ -131,8 +136,9 @@ export function sortCollection(resource: string, operation: string, fields: Arra
   };
 }
 
+/** The API's enum values as options, labelled in words ("RetryPending" as "Retry Pending", "Callflow" as "Call Flow"). */
 export const enumOptions = (values: readonly string[]) =>
-  [...values].sort().map((value) => ({ name: value.replace(/([a-z])([A-Z])/g, '$1 $2'), value }));
+  [...values].sort().map((value) => ({ name: value.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/\bCallflow\b/, 'Call Flow'), value }));
 
 /** Node fields that stand for one key of a nested API filter object. */
 const NESTED: Record<string, [string, string]> = {
@@ -146,7 +152,7 @@ const NESTED: Record<string, [string, string]> = {
  * the key's kind in api/ says how to read the value: integers as numbers, timestamps without zone or fraction.
  */
 export function toApiFilter(
-  ctx: IExecuteFunctions, spec: ListSpec, filters: IDataObject, itemIndex: number,
+  ctx: IExecuteFunctions, spec: ListSpec, filters: IDataObject, itemIndex: number, labels: Record<string, string> = {},
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(filters)) {
@@ -158,10 +164,14 @@ export function toApiFilter(
       continue;
     }
     const key = spec.filters[name as keyof typeof spec.filters] as ListSpec['filters'][string] | undefined;
-    if (!key) throw new NodeOperationError(ctx.getNode(), `Unknown filter "${name}"`, { itemIndex });
+    if (!key) {
+      throw operationError(ctx.getNode(), `This list has no filter "${labels[name] ?? name}"`, {
+        itemIndex, description: 'Remove the filter from Filters: the workflow was made for another version of this node.',
+      });
+    }
     switch (key.kind) {
       case 'timestamp':
-        out[name] = toApiTimestamp(ctx, name, value, itemIndex);
+        out[name] = toApiTimestamp(ctx, labels[name] ?? name, value, itemIndex);
         break;
       case 'integer':
         out[name] = Number(value);
@@ -178,13 +188,13 @@ export function toApiFilter(
 }
 
 /** The spec's timestamp shape, `YYYY-MM-DDTHH:MM:SS`: n8n's date pickers and expressions give ISO strings or DateTimes. */
-function toApiTimestamp(ctx: IExecuteFunctions, name: string, value: unknown, itemIndex: number): string {
+function toApiTimestamp(ctx: IExecuteFunctions, label: string, value: unknown, itemIndex: number): string {
   const text = typeof value === 'string' ? value : typeof (value as { toISO?: unknown })?.toISO === 'function'
     ? String((value as { toISO: () => string }).toISO()) : value instanceof Date ? value.toISOString() : String(value);
   const m = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2})?))?/.exec(text.trim());
   if (!m) {
-    throw new NodeOperationError(ctx.getNode(), `Filter "${name}" is not a date and time: "${text}"`, {
-      itemIndex, description: 'Use the date picker or an ISO 8601 value such as 2024-12-01T09:00:00',
+    throw operationError(ctx.getNode(), `The filter "${label}" needs a date and time, not "${text}"`, {
+      itemIndex, description: 'Use the date picker, or an ISO 8601 value such as 2024-12-01T09:00:00.',
     });
   }
   const time = m[2] ?? '00:00:00';
@@ -193,19 +203,21 @@ function toApiTimestamp(ctx: IExecuteFunctions, name: string, value: unknown, it
 
 /** One ID, a comma-separated list, or an array (from an expression). */
 export function toIdList(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
   const parts = Array.isArray(value) ? value : String(value).split(',');
   return parts.map((v) => String(v).trim()).filter(Boolean);
 }
 
-/** Sort, filter and limit of a list operation, read from its fields. */
+/** Sort, filter and limit of a list operation, read from its fields; `filtersField` names the filters in errors. */
 export function listRequest(
-  ctx: IExecuteFunctions, resource: keyof typeof LIST_SPECS, itemIndex: number,
+  ctx: IExecuteFunctions, resource: keyof typeof LIST_SPECS, itemIndex: number, filtersField?: INodeProperties,
 ): { request: Omit<ListRequest, 'range'>; limit: number | undefined } {
   const returnAll = ctx.getNodeParameter('returnAll', itemIndex, false) as boolean;
   const limit = returnAll ? undefined : (ctx.getNodeParameter('limit', itemIndex, 50) as number);
   const filters = ctx.getNodeParameter('filters', itemIndex, {}) as IDataObject;
   const options = ctx.getNodeParameter('options', itemIndex, {}) as IDataObject;
-  const request: Omit<ListRequest, 'range'> = { filter: toApiFilter(ctx, LIST_SPECS[resource], filters, itemIndex) };
+  const labels = Object.fromEntries(((filtersField?.options ?? []) as INodeProperties[]).map((o) => [o.name, o.displayName]));
+  const request: Omit<ListRequest, 'range'> = { filter: toApiFilter(ctx, LIST_SPECS[resource], filters, itemIndex, labels) };
   if (typeof options.sortBy === 'string' && options.sortBy) {
     request.sort = [options.sortBy, (options.sortDirection as SortDirection | undefined) ?? 'ASC'];
   }
@@ -214,6 +226,10 @@ export function listRequest(
 
 export function campaignIdOf(ctx: IExecuteFunctions, itemIndex: number): string {
   const id = String(ctx.getNodeParameter('campaignId', itemIndex, '', { extractValue: true }) ?? '').trim();
-  if (!id) throw new NodeOperationError(ctx.getNode(), 'No campaign given: pick one, or give its ID or URL', { itemIndex });
+  if (!id) {
+    throw operationError(ctx.getNode(), `No campaign is selected for item ${itemIndex}`, {
+      itemIndex, description: 'Under Campaign, pick a campaign from the list, or give its ID or URL.',
+    });
+  }
   return id;
 }

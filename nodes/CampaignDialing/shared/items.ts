@@ -1,18 +1,33 @@
 // Running an operation over input items: one call per item, or the items' values batched into few requests;
-// output items paired to their input, and Continue On Fail turning a failure into an error item.
+// output items paired to their input, and a failure under "On Error: Continue" turned into an error item that n8n
+// routes by the node's setting.
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { operationError } from './errors.ts';
 
-function errorItem(error: unknown, itemIndex: number, extra: IDataObject = {}): INodeExecutionData {
-  const e = error as { message?: string; description?: string; httpCode?: string };
-  const json: IDataObject = { ...extra, error: e.message ?? String(error) };
-  if (e.description) json.errorDescription = e.description;
-  if (e.httpCode) json.httpCode = e.httpCode;
-  return { json, pairedItem: { item: itemIndex } };
+type NodeError = NodeApiError | NodeOperationError;
+
+/**
+ * The item of a failure, paired to its input item. Under "Continue (using error output)" its JSON holds only `error`
+ * (the message) and `details`: that sends it to the error output, where n8n adds the input item's fields to it. (An
+ * error on `item.error` would send it there too, but n8n then replaces the JSON with the message alone.) Under
+ * "Continue" it stays in the regular output, the reason beside the values it is about.
+ */
+function errorItem(ctx: IExecuteFunctions, error: NodeError, itemIndex: number, extra: IDataObject = {}): INodeExecutionData {
+  const about: IDataObject = { ...extra };
+  if (error.description) about.errorDescription = error.description;
+  const { httpCode } = error as { httpCode?: string | null };
+  if (httpCode) about.httpCode = httpCode;
+  if (ctx.getNode().onError === 'continueErrorOutput') {
+    const json: IDataObject = { error: error.message };
+    if (Object.keys(about).length) json.details = about;
+    return { json, pairedItem: { item: itemIndex } };
+  }
+  return { json: { ...extra, error: error.message, ...about }, pairedItem: { item: itemIndex } };
 }
 
 /** n8n's own errors as they are; anything else (a bug of ours) as a NodeOperationError on its item. */
-function asNodeError(ctx: IExecuteFunctions, error: unknown, itemIndex: number): NodeApiError | NodeOperationError {
+function asNodeError(ctx: IExecuteFunctions, error: unknown, itemIndex: number): NodeError {
   if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
   return new NodeOperationError(ctx.getNode(), error as Error, { itemIndex });
 }
@@ -26,8 +41,9 @@ export async function forEachItem(
     try {
       for (const json of await run(i)) out.push({ json, pairedItem: { item: i } });
     } catch (error) {
-      if (!ctx.continueOnFail()) throw asNodeError(ctx, error, i);
-      out.push(errorItem(error, i));
+      const failure = asNodeError(ctx, error, i);
+      if (!ctx.continueOnFail()) throw failure;
+      out.push(errorItem(ctx, failure, i));
     }
   }
   return out;
@@ -56,25 +72,43 @@ export function collect<T>(
 
 /** A value the server refused while it accepted the rest of its request. */
 export class Rejected {
-  readonly reason: string;
+  /** The whole sentence, naming the item: the message of the item's error. */
+  readonly message: string;
+  /** The value and why, for a list of several rejections: `"+1…": not a valid phone number`. */
+  readonly summary: string;
+  /** Fields the error item carries besides the error (the value, the server's code). */
   readonly details: IDataObject;
-  constructor(reason: string, details: IDataObject) {
-    this.reason = reason;
+  constructor(message: string, summary: string, details: IDataObject) {
+    this.message = message;
+    this.summary = summary;
     this.details = details;
   }
 }
 
+/** A rejected value and the input item it came from. */
+export interface ItemRejection {
+  itemIndex: number;
+  rejected: Rejected;
+}
+
+export interface BatchOptions<T> {
+  /** Most values in one request. */
+  batchSize: number;
+  /** Why an item that gives no value fails. */
+  emptyMessage: (itemIndex: number) => string;
+  /** Sends the values of one campaign (`key`); answers one result per value, in order: a record, or Rejected. */
+  send: (key: string, values: T[], itemIndexes: number[]) => Promise<Array<IDataObject | Rejected>>;
+  /** The error that stops the node, when it does not continue on error, after every value was sent. */
+  rejectedError?: (rejections: ItemRejection[], sent: number) => NodeOperationError;
+}
+
 /**
- * Sends the values of all items, grouped by `key` (a campaign), in requests of at most `batchSize` values. `send`
- * answers one result per value, in order: a record, or Rejected. A failed request fails each of its items.
+ * Sends the values of all items, grouped by `key` (a campaign), in requests of at most `batchSize` values. A failed
+ * request fails each of its items; a rejected value fails its item (once every value was sent, when the node stops
+ * on errors, with one error naming every rejected item).
  */
 export async function inBatches<T>(
-  ctx: IExecuteFunctions,
-  groups: Array<{ key: string; entries: ItemEntry<T>[] }>,
-  batchSize: number,
-  /** What is wrong with an item that gives no value. */
-  emptyMessage: string,
-  send: (key: string, values: T[], firstItemIndex: number) => Promise<Array<IDataObject | Rejected>>,
+  ctx: IExecuteFunctions, groups: Array<{ key: string; entries: ItemEntry<T>[] }>, options: BatchOptions<T>,
 ): Promise<INodeExecutionData[]> {
   const results = new Map<number, INodeExecutionData[]>();
   const push = (i: number, item: INodeExecutionData) => {
@@ -84,38 +118,43 @@ export async function inBatches<T>(
   };
   // Items that cannot be sent fail before anything is sent.
   for (const entry of groups.flatMap((g) => g.entries).filter((e) => e.ids.length === 0)) {
-    const error = entry.error ?? new NodeOperationError(ctx.getNode(), emptyMessage, { itemIndex: entry.itemIndex });
-    if (!ctx.continueOnFail()) throw asNodeError(ctx, error, entry.itemIndex);
-    push(entry.itemIndex, errorItem(error, entry.itemIndex));
+    const failure = asNodeError(ctx, entry.error ?? operationError(ctx.getNode(), options.emptyMessage(entry.itemIndex),
+      { itemIndex: entry.itemIndex }), entry.itemIndex);
+    if (!ctx.continueOnFail()) throw failure;
+    push(entry.itemIndex, errorItem(ctx, failure, entry.itemIndex));
   }
+  const rejections: ItemRejection[] = [];
+  let sent = 0;
   for (const group of groups) {
     const flat = group.entries.flatMap((e) => e.ids.map((value) => ({ value, itemIndex: e.itemIndex })));
-    for (let start = 0; start < flat.length; start += batchSize) {
-      const batch = flat.slice(start, start + batchSize);
+    for (let start = 0; start < flat.length; start += options.batchSize) {
+      const batch = flat.slice(start, start + options.batchSize);
       let answers: Array<IDataObject | Rejected>;
       try {
-        answers = await send(group.key, batch.map((b) => b.value), batch[0]!.itemIndex);
+        answers = await options.send(group.key, batch.map((b) => b.value), batch.map((b) => b.itemIndex));
       } catch (error) {
-        if (!ctx.continueOnFail()) throw asNodeError(ctx, error, batch[0]!.itemIndex);
-        for (const i of new Set(batch.map((b) => b.itemIndex))) push(i, errorItem(error, i));
+        const failure = asNodeError(ctx, error, batch[0]!.itemIndex);
+        if (!ctx.continueOnFail()) throw failure;
+        for (const i of new Set(batch.map((b) => b.itemIndex))) push(i, errorItem(ctx, failure, i));
         continue;
       }
+      sent += batch.length;
       batch.forEach((b, n) => {
         const answer = answers[n];
         if (answer instanceof Rejected) {
-          if (!ctx.continueOnFail()) {
-            const added = answers.filter((a) => !(a instanceof Rejected)).length;
-            throw new NodeOperationError(ctx.getNode(), answer.reason, {
-              itemIndex: b.itemIndex,
-              description: `${added} other value(s) of the same request were accepted. Turn on Continue On Fail (Settings > On Error) to get rejected values as items instead.`,
-            });
-          }
-          push(b.itemIndex, errorItem(new Error(answer.reason), b.itemIndex, answer.details));
+          rejections.push({ itemIndex: b.itemIndex, rejected: answer });
+          const failure = operationError(ctx.getNode(), answer.message, { itemIndex: b.itemIndex });
+          push(b.itemIndex, errorItem(ctx, failure, b.itemIndex, answer.details));
         } else {
           push(b.itemIndex, { json: answer ?? {}, pairedItem: { item: b.itemIndex } });
         }
       });
     }
+  }
+  if (rejections.length && !ctx.continueOnFail()) {
+    const first = rejections[0]!;
+    throw options.rejectedError?.(rejections, sent)
+      ?? operationError(ctx.getNode(), first.rejected.message, { itemIndex: first.itemIndex });
   }
   const out: INodeExecutionData[] = [];
   const indexes = new Set(groups.flatMap((g) => g.entries.map((e) => e.itemIndex)));
@@ -131,4 +170,14 @@ export function groupBy<T>(entries: Array<ItemEntry<T> & { key: string }>): Arra
     groups.set(key, list);
   }
   return [...groups].map(([key, list]) => ({ key, entries: list }));
+}
+
+/** The items of a delete: the deleted records when the API answers them (200), else their IDs (204). */
+export function deletedRecords(body: unknown, ids: string[]): IDataObject[] {
+  const isRecord = (v: unknown): v is IDataObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const records = Array.isArray(body) ? body.filter(isRecord) : isRecord(body) ? [body] : [];
+  const byId = new Map(records.map((r) => [String(r.id), r]));
+  // A single deleted record answers for the single ID asked, whatever its id field says.
+  const only = ids.length === 1 && records.length === 1 ? records[0] : undefined;
+  return ids.map((id) => ({ id, ...(byId.get(id) ?? only ?? {}), deleted: true }));
 }

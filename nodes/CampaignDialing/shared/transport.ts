@@ -3,9 +3,10 @@ import type {
   IDataObject, IExecuteFunctions, IHttpRequestMethods, IHttpRequestOptions, ILoadOptionsFunctions, IPollFunctions,
   JsonObject,
 } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
+import { NodeApiError, sleep } from 'n8n-workflow';
 import { parseContentRange } from '../../../api/content-range.ts';
 import { encodeListQuery, RECOMMENDED_PAGE_SIZE, type ListRequest } from '../../../api/list-query.ts';
+import { keepMessage, operationError } from './errors.ts';
 
 export const CREDENTIAL_TYPE = 'campaignDialingApi';
 
@@ -36,18 +37,66 @@ export interface ApiResponse<T> {
 const MAX_RATE_LIMIT_RETRIES = 5;
 const MAX_WAIT_SECONDS = 60;
 
-async function accountBase(ctx: ApiContext): Promise<string> {
+/** The credential's Base URL without trailing slashes, or why it is not one. */
+export function baseUrlOf(value: unknown): { url: string } | { problem: string } {
+  const url = String(value ?? '').trim().replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/?#\s]+/i.test(url)) {
+    return { problem: `The Base URL "${url}" of the credential is not a web address: give it as http(s)://host[:port], without /v1` };
+  }
+  return { url };
+}
+
+/** The requests of one account: `<Base URL>/v1/accounts/<Account ID>`. */
+export function accountUrl(baseUrl: string, accountId: unknown): string {
+  return `${baseUrl}/v1/accounts/${encodeURIComponent(String(accountId ?? '').trim())}`;
+}
+
+async function accountBase(ctx: ApiContext, itemIndex: number | undefined): Promise<{ baseUrl: string; account: string }> {
   const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
-  const baseUrl = String(credentials.baseUrl ?? '').replace(/\/+$/, '');
-  return `${baseUrl}/v1/accounts/${encodeURIComponent(String(credentials.accountId ?? ''))}`;
+  const base = baseUrlOf(credentials.baseUrl);
+  if ('problem' in base) throw operationError(ctx.getNode(), base.problem, { itemIndex });
+  return { baseUrl: base.url, account: accountUrl(base.url, credentials.accountId) };
+}
+
+// Node's and undici's codes for a request that got no HTTP answer, in words.
+const CONNECTION_FAILURES: Array<[RegExp, string]> = [
+  [/^ECONNREFUSED$/, 'the connection was refused: no server is listening at that host and port'],
+  [/^(ENOTFOUND|EAI_AGAIN|EAI_NONAME)$/, 'the host name could not be found'],
+  [/^(ETIMEDOUT|ECONNABORTED|ESOCKETTIMEDOUT|UND_ERR_CONNECT_TIMEOUT|UND_ERR_HEADERS_TIMEOUT)$/, 'the connection timed out'],
+  [/^(ECONNRESET|EPIPE|UND_ERR_SOCKET)$/, 'the server closed the connection without answering'],
+  [/^(EHOSTUNREACH|ENETUNREACH|EADDRNOTAVAIL)$/, 'the host cannot be reached from n8n\'s network'],
+  [/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/, 'its TLS certificate was not accepted'],
+];
+
+/** The system code of a failed request (ECONNREFUSED, ...), wherever n8n's request helpers put it. */
+function failureCode(error: unknown): string | undefined {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(e.code)) return e.code;
+  }
+  return undefined;
+}
+
+/**
+ * What a user reads when the API could not be reached at all (no HTTP answer): what was tried, why it failed, what to
+ * check. The node's requests and the credential test both say it this way.
+ */
+export function unreachable(baseUrl: string, error: unknown): { message: string; description: string } {
+  const code = failureCode(error);
+  const known = code ? CONNECTION_FAILURES.find(([pattern]) => pattern.test(code)) : undefined;
+  const why = known ? `${known[1]} (${code})` : (error as Error)?.message || String(error);
+  return {
+    message: `Could not reach the Campaign Dialing API at ${baseUrl}: ${why}`,
+    description: 'Check that the Base URL of the credential is the address of the API (without /v1), that the Campaign Dialing '
+      + 'server is running, and that no firewall or proxy stops n8n from reaching it.',
+  };
 }
 
 export async function apiRequest<T = unknown>(ctx: ApiContext, req: ApiRequest): Promise<ApiResponse<T>> {
-  const base = await accountBase(ctx);
+  const { baseUrl, account } = await accountBase(ctx, req.itemIndex);
   const query = req.query?.toString();
   const options: IHttpRequestOptions = {
     method: req.method,
-    url: `${base}${req.path}${query ? `?${query}` : ''}`,
+    url: `${account}${req.path}${query ? `?${query}` : ''}`,
     json: true,
     returnFullResponse: true,
     ignoreHttpStatusErrors: true,
@@ -66,10 +115,8 @@ export async function apiRequest<T = unknown>(ctx: ApiContext, req: ApiRequest):
     try {
       response = (await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, options)) as ApiResponse<unknown>;
     } catch (error) {
-      throw new NodeOperationError(ctx.getNode(), `Could not reach the Campaign Dialing API at ${base}`, {
-        description: `${(error as Error).message}. Check the Base URL of the credential.`,
-        itemIndex: req.itemIndex,
-      });
+      const { message, description } = unreachable(baseUrl, error);
+      throw operationError(ctx.getNode(), message, { description, itemIndex: req.itemIndex });
     }
     const { statusCode } = response;
     if (statusCode === 429 && retries < MAX_RATE_LIMIT_RETRIES) {
@@ -93,26 +140,23 @@ function retryAfterSeconds(header: string | undefined): number {
 
 const HINTS: Record<number, string> = {
   401: 'Check the API token of the credential: it may be mistyped, expired or not a token of this service.',
-  403: 'The key was deleted, belongs to another account than the credential\'s Account ID, or lacks a role for this operation.',
-  404: 'Check the campaign or record ID, and that the Base URL has no /v1.',
+  403: 'The API key was deleted, belongs to another account than the Account ID of the credential, or lacks a role that allows this operation (see Settings > API Keys in the web console).',
+  404: 'Check the ID of the campaign or number record, and that the Base URL of the credential does not end in /v1.',
   409: 'The campaign or number is in a state that does not allow this operation.',
-  429: 'The API\'s rate limit was still exceeded after waiting; lower the Limit or spread the work over time.',
+  429: 'The rate limit of the API was still exceeded after waiting: lower the Limit, or spread the work over time.',
 };
 
 /** The server's problem details (RFC 9457) as an n8n error carrying its detail message and each bad field. */
-function apiError(ctx: ApiContext, response: ApiResponse<unknown>, itemIndex: number | undefined): NodeApiError {
+export function apiError(ctx: ApiContext, response: ApiResponse<unknown>, itemIndex: number | undefined): NodeApiError {
   const body = (typeof response.body === 'object' && response.body !== null ? response.body : { body: response.body }) as IDataObject;
-  const detail = typeof body.detail === 'string' ? body.detail : typeof body.message === 'string' ? body.message : '';
+  const text = typeof body.detail === 'string' ? body.detail : typeof body.message === 'string' ? body.message : '';
+  const detail = text.charAt(0).toUpperCase() + text.slice(1);
   const fields = Array.isArray(body.errors)
     ? (body.errors as IDataObject[]).map((e) => `${String(e.name)}: ${String(e.detail)}`)
     : [];
   const description = [...fields, HINTS[response.statusCode] ?? ''].filter(Boolean).join('\n');
-  return new NodeApiError(ctx.getNode(), body as JsonObject, {
-    message: detail || `The API answered HTTP ${response.statusCode}`,
-    description,
-    httpCode: String(response.statusCode),
-    itemIndex,
-  });
+  const message = detail || `The Campaign Dialing API answered with HTTP status ${response.statusCode}`;
+  return keepMessage(new NodeApiError(ctx.getNode(), body as JsonObject, { message, description, httpCode: String(response.statusCode), itemIndex }), message);
 }
 
 export interface Page {
