@@ -4,7 +4,7 @@ import {
   OUTCOMES, RING_RESULTS,
 } from './enums.ts';
 import type { ListResource } from './content-range.ts';
-import type { FieldError } from './problems.ts';
+import { listing, type FieldError } from './problems.ts';
 import { parseTimestamp, type ParsedTimestamp } from './timestamps.ts';
 
 export const DEFAULT_RANGE: readonly [number, number] = [0, 9];
@@ -37,11 +37,26 @@ export type Condition =
 
 export interface ListSpec {
   resource: ListResource;
+  /** The endpoint's own filter keys; every list also takes ID_FILTERS. */
   filters: Record<string, FilterKey>;
   sortFields: readonly string[];
   /** Accepted other names: `status` for `state` (the open point of §4.2). */
   aliases: Record<string, string>;
 }
+
+/** The records a list holds, as problem details name them. */
+const RECORDS: Record<ListResource, string> = {
+  campaigns: 'campaigns', numbers: 'numbers', callDetails: 'call-detail records', numberDetails: 'number-detail records',
+};
+
+/** Selects records by id: one id or an array of them. */
+const BY_ID: FilterKey = { field: 'id', kind: 'ids' };
+
+/**
+ * Filter keys of every list: every record has an id, and react-admin's getMany sends `{"id": [...]}` to any resource.
+ * A spec's `filters` hold what its endpoint adds; campaigns list `ids` there too, the key the spec names for them.
+ */
+export const ID_FILTERS: Readonly<Record<'id' | 'ids', FilterKey>> = { id: BY_ID, ids: BY_ID };
 
 function compared(field: string, kind: 'integer' | 'timestamp', local = false): Record<string, FilterKey> {
   const out: Record<string, FilterKey> = {};
@@ -62,7 +77,7 @@ export const LIST_SPECS = {
   campaigns: {
     resource: 'campaigns',
     filters: {
-      ids: { field: 'id', kind: 'ids' },
+      ids: BY_ID,
       name: text('name'),
       phoneSystemId: text('phoneSystemId'),
       extensionId: text('extensionId'),
@@ -160,7 +175,7 @@ function parseJson(name: string, raw: string, errors: FieldError[]): { ok: true;
   try {
     return { ok: true, value: JSON.parse(raw) };
   } catch {
-    errors.push({ in: 'query', name, detail: `${name} must be url-encoded JSON; got ${quote(raw)}` });
+    errors.push({ in: 'query', name, detail: `The ${name} parameter must be URL-encoded JSON; got ${quote(raw)}` });
     return { ok: false };
   }
 }
@@ -171,11 +186,13 @@ function decodeRange(raw: string | undefined, errors: FieldError[]): [number, nu
   if (!parsed.ok) return null;
   const v = parsed.value;
   const bad = (detail: string) => (errors.push({ in: 'query', name: 'range', detail }), null);
-  if (!Array.isArray(v) || v.length !== 2) return bad(`range must be a JSON array of exactly two integers [first,last]; got ${quote(raw)}`);
+  if (!Array.isArray(v) || v.length !== 2) {
+    return bad(`The range parameter must be a JSON array of exactly two integers [first, last]; got ${quote(raw)}`);
+  }
   const [first, last] = v as unknown[];
-  if (!isNonNegativeInt(first) || !isNonNegativeInt(last)) return bad(`range must hold two non-negative integers; got ${quote(raw)}`);
-  if (first > last) return bad(`range first (${first}) must be <= last (${last})`);
-  if (last - first + 1 > MAX_PAGE_SIZE) return bad(`range asks for ${last - first + 1} records; a page holds at most ${MAX_PAGE_SIZE}`);
+  if (!isNonNegativeInt(first) || !isNonNegativeInt(last)) return bad(`The range parameter must hold two non-negative integers; got ${quote(raw)}`);
+  if (first > last) return bad(`The range's first index (${first}) must not be greater than its last (${last})`);
+  if (last - first + 1 > MAX_PAGE_SIZE) return bad(`The range asks for ${last - first + 1} records; a page holds at most ${MAX_PAGE_SIZE}`);
   return [first, last];
 }
 
@@ -184,19 +201,21 @@ function decodeSort(spec: ListSpec, raw: string | undefined, errors: FieldError[
   const parsed = parseJson('sort', raw, errors);
   if (!parsed.ok) return null;
   const v = parsed.value;
-  const allowed = spec.sortFields.join(', ');
   if (!Array.isArray(v) || v.length < 1 || v.length > 2 || typeof v[0] !== 'string') {
-    errors.push({ in: 'query', name: 'sort', detail: `sort must be a JSON array [field, "ASC"|"DESC"]; got ${quote(raw)}` });
+    errors.push({ in: 'query', name: 'sort', detail: `The sort parameter must be a JSON array [field, "ASC" or "DESC"]; got ${quote(raw)}` });
     return null;
   }
   const field = spec.aliases[v[0]] ?? v[0];
   if (!spec.sortFields.includes(field)) {
-    errors.push({ in: 'query', name: 'sort', detail: `cannot sort ${spec.resource} by ${quote(v[0])}; sort fields: ${allowed}` });
+    errors.push({
+      in: 'query', name: 'sort',
+      detail: `${capitalized(RECORDS[spec.resource])} cannot be sorted by ${quote(v[0])}; the sort fields are ${listing(spec.sortFields, 'and')}`,
+    });
     return null;
   }
   const dir = v.length === 2 ? v[1] : 'ASC';
   if (typeof dir !== 'string' || !['ASC', 'DESC'].includes(dir.toUpperCase())) {
-    errors.push({ in: 'query', name: 'sort', detail: `sort direction must be "ASC" or "DESC"; got ${JSON.stringify(dir)}` });
+    errors.push({ in: 'query', name: 'sort', detail: `The sort direction must be "ASC" or "DESC"; got ${shown(dir)}` });
     return null;
   }
   return { field, direction: dir.toUpperCase() as SortDirection };
@@ -208,21 +227,21 @@ function decodeFilter(spec: ListSpec, raw: string | undefined, errors: FieldErro
   if (!parsed.ok) return [];
   const v = parsed.value;
   if (!isPlainObject(v)) {
-    errors.push({ in: 'query', name: 'filter', detail: `filter must be a JSON object; got ${quote(raw)}` });
+    errors.push({ in: 'query', name: 'filter', detail: `The filter parameter must be a JSON object; got ${quote(raw)}` });
     return [];
   }
+  const filters: Record<string, FilterKey> = { ...spec.filters, ...ID_FILTERS };
   const out: Condition[] = [];
   for (const [rawKey, value] of Object.entries(v)) {
-    const key = aliasKey(spec, rawKey);
-    const def = (spec.filters as Record<string, FilterKey>)[key];
+    const def = filters[aliasKey(spec, rawKey)];
     if (!def) {
       errors.push({
         in: 'query', name: `filter.${rawKey}`,
-        detail: `unknown filter key ${quote(rawKey)} for ${spec.resource}; keys: ${Object.keys(spec.filters).join(', ')}`,
+        detail: `Unknown filter key ${quote(rawKey)} for ${RECORDS[spec.resource]}; the keys are ${listing(Object.keys(filters), 'and', Infinity)}`,
       });
       continue;
     }
-    decodeKey(def, `filter.${rawKey}`, value, out, errors);
+    decodeKey(def, rawKey, value, out, errors);
   }
   return out;
 }
@@ -232,23 +251,23 @@ function aliasKey(spec: ListSpec, key: string): string {
   return spec.aliases[key] ?? key;
 }
 
-function decodeKey(def: FilterKey, name: string, value: unknown, out: Condition[], errors: FieldError[]): void {
-  const bad = (detail: string) => { errors.push({ in: 'query', name, detail }); };
+/** Decodes the filter key `key` (a dotted path inside nested objects: `dialer.mode`). */
+function decodeKey(def: FilterKey, key: string, value: unknown, out: Condition[], errors: FieldError[]): void {
+  const bad = (problem: string) => { errors.push({ in: 'query', name: `filter.${key}`, detail: `Filter ${quote(key)} ${problem}` }); };
+  const got = `; got ${shown(value)}`;
   switch (def.kind) {
     case 'text':
-      if (typeof value !== 'string' || value.length > MAX_TEXT) return bad(`${name} must be a string of at most ${MAX_TEXT} characters`);
+      if (typeof value !== 'string' || value.length > MAX_TEXT) return bad(`must be a string of at most ${MAX_TEXT} characters${got}`);
       out.push(def.match === 'eq' ? { field: def.field, op: 'eq', value } : { field: def.field, op: def.match, value });
       return;
     case 'callflow':
-      if (typeof value !== 'string' || value.length > MAX_TEXT) return bad(`${name} must be one call flow id (a string)`);
+      if (typeof value !== 'string' || value.length > MAX_TEXT) return bad(`must be one call flow id (a string)${got}`);
       out.push({ field: def.field, op: 'callflow', value });
       return;
     case 'enum': {
       const list = Array.isArray(value) ? value : [value];
       const wrong = list.filter((x) => typeof x !== 'string' || !def.values.includes(x));
-      if (list.length === 0 || wrong.length) {
-        return bad(`${name} must be one of ${def.values.join(', ')} (or an array of them); got ${JSON.stringify(value)}`);
-      }
+      if (list.length === 0 || wrong.length) return bad(`must be ${listing(def.values, 'or')} (or an array of them)${got}`);
       out.push(Array.isArray(value)
         ? { field: def.field, op: 'in', value: [...new Set(list as string[])] }
         : { field: def.field, op: 'eq', value: value as string });
@@ -256,38 +275,44 @@ function decodeKey(def: FilterKey, name: string, value: unknown, out: Condition[
     }
     case 'integer': {
       const n = typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value;
-      if (typeof n !== 'number' || !Number.isSafeInteger(n)) return bad(`${name} must be an integer; got ${JSON.stringify(value)}`);
+      if (typeof n !== 'number' || !Number.isSafeInteger(n)) return bad(`must be an integer${got}`);
       out.push(def.op === 'eq' ? { field: def.field, op: 'eq', value: n } : { field: def.field, op: def.op, value: n });
       return;
     }
     case 'timestamp': {
       const t = typeof value === 'string' ? parseTimestamp(value) : null;
-      if (!t) return bad(`${name} must be a timestamp YYYY-MM-DDTHH:MM:SS; got ${JSON.stringify(value)}`);
+      if (!t) return bad(`must be a timestamp YYYY-MM-DDTHH:MM:SS${got}`);
       out.push({ field: def.field, op: def.op, value: t, local: def.local });
       return;
     }
     case 'boolean': {
       const b = value === 'true' ? true : value === 'false' ? false : value;
-      if (typeof b !== 'boolean') return bad(`${name} must be true or false; got ${JSON.stringify(value)}`);
+      if (typeof b !== 'boolean') return bad(`must be true or false${got}`);
       out.push({ field: def.field, op: 'eq', value: b });
       return;
     }
-    case 'ids':
+    case 'ids': {
+      // One id or an array; ids are strings, but a client holding numeric ids may send them as numbers.
+      const list = Array.isArray(value) ? value : [value];
+      const isId = (x: unknown) => (typeof x === 'string' && x.length <= MAX_TEXT) || (typeof x === 'number' && Number.isSafeInteger(x));
+      if (list.length > MAX_LIST || !list.every(isId)) return bad(`must be one id or an array of at most ${MAX_LIST} ids${got}`);
+      out.push({ field: def.field, op: 'in', value: [...new Set(list.map(String))] });
+      return;
+    }
     case 'overlaps': {
       if (!Array.isArray(value) || value.length > MAX_LIST || value.some((x) => typeof x !== 'string' || x.length > MAX_TEXT)) {
-        return bad(`${name} must be an array of at most ${MAX_LIST} strings; got ${JSON.stringify(value)}`);
+        return bad(`must be an array of at most ${MAX_LIST} strings${got}`);
       }
-      out.push({ field: def.field, op: def.kind === 'ids' ? 'in' : 'overlaps', value: value as string[] });
+      out.push({ field: def.field, op: 'overlaps', value: value as string[] });
       return;
     }
     case 'object': {
-      if (!isPlainObject(value) || Object.keys(value).length === 0) {
-        return bad(`${name} must be an object with ${Object.keys(def.keys).join(' or ')}`);
-      }
+      const keys = Object.keys(def.keys);
+      if (!isPlainObject(value) || Object.keys(value).length === 0) return bad(`must be an object with ${listing(keys, 'or')}${got}`);
       for (const [k, sub] of Object.entries(value)) {
         const subDef = def.keys[k];
-        if (!subDef) { bad(`unknown key ${quote(k)} in ${name}; keys: ${Object.keys(def.keys).join(', ')}`); continue; }
-        decodeKey(subDef, `${name}.${k}`, sub, out, errors);
+        if (!subDef) { bad(`takes only ${listing(keys, 'or')}; got the key ${quote(k)}`); continue; }
+        decodeKey(subDef, `${key}.${k}`, sub, out, errors);
       }
       return;
     }
@@ -319,4 +344,14 @@ export function isPlainObject(x: unknown): x is Record<string, unknown> {
 
 function quote(s: string): string {
   return JSON.stringify(s.length > 80 ? s.slice(0, 80) + '…' : s);
+}
+
+/** A JSON value as a detail shows it: at most 80 characters. */
+function shown(value: unknown): string {
+  const json = JSON.stringify(value) ?? String(value);
+  return json.length > 80 ? `${json.slice(0, 80)}…` : json;
+}
+
+function capitalized(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
 }

@@ -1,4 +1,4 @@
-// Problem types (RFC 9457) the API answers with; one per kind of failure.
+// Problem types (RFC 9457) the API answers with, one per kind of failure, and how their details word lists and counts.
 
 export const PROBLEMS = {
   'invalid-request': { status: 400, title: 'Invalid request' },
@@ -36,4 +36,16 @@ export interface Problem {
 
 export function problemType(kind: ProblemKind): string {
   return `/problems/${kind}`;
+}
+
+/** `a`, `a or b`, `a, b or c`; past `max` items, the first `max` and how many more. */
+export function listing(items: readonly string[], conjunction: 'and' | 'or', max = 20): string {
+  if (items.length > max) return `${items.slice(0, max).join(', ')} ${conjunction} ${items.length - max} more`;
+  if (items.length < 2) return items.join('');
+  return `${items.slice(0, -1).join(', ')} ${conjunction} ${items.at(-1)}`;
+}
+
+/** `1 number`, `2 numbers`: a count with its noun, so no detail says "number(s)" when it knows how many. */
+export function counted(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : plural}`;
 }

@@ -93,7 +93,8 @@ export interface ApiKey {
 /** Body of 201 from POST .../numbers. */
 export interface AddNumbersResult {
   created: CampaignNumber[];
-  rejected: { index: number; number: unknown; reason: string; code: RejectionCode }[];
+  /** `index` is the entry's 0-based position in the body; a duplicate within the body names the entry it repeats in `duplicateOf`. */
+  rejected: { index: number; number: unknown; reason: string; code: RejectionCode; duplicateOf?: number }[];
 }
 
 /** Body of 201 from POST .../numbers/upload. */

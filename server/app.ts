@@ -3,6 +3,8 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Operation } from '../api/enums.ts';
+import { AllowedMethods } from './allowed-methods.ts';
+import { docsRoutes } from './api-docs.ts';
 import { authenticate, authorize } from './auth.ts';
 import { ApiError } from './errors.ts';
 import { bodyParams, sendProblem } from './http.ts';
@@ -12,6 +14,7 @@ import type { OutcomeModel } from './dialer/model.ts';
 import { Events, type SenderOptions } from './events.ts';
 import { Random } from './random.ts';
 import { PhoneValidator } from './phone-validator.ts';
+import { CsvThread } from './csv-thread.ts';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitPolicy } from './rate-limit.ts';
 import type { Account, KeyRecord } from './store/accounts.ts';
 import type { Store } from './store/store.ts';
@@ -65,6 +68,8 @@ export interface Deps {
   dialer: Dialer;
   events: Events;
   validator: PhoneValidator;
+  /** Parses CSV uploads off the event loop. */
+  csv: CsvThread;
   limits: Limits;
   now: () => Date;
   /** The account and key of an API request, after 401/403 checks for the operation. */
@@ -72,6 +77,8 @@ export interface Deps {
 }
 
 const EXPOSED = 'X-Total-Count, Content-Range, RateLimit, RateLimit-Policy, Retry-After';
+/** Largest url-encoded GET body (list parameters). */
+const GET_BODY_BYTES = 1024 * 1024;
 
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -88,6 +95,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     return503OnClosing: true,
   });
 
+  const allowedMethods = new AllowedMethods();
+  app.addHook('onRoute', (route) => allowedMethods.add(route.method, route.url));
+
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     done(null, new URLSearchParams(body as string));
   });
@@ -96,7 +106,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     reply.header('access-control-allow-origin', '*');
     reply.header('access-control-expose-headers', EXPOSED);
     // Decide by the matched route, not the raw URL: the router decodes %-escapes (/%761/ is /v1/).
-    if (request.method === 'OPTIONS' || request.routeOptions.url?.startsWith('/console')) return;
+    // The OpenAPI document and /docs are public: no key, and no token from the bucket of keyless requests.
+    if (request.method === 'OPTIONS' || request.routeOptions.url?.startsWith('/console') || request.routeOptions.config?.public) return;
     let bucket = `ip:${request.ip}`;
     try {
       const key = authenticate(store, request.headers.authorization, now());
@@ -109,7 +120,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     for (const [k, v] of Object.entries(decision.headers)) reply.header(k, v);
     if (!decision.allowed) {
       throw new ApiError('rate-limited',
-        `rate limit of ${limiter.policy.rate} requests/s (bursts of ${limiter.policy.burst}) exceeded; retry in ${decision.retryAfterSeconds} s`,
+        `The rate limit of ${limiter.policy.rate} requests per second (bursts of ${limiter.policy.burst}) was exceeded; retry in ${decision.retryAfterSeconds} s`,
         { headers: { 'retry-after': String(decision.retryAfterSeconds) } });
     }
   });
@@ -118,11 +129,11 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.addHook('preValidation', async (request) => {
     if (request.method !== 'GET' || !hasBody(request)) return;
     const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    const text = await readRaw(request, 1024 * 1024);
+    const text = await readRaw(request, GET_BODY_BYTES);
     if (text.trim() === '') return;
     if (type !== 'application/x-www-form-urlencoded' && type !== '') {
       throw new ApiError('unsupported-media-type',
-        `a GET body may only carry url-encoded parameters (application/x-www-form-urlencoded); got ${JSON.stringify(type)}`);
+        `A GET body may only carry URL-encoded parameters (application/x-www-form-urlencoded); got ${JSON.stringify(type)}`);
     }
     bodyParams.set(request, new URLSearchParams(text));
   });
@@ -131,7 +142,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     return reply
       .code(204)
       .header('access-control-allow-methods', 'GET, POST, PUT, DELETE, OPTIONS')
-      .header('access-control-allow-headers', 'Authorization, Content-Type')
+      // Range: react-admin's list requests send `Range: <resource>=<first>-<last>`, which is not a safelisted header.
+      .header('access-control-allow-headers', 'Authorization, Content-Type, Range')
       .header('access-control-max-age', '600')
       .send();
   });
@@ -142,13 +154,13 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     const status = e.statusCode ?? 500;
     if (status >= 500) {
       request.log.error({ err }, 'unhandled error');
-      return sendProblem(reply, new ApiError('internal', 'the server failed to handle this request; it has been logged'));
+      return sendProblem(reply, new ApiError('internal', 'The server failed to handle this request; the error has been logged'));
     }
     return sendProblem(reply, fromFastifyError(e, request));
   });
 
   app.setNotFoundHandler((request, reply) => {
-    sendProblem(reply, new ApiError('not-found', `no operation at ${request.method} ${request.url.split('?')[0]}`));
+    sendProblem(reply, allowedMethods.problem(request.method, request.url));
   });
 
   const consoleHash = createHash('sha256').update(options.consoleToken).digest();
@@ -156,7 +168,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     const m = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
     const given = createHash('sha256').update(m?.[1] ?? '').digest();
     if (!m || !timingSafeEqual(given, consoleHash)) {
-      throw new ApiError('unauthorized', 'the console needs "Authorization: Bearer <console token>" (CONSOLE_TOKEN)');
+      throw new ApiError('unauthorized', 'The console needs "Authorization: Bearer <console token>" (CONSOLE_TOKEN)');
     }
   };
 
@@ -169,8 +181,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const dialer = new Dialer(store, clock, new Random(options.seed ?? Math.floor(Math.random() * 2 ** 32)), events, options.outcomes);
   dialer.start();
   app.addHook('onClose', async () => validator.close());
+  const csv = new CsvThread();
+  app.addHook('onClose', async () => csv.close());
   const deps: Deps = {
-    store, limits, now, validator, clock, clockMode: options.clockMode ?? 'manual', dialer, events,
+    store, limits, now, validator, csv, clock, clockMode: options.clockMode ?? 'manual', dialer, events,
     guard(request, op) {
       const auth = authResults.get(request);
       if (!auth) throw new Error('guard used outside /v1');
@@ -189,6 +203,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     numberRoutes(v1, deps);
     reportRoutes(v1, deps);
   }, { prefix: '/v1/accounts/:accountId' });
+  await app.register(async (d) => docsRoutes(d, { limits: { ...limits, getBodyBytes: GET_BODY_BYTES }, rateLimit: limiter.policy }));
   await app.register(async (c) => {
     c.addHook('onRequest', async (request) => guardConsole(request));
     consoleRoutes(c, deps);
@@ -206,7 +221,7 @@ async function readRaw(request: FastifyRequest, max: number): Promise<string> {
   let size = 0;
   for await (const chunk of request.raw) {
     size += (chunk as Buffer).length;
-    if (size > max) throw new ApiError('payload-too-large', `a GET body may hold at most ${max} bytes of parameters`);
+    if (size > max) throw new ApiError('payload-too-large', `A GET body may hold at most ${max} bytes of parameters`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -217,14 +232,14 @@ function fromFastifyError(e: { statusCode?: number; code?: string; message: stri
   const type = request.headers['content-type'];
   switch (e.statusCode) {
     case 413:
-      return new ApiError('payload-too-large', `the request body is too large: ${e.message}`);
+      return new ApiError('payload-too-large', `The request body is larger than the limit of ${request.routeOptions.bodyLimit} bytes`);
     case 415:
       return new ApiError('unsupported-media-type',
-        `content type ${JSON.stringify(type ?? '(none)')} is not accepted here; send application/json (multipart/form-data for uploads)`);
+        `Content type ${JSON.stringify(type ?? '(none)')} is not accepted here; send application/json (multipart/form-data for uploads)`);
     default:
-      if (e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new ApiError('invalid-request', 'the request body is empty; send JSON');
+      if (e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new ApiError('invalid-request', 'The request body is empty; send JSON');
       if (e.code?.startsWith('FST_ERR_CTP') || e instanceof SyntaxError || e.statusCode === 400) {
-        return new ApiError('invalid-request', `the request body is not valid JSON: ${e.message}`,
+        return new ApiError('invalid-request', `The request body is not valid JSON: ${e.message}`,
           { errors: [{ in: 'body', name: '', detail: e.message }] });
       }
       return new ApiError('invalid-request', e.message);

@@ -24,11 +24,12 @@ export class ApiError extends Error {
 
 /** A 400 listing every bad input, with the first one's text as the detail. */
 export function invalid(errors: FieldError[]): ApiError {
-  const first = errors[0]?.detail ?? 'invalid request';
+  const first = errors[0]?.detail ?? 'Invalid request';
   const detail = errors.length > 1 ? `${first} (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''})` : first;
   return new ApiError('invalid-request', detail, { errors });
 }
 
-export function notFound(what: string, id: string): ApiError {
-  return new ApiError('not-found', `${what} ${JSON.stringify(id)} does not exist in this account`);
+/** 404 for an unknown id: `Campaign "…" does not exist in this account`. */
+export function notFound(what: string, id: string, within = 'in this account'): ApiError {
+  return new ApiError('not-found', `${what} ${JSON.stringify(id)} does not exist ${within}`);
 }

@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { formatContentRange, type ListResource } from '../api/content-range.ts';
 import { decodeListQuery, type ListQuery, type ListSpec } from '../api/list-query.ts';
-import { PROBLEMS, problemType, type FieldError, type Problem, type ProblemKind } from '../api/problems.ts';
+import { listing, PROBLEMS, problemType, type FieldError, type Problem, type ProblemKind } from '../api/problems.ts';
 import { ApiError, invalid } from './errors.ts';
 
 /** Parameters sent url-encoded in a GET body (curl --data-urlencode without --get), read by app.ts. */
@@ -19,16 +19,20 @@ export function params(request: FastifyRequest): Record<string, string | undefin
   if (fromBody) {
     for (const key of new Set(fromBody.keys())) {
       const all = fromBody.getAll(key);
-      if (all.length > 1) errors.push({ in: 'query', name: key, detail: `${key} is given ${all.length} times; give it once` });
+      if (all.length > 1) errors.push({ in: 'query', name: key, detail: givenTwice(key, all.length) });
       out[key] = all[0];
     }
   }
   for (const [key, value] of Object.entries(request.query as Record<string, string | string[]>)) {
-    if (Array.isArray(value)) errors.push({ in: 'query', name: key, detail: `${key} is given ${value.length} times; give it once` });
+    if (Array.isArray(value)) errors.push({ in: 'query', name: key, detail: givenTwice(key, value.length) });
     else out[key] = value;
   }
   if (errors.length) throw invalid(errors);
   return out;
+}
+
+function givenTwice(name: string, times: number): string {
+  return `The ${name} parameter is given ${times} times; give it once`;
 }
 
 /** 400 naming every parameter that is not one of `allowed`. */
@@ -37,7 +41,7 @@ export function onlyParams(p: Record<string, string | undefined>, allowed: reado
   if (unknown.length) {
     throw invalid(unknown.map((name) => ({
       in: 'query', name,
-      detail: `unknown parameter ${JSON.stringify(name)}; this operation takes ${allowed.length ? allowed.join(', ') : 'no parameters'}`,
+      detail: `Unknown parameter ${JSON.stringify(name)}; this operation takes ${allowed.length ? listing(allowed, 'and') : 'no parameters'}`,
     })));
   }
 }
@@ -52,16 +56,23 @@ export function listQuery(request: FastifyRequest, spec: ListSpec): ListQuery {
 }
 
 export function sendList(reply: FastifyReply, resource: ListResource, range: [number, number], records: unknown[], total: number): unknown {
-  reply.header('x-total-count', String(total));
-  reply.header('content-range', formatContentRange(resource, range[0], records.length, total));
-  return reply.code(200).send(records);
+  return sendListJson(reply, resource, range, { json: JSON.stringify(records), count: records.length, total });
+}
+
+/** A list page whose records are already JSON text (the store wrote it): sent as it is. */
+export function sendListJson(reply: FastifyReply, resource: ListResource, range: [number, number],
+  page: { json: string; count: number; total: number }): unknown {
+  reply.header('x-total-count', String(page.total));
+  reply.header('content-range', formatContentRange(resource, range[0], page.count, page.total));
+  return reply.code(200).type('application/json; charset=utf-8').send(page.json);
 }
 
 export function problem(kind: ProblemKind, detail: string, instance: string, errors?: FieldError[], extensions: Record<string, unknown> = {}): Problem {
   const p: Problem = {
-    type: problemType(kind), title: PROBLEMS[kind].title, status: PROBLEMS[kind].status, detail, message: detail,
-    instance, ...extensions,
+    type: problemType(kind), title: PROBLEMS[kind].title, status: PROBLEMS[kind].status, detail, message: detail, instance,
   };
+  // No extension may replace a standard member (an extension `type` once hid the problem type).
+  for (const [k, v] of Object.entries(extensions)) if (!(k in p)) p[k] = v;
   if (errors?.length) p.errors = errors;
   return p;
 }
@@ -80,14 +91,14 @@ export function booleanParam(name: string, raw: string | undefined): boolean | u
   if (raw === undefined) return undefined;
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
-  throw invalid([{ in: 'query', name, detail: `${name} must be true or false; got ${JSON.stringify(raw)}` }]);
+  throw invalid([{ in: 'query', name, detail: `The ${name} parameter must be true or false; got ${JSON.stringify(raw)}` }]);
 }
 
 export function integerParam(name: string, raw: string | undefined, min: number, max: number): number | undefined {
   if (raw === undefined) return undefined;
   const n = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
   if (!(n >= min && n <= max)) {
-    throw invalid([{ in: 'query', name, detail: `${name} must be an integer from ${min} to ${max}; got ${JSON.stringify(raw)}` }]);
+    throw invalid([{ in: 'query', name, detail: `The ${name} parameter must be an integer from ${min} to ${max}; got ${JSON.stringify(raw)}` }]);
   }
   return n;
 }
@@ -97,6 +108,6 @@ export function jsonParam(name: string, raw: string | undefined): unknown {
   try {
     return JSON.parse(raw);
   } catch {
-    throw invalid([{ in: 'query', name, detail: `${name} must be url-encoded JSON; got ${JSON.stringify(raw.slice(0, 80))}` }]);
+    throw invalid([{ in: 'query', name, detail: `The ${name} parameter must be URL-encoded JSON; got ${JSON.stringify(raw.slice(0, 80))}` }]);
   }
 }

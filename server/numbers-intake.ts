@@ -1,21 +1,36 @@
 // Admits new numbers into a campaign: validates and normalises each, drops duplicates, inserts, reports rejections.
-import type { RejectionCode } from '../api/records.ts';
+import type { AddNumbersResult, RejectionCode } from '../api/records.ts';
 import { checkPhoneNumber, type PhoneCheck } from './phone-numbers.ts';
 import type { Store } from './store/store.ts';
+
+/** Most variables a number carries, and the longest value of one. */
+export const MAX_VARIABLES = 50;
+export const MAX_VAR_VALUE = 1000;
 
 export interface Candidate {
   /** Where the entry came from: its index in a JSON body or its line in a CSV file. */
   position: number;
   raw: string;
-  varValues: string[];
+  /** The variable values, or their JSON text (the CSV thread encodes them off the event loop). */
+  varValues: readonly string[] | string;
 }
 
 export interface Rejection {
   position: number;
   value: string;
+  /** A clause that reads after "rejected: " (the n8n node and the 422 detail put it there). */
   reason: string;
   code: RejectionCode;
+  /** A duplicate within the batch: the position of the entry it repeats. */
+  duplicateOf?: number;
 }
+
+/** Where a batch came from, which says how a duplicate names the entry it repeats. */
+export type Origin = 'request' | 'file';
+const EARLIER: Record<Origin, (position: number) => string> = {
+  request: (index) => `entry ${index} of this request`,
+  file: (line) => `line ${line} of this file`,
+};
 
 export interface Admitted {
   position: number;
@@ -28,7 +43,7 @@ export interface Admitted {
  * the campaign, or earlier in the same batch, is rejected as a duplicate.
  */
 export function admit(store: Store, campaignPk: number, varNames: string[], batch: readonly Candidate[],
-  checks: readonly PhoneCheck[] = batch.map((c) => checkPhoneNumber(c.raw))): { admitted: Admitted[]; rejected: Rejection[] } {
+  checks: readonly PhoneCheck[] = batch.map((c) => checkPhoneNumber(c.raw)), origin: Origin = 'request'): { admitted: Admitted[]; rejected: Rejection[] } {
   const rejected: Rejection[] = [];
   const valid: { c: Candidate; e164: string }[] = [];
   const seen = new Map<string, number>();
@@ -37,7 +52,9 @@ export function admit(store: Store, campaignPk: number, varNames: string[], batc
     if (!check.ok) { rejected.push({ position: c.position, value: c.raw, reason: check.reason, code: 'invalid_number' }); continue; }
     const earlier = seen.get(check.e164);
     if (earlier !== undefined) {
-      rejected.push({ position: c.position, value: c.raw, reason: `${check.e164} is given earlier in this request (at ${earlier})`, code: 'duplicate' });
+      rejected.push({
+        position: c.position, value: c.raw, reason: `${check.e164} duplicates ${EARLIER[origin](earlier)}`, code: 'duplicate', duplicateOf: earlier,
+      });
       continue;
     }
     seen.set(check.e164, c.position);
@@ -52,4 +69,9 @@ export function admit(store: Store, campaignPk: number, varNames: string[], batc
   });
   rejected.sort((a, b) => a.position - b.position);
   return { admitted, rejected };
+}
+
+/** A rejection as the answer of a JSON add lists it: by its index in the body. */
+export function rejectedEntry(r: Rejection): AddNumbersResult['rejected'][number] {
+  return { index: r.position, number: r.value, reason: r.reason, code: r.code, ...(r.duplicateOf === undefined ? {} : { duplicateOf: r.duplicateOf }) };
 }

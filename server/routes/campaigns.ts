@@ -5,6 +5,7 @@ import { LIST_SPECS, isPlainObject } from '../../api/list-query.ts';
 import type { Deps } from '../app.ts';
 import { authorizeCampaign } from '../auth.ts';
 import { canMove, isNoOp, setCampaignState, TRANSITIONS } from '../campaign-states.ts';
+import { listing } from '../../api/problems.ts';
 import { ApiError, invalid, notFound } from '../errors.ts';
 import { booleanParam, jsonParam, listQuery, onlyParams, params, sendList } from '../http.ts';
 import { campaignRecord, type CampaignRow } from '../store/campaigns.ts';
@@ -17,11 +18,13 @@ export function campaignFor(deps: Deps, request: FastifyRequest, op: Operation):
   const id = (request.params as CampaignParams).campaignId;
   authorizeCampaign(key, op, id);
   const row = deps.store.campaigns.byId(account.pk, id);
-  if (!row) throw notFound('campaign', id);
+  if (!row) throw notFound('Campaign', id);
   return { row, timeZone: account.timezone };
 }
 
 const MAX_NAME = 200;
+/** How a 409 says which campaigns may be deleted. */
+const ONLY_DELETABLE = `only ${listing(DELETABLE_CAMPAIGN_STATES, 'or')} campaigns`;
 
 export function campaignRoutes(app: FastifyInstance, deps: Deps): void {
   const { store } = deps;
@@ -39,7 +42,7 @@ export function campaignRoutes(app: FastifyInstance, deps: Deps): void {
     onlyParams(p, ['newCampaignName', 'includeNumbers', 'numbersFilter']);
     const name = p.newCampaignName?.trim();
     if (name !== undefined && (name.length === 0 || name.length > MAX_NAME)) {
-      throw invalid([{ in: 'query', name: 'newCampaignName', detail: `newCampaignName must be 1 to ${MAX_NAME} characters` }]);
+      throw invalid([{ in: 'query', name: 'newCampaignName', detail: `The newCampaignName parameter must be 1 to ${MAX_NAME} characters long` }]);
     }
     const includeNumbers = booleanParam('includeNumbers', p.includeNumbers) ?? true;
     const statuses = numbersFilter(jsonParam('numbersFilter', p.numbersFilter));
@@ -56,7 +59,8 @@ export function campaignRoutes(app: FastifyInstance, deps: Deps): void {
       if (!canMove(row.state, target)) {
         const allowed = TRANSITIONS[row.state];
         throw new ApiError('conflict',
-          `a ${row.state} campaign cannot become ${target}; ${allowed.length ? `it can become ${allowed.join(' or ')}` : `${row.state} is final`}`,
+          `Campaign ${JSON.stringify(row.name)} is ${row.state} and cannot become ${target}; ` +
+          (allowed.length ? `it can become ${listing(allowed, 'or')}` : `${row.state} is a final state`),
           { extensions: { state: row.state, allowedStates: allowed } });
       }
       setCampaignState(store, deps.events, row, target, deps.clock.now());
@@ -70,11 +74,13 @@ export function campaignRoutes(app: FastifyInstance, deps: Deps): void {
     onlyParams(params(request), []);
     if (!DELETABLE_CAMPAIGN_STATES.includes(row.state)) {
       throw new ApiError('conflict',
-        `a ${row.state} campaign cannot be deleted; only ${DELETABLE_CAMPAIGN_STATES.join(', ')} campaigns can (cancel it first)`,
+        `Campaign ${JSON.stringify(row.name)} is ${row.state} and cannot be deleted; ${ONLY_DELETABLE} can be (cancel it first)`,
         { extensions: { state: row.state } });
     }
+    // The record as it was: react-admin's delete reads the deleted record (its id) from the answer.
+    const deleted = campaignRecord(row);
     store.campaigns.delete([row.pk]);
-    return reply.code(204).send();
+    return reply.code(200).send(deleted);
   });
 
   app.delete('/campaigns', async (request, reply) => {
@@ -84,17 +90,23 @@ export function campaignRoutes(app: FastifyInstance, deps: Deps): void {
     const rows = ids.map((id) => ({ id, row: store.campaigns.byId(account.pk, id) }));
     const missing = rows.filter((r) => !r.row).map((r) => r.id);
     if (missing.length) {
-      throw new ApiError('not-found', `${missing.length} campaign id(s) do not exist in this account: ${missing.join(', ')}; nothing was deleted`,
+      const named = listing(missing.map((id) => JSON.stringify(id)), 'and');
+      throw new ApiError('not-found',
+        `${missing.length === 1 ? `Campaign ${named} does` : `Campaigns ${named} do`} not exist in this account; nothing was deleted`,
         { extensions: { missingIds: missing } });
     }
-    const blocking = rows.filter((r) => !DELETABLE_CAMPAIGN_STATES.includes(r.row!.state));
+    const blocking = rows.map((r) => r.row!).filter((r) => !DELETABLE_CAMPAIGN_STATES.includes(r.state));
     if (blocking.length) {
-      throw new ApiError('conflict',
-        `${blocking.length} campaign(s) are not in ${DELETABLE_CAMPAIGN_STATES.join(', ')} and block the deletion: ` +
-        `${blocking.map((b) => `${b.id} (${b.row!.state})`).join(', ')}; nothing was deleted`,
-        { extensions: { blockingIds: blocking.map((b) => b.id), blocking: blocking.map((b) => ({ id: b.id, state: b.row!.state })) } });
+      const [first] = blocking as [CampaignRow];
+      const detail = blocking.length === 1
+        ? `Campaign ${JSON.stringify(first.name)} (${first.id}) is ${first.state} and cannot be deleted; ${ONLY_DELETABLE} can be (cancel it first)`
+        : `Campaigns ${listing(blocking.map((b) => `${JSON.stringify(b.name)} (${b.id}, ${b.state})`), 'and')} cannot be deleted; ` +
+          `${ONLY_DELETABLE} can be (cancel them first)`;
+      throw new ApiError('conflict', `${detail}; nothing was deleted`,
+        { extensions: { blockingIds: blocking.map((b) => b.id), blocking: blocking.map((b) => ({ id: b.id, state: b.state })) } });
     }
     store.campaigns.delete(rows.map((r) => r.row!.pk));
+    // No body: all or nothing, so success means exactly the ids sent (and a body of 10,000 campaigns would say no more).
     return reply.code(204).send();
   });
 }
@@ -108,20 +120,22 @@ function settableState(body: unknown): SettableState {
   const got = value === undefined ? 'no body' : JSON.stringify(value)?.slice(0, 80);
   throw invalid([{
     in: 'body', name: '',
-    detail: `the body must be one JSON string: "Active", "Paused" or "Canceled" (other states are not settable); got ${got}`,
+    detail: `The body must be one JSON string: "Active", "Paused" or "Canceled" (other states are not settable); got ${got}`,
   }]);
 }
 
 function numbersFilter(value: unknown): NumberStatus[] | null {
   if (value === undefined) return null;
   const bad = (detail: string) => invalid([{ in: 'query', name: 'numbersFilter', detail }]);
-  if (!isPlainObject(value)) throw bad('numbersFilter must be a JSON object {"status": [...]}');
+  if (!isPlainObject(value)) throw bad('The numbersFilter parameter must be a JSON object {"status": [...]}');
   const unknown = Object.keys(value).filter((k) => k !== 'status');
-  if (unknown.length) throw bad(`numbersFilter takes only "status"; unknown: ${unknown.join(', ')}`);
+  if (unknown.length) {
+    throw bad(`The numbersFilter parameter takes only "status"; got ${listing(unknown.map((k) => JSON.stringify(k)), 'and')}`);
+  }
   const s = value.status;
   const list = Array.isArray(s) ? s : s === undefined ? [] : [s];
   if (!list.length || list.some((x) => !(NUMBER_STATUSES as readonly unknown[]).includes(x))) {
-    throw bad(`numbersFilter.status must be a non-empty array of ${NUMBER_STATUSES.join(', ')}; got ${JSON.stringify(s)}`);
+    throw bad(`The status of numbersFilter must be a non-empty array of ${listing(NUMBER_STATUSES, 'or')} values; got ${JSON.stringify(s)}`);
   }
   return [...new Set(list as NumberStatus[])];
 }
@@ -139,15 +153,14 @@ function nextCopyName(deps: Deps, row: CampaignRow): string {
 
 /** A JSON array of distinct id strings, 1..max long. */
 export function idList(body: unknown, what: string, max: number): string[] {
-  const shape = `a JSON array of ${what} ids (strings)`;
-  if (!Array.isArray(body)) throw invalid([{ in: 'body', name: '', detail: `the body must be ${shape}` }]);
-  if (body.length === 0) throw invalid([{ in: 'body', name: '', detail: `the body lists no ${what} ids; give at least one` }]);
+  if (!Array.isArray(body)) throw invalid([{ in: 'body', name: '', detail: `The body must be a JSON array of ${what} ids (strings)` }]);
+  if (body.length === 0) throw invalid([{ in: 'body', name: '', detail: `The body lists no ${what} ids; give at least one` }]);
   if (body.length > max) {
-    throw new ApiError('payload-too-large', `the body lists ${body.length} ${what} ids; at most ${max} per request`);
+    throw new ApiError('payload-too-large', `The body lists ${body.length} ${what} ids; at most ${max} per request are accepted`);
   }
   const errors = body.flatMap((x, i) =>
     typeof x === 'string' || (typeof x === 'number' && Number.isSafeInteger(x))
-      ? [] : [{ in: 'body' as const, name: `/${i}`, detail: `entry ${i} must be a ${what} id string; got ${JSON.stringify(x)}` }]);
+      ? [] : [{ in: 'body' as const, name: `/${i}`, detail: `Entry ${i} must be a ${what} id (a string); got ${JSON.stringify(x)}` }]);
   if (errors.length) throw invalid(errors);
   return [...new Set(body.map(String))];
 }

@@ -9,7 +9,7 @@ import type { FieldError } from '../../api/problems.ts';
 import { formatUtc, parseTimestamp, timestampToUtcMillis } from '../../api/timestamps.ts';
 import type { Deps } from '../app.ts';
 import { ApiError, invalid, notFound } from '../errors.ts';
-import { admit } from '../numbers-intake.ts';
+import { admit, rejectedEntry } from '../numbers-intake.ts';
 import { publicKey, type Account } from '../store/accounts.ts';
 import { campaignRecord } from '../store/campaigns.ts';
 import { numberRecord } from '../store/numbers.ts';
@@ -99,7 +99,7 @@ function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   if (r.success) return r.data;
   throw invalid(r.error.issues.map((i): FieldError => ({
     in: 'body', name: '/' + i.path.map(String).join('/'),
-    detail: `${i.path.length ? i.path.join('.') : 'body'}: ${i.message}`,
+    detail: `${i.path.length ? `Field ${i.path.join('.')}` : 'The body'}: ${i.message}`,
   })));
 }
 
@@ -114,7 +114,7 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
   app.post('/clock/advance', async (request) => {
     const b = parseBody(AdvanceBody, request.body);
     if (deps.clockMode !== 'manual') {
-      throw new ApiError('conflict', 'the clock runs in real time (--clock realtime); start the server with --clock manual to advance it');
+      throw new ApiError('conflict', 'The clock runs in real time (--clock realtime); start the server with --clock manual to advance it');
     }
     const applied = deps.clock.advanceTo(deps.clock.now() + Math.round(b.seconds * 1000));
     return { ...clockRecord(deps), eventsApplied: applied };
@@ -122,7 +122,7 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
   const account = (request: FastifyRequest): Account => {
     const aid = (request.params as { accountId: string }).accountId;
     const a = store.accounts.byId(aid);
-    if (!a) throw notFound('account', aid);
+    if (!a) throw notFound('Account', aid, 'on this server');
     return a;
   };
 
@@ -149,7 +149,7 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
     const a = account(request);
     const cid = (request.params as { campaignId: string }).campaignId;
     const row = store.campaigns.byId(a.pk, cid);
-    if (!row) throw notFound('campaign', cid);
+    if (!row) throw notFound('Campaign', cid);
     const p = params(request);
     onlyParams(p, ['varNames']);
     const entries = parseBody(NumbersBody, request.body);
@@ -160,7 +160,7 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
     if (admitted.length) deps.dialer.wake(row.pk);
     return reply.code(201).send({
       created: store.numbers.byIds(row.pk, admitted.map((x) => x.id)).map(numberRecord),
-      rejected: rejected.map((r) => ({ index: r.position, number: r.value, reason: r.reason, code: r.code })),
+      rejected: rejected.map(rejectedEntry),
     });
   });
 
@@ -200,7 +200,7 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
   app.delete('/accounts/:accountId/webhookEndpoints/:endpointId', async (request, reply) => {
     const a = account(request);
     const eid = (request.params as { endpointId: string }).endpointId;
-    if (!store.webhooks.delete(a.pk, eid, deps.now())) throw notFound('webhook endpoint', eid);
+    if (!store.webhooks.delete(a.pk, eid, deps.now())) throw notFound('Webhook endpoint', eid);
     return reply.code(204).send();
   });
 
@@ -220,7 +220,7 @@ function phoneList(raw: string[]): string[] {
   const out = raw.flatMap((r, i) => {
     const c = checkPhoneNumber(r);
     if (c.ok) return [c.e164];
-    errors.push({ in: 'body', name: `/${i}`, detail: `${JSON.stringify(r)}: ${c.reason}` });
+    errors.push({ in: 'body', name: `/${i}`, detail: `Entry ${i} (${JSON.stringify(r)}) was rejected: ${c.reason}` });
     return [];
   });
   if (errors.length) throw invalid(errors);

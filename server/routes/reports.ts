@@ -2,9 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { LIST_SPECS } from '../../api/list-query.ts';
 import type { Deps } from '../app.ts';
-import { listQuery, sendList } from '../http.ts';
+import { listQuery, sendList, sendListJson } from '../http.ts';
 import { callDetailRecord } from '../store/call-details.ts';
-import { numberDetailRecord } from '../store/numbers.ts';
 import { campaignFor } from './campaigns.ts';
 
 export function reportRoutes(app: FastifyInstance, deps: Deps): void {
@@ -20,7 +19,6 @@ export function reportRoutes(app: FastifyInstance, deps: Deps): void {
   app.get('/campaigns/:campaignId/reports/numberDetails', async (request, reply) => {
     const { row, timeZone } = campaignFor(deps, request, 'reports.numberDetails');
     const query = listQuery(request, LIST_SPECS.numberDetails);
-    const { rows, total } = store.numbers.list(row.pk, query, timeZone, true);
-    return sendList(reply, 'numberDetails', query.range, rows.map(numberDetailRecord), total);
+    return sendListJson(reply, 'numberDetails', query.range, store.numbers.page(row.pk, query, timeZone, true));
   });
 }

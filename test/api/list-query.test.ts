@@ -11,8 +11,8 @@ describe('range', () => {
     expect(r.ok && r.value.range).toEqual([0, 9]);
   });
   it.each([
-    ['[1]', 'exactly two'], ['[0,1,2]', 'exactly two'], ['[5,2]', 'must be <='], ['[-1,3]', 'non-negative'],
-    ['[0.5,3]', 'non-negative integers'], ['["0","9"]', 'non-negative integers'], ['{}', 'exactly two'], ['0-9', 'url-encoded JSON'],
+    ['[1]', 'exactly two'], ['[0,1,2]', 'exactly two'], ['[5,2]', 'first index (5) must not be greater than its last (2)'], ['[-1,3]', 'non-negative'],
+    ['[0.5,3]', 'non-negative integers'], ['["0","9"]', 'non-negative integers'], ['{}', 'exactly two'], ['0-9', 'URL-encoded JSON'],
     [`[0,${MAX_PAGE_SIZE}]`, 'at most'],
   ])('rejects %s', (raw, why) => {
     const r = decode('numbers', { range: raw });
@@ -40,7 +40,10 @@ describe('sort', () => {
   it('names an unknown field and the allowed ones', () => {
     const r = decode('numbers', { sort: '["status","ASC"]' });
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.errors[0]!.detail).toMatch(/cannot sort numbers by "status"; sort fields: number, attempts/);
+    if (!r.ok) expect(r.errors[0]!.detail).toBe('Numbers cannot be sorted by "status"; the sort fields are number and attempts');
+    const report = decode('callDetails', { sort: '["attempts","ASC"]' });
+    if (!report.ok) expect(report.errors[0]!.detail).toMatch(/^Call-detail records cannot be sorted by "attempts"; the sort fields are number, attempt, .*, endType and outcome$/);
+    expect(report.ok).toBe(false);
   });
   it('rejects a bad direction', () => {
     expect(decode('numbers', { sort: '["number","UP"]' }).ok).toBe(false);
@@ -73,7 +76,18 @@ describe('filter', () => {
   it('names an unknown key and lists the allowed ones', () => {
     const r = decode('numbers', { filter: '{"phone":"1"}' });
     expect(!r.ok && r.errors[0]).toMatchObject({ name: 'filter.phone' });
-    if (!r.ok) expect(r.errors[0]!.detail).toContain('number, status, attempts_gte');
+    if (!r.ok) {
+      expect(r.errors[0]!.detail).toBe(
+        'Unknown filter key "phone" for numbers; the keys are number, status, attempts_gte, attempts_gt, attempts_lte, attempts_lt, id and ids');
+    }
+  });
+  it('names the key, what it takes and what it got', () => {
+    const r = decode('campaigns', { filter: '{"state":"Running","dialer":{"speed":1},"callBehavior":{"humanAnswerCallflowId":5}}' });
+    expect(!r.ok && r.errors).toEqual([
+      { in: 'query', name: 'filter.state', detail: 'Filter "state" must be Draft, Active, Paused, Canceled or Finished (or an array of them); got "Running"' },
+      { in: 'query', name: 'filter.dialer', detail: 'Filter "dialer" takes only mode; got the key "speed"' },
+      { in: 'query', name: 'filter.callBehavior.humanAnswerCallflowId', detail: 'Filter "callBehavior.humanAnswerCallflowId" must be a string of at most 256 characters; got 5' },
+    ]);
   });
   it('reports every bad key, not just the first', () => {
     const r = decode('callDetails', { filter: '{"ringResult":"Maybe","attempt":"x","startedAtLocal_gte":"yesterday"}' });
@@ -92,6 +106,30 @@ describe('filter', () => {
     expect(decode('campaigns', { filter: '{"tagIds_ovl":"t"}' }).ok).toBe(false);
     expect(decode('campaigns', { filter: '{"isArchived":"yes"}' }).ok).toBe(false);
     expect(decode('numbers', { filter: '{"attempts_gt":1.5}' }).ok).toBe(false);
+  });
+});
+
+describe('the id filter of every list (react-admin\'s getMany sends {"id": [...]})', () => {
+  it.each(Object.keys(LIST_SPECS) as (keyof typeof LIST_SPECS)[])('%s takes id and ids, one id or an array, as strings', (list) => {
+    for (const filter of [{ id: ['7', 8, '7'] }, { ids: ['7', 8] }]) {
+      const r = decode(list, { filter: JSON.stringify(filter), range: '[0,9]' });
+      expect(r.ok && r.value.conditions).toEqual([{ field: 'id', op: 'in', value: ['7', '8'] }]);
+    }
+    const one = decode(list, { filter: '{"id":"abc"}' });
+    expect(one.ok && one.value.conditions).toEqual([{ field: 'id', op: 'in', value: ['abc'] }]);
+  });
+  it('keeps the spec\'s default range of [0,9] for an id lookup too (§4.1), and a given range as given', () => {
+    const ids = Array.from({ length: 25 }, (_, i) => `c${i}`);
+    const r = decode('campaigns', { filter: JSON.stringify({ id: ids }) });
+    expect(r.ok && r.value.range).toEqual([0, 9]);
+    const given = decode('campaigns', { filter: JSON.stringify({ id: ids }), range: '[0,24]' });
+    expect(given.ok && given.value.range).toEqual([0, 24]);
+  });
+  it('rejects what is not an id', () => {
+    const r = decode('numbers', { filter: '{"id":{"gt":1}}' });
+    expect(!r.ok && r.errors[0]).toEqual({ in: 'query', name: 'filter.id', detail: 'Filter "id" must be one id or an array of at most 1000 ids; got {"gt":1}' });
+    expect(decode('campaigns', { filter: JSON.stringify({ ids: Array.from({ length: 1001 }, (_, i) => String(i)) }) }).ok).toBe(false);
+    expect(decode('campaigns', { filter: '{"ids":[1.5]}' }).ok).toBe(false);
   });
 });
 

@@ -38,7 +38,8 @@ describe('change state', () => {
     } else {
       expect(res.status).toBe(409);
       expect(body).toMatchObject({ status: 409, state: from, allowedStates: TRANSITIONS[from] });
-      expect(body.detail).toContain(`cannot become ${to}`);
+      const next = TRANSITIONS[from].length ? `it can become ${TRANSITIONS[from].join(' or ')}` : `${from} is a final state`;
+      expect(body.detail).toBe(`Campaign "Campaign" is ${from} and cannot become ${to}; ${next}`);
     }
   });
 
@@ -74,26 +75,30 @@ describe('change state', () => {
 });
 
 describe('delete', () => {
-  it.each(['Draft', 'Finished', 'Canceled'] as const)('deletes a %s campaign with its numbers', async (state) => {
+  it.each(['Draft', 'Finished', 'Canceled'] as const)('deletes a %s campaign with its numbers, answering it as it was', async (state) => {
     const c = await createCampaign(s, acc, { state });
     await addNumbers(s, acc, c.id, phoneNumbers(3));
     const pk = s.store.campaigns.byId(s.store.accounts.byId(acc)!.pk, c.id)!.pk;
     const res = await s.request(api(`/campaigns/${c.id}`), { method: 'DELETE', token });
-    expect(res.status).toBe(204);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ...c, numbersCount: 3 });
     expect((await s.request(api(`/campaigns/${c.id}/numbers`), { token })).status).toBe(404);
     expect(s.store.db.get<{ n: number }>('SELECT count(*) n FROM numbers WHERE campaign_pk = ?', pk)!.n).toBe(0);
     expect(s.store.db.get<{ n: number }>('SELECT count(*) n FROM number_counts WHERE campaign_pk = ?', pk)!.n).toBe(0);
   });
 
-  it.each(['Active', 'Paused'] as const)('refuses a %s campaign with 409', async (state) => {
-    const c = await createCampaign(s, acc, { state });
+  it.each(['Active', 'Paused'] as const)('refuses a %s campaign with 409 naming it', async (state) => {
+    const c = await createCampaign(s, acc, { name: 'Spring leads', state });
     const res = await s.request(api(`/campaigns/${c.id}`), { method: 'DELETE', token });
     expect(res.status).toBe(409);
-    expect((await res.json()).detail).toContain(`a ${state} campaign cannot be deleted`);
+    expect((await res.json()).detail)
+      .toBe(`Campaign "Spring leads" is ${state} and cannot be deleted; only Draft, Finished or Canceled campaigns can be (cancel it first)`);
   });
 
   it('404 for an unknown campaign', async () => {
-    expect((await s.request(api('/campaigns/nope'), { method: 'DELETE', token })).status).toBe(404);
+    const res = await s.request(api('/campaigns/nope'), { method: 'DELETE', token });
+    expect(res.status).toBe(404);
+    expect((await res.json()).detail).toBe('Campaign "nope" does not exist in this account');
   });
 
   it('deletes many at once', async () => {
@@ -112,7 +117,11 @@ describe('delete', () => {
     expect(res.status).toBe(409);
     const p = await res.json();
     expect(p.blockingIds).toEqual([active.id, paused.id]);
-    expect(p.detail).toContain(active.id);
+    expect(p.detail).toBe(`Campaigns "Campaign" (${active.id}, Active) and "Campaign" (${paused.id}, Paused) cannot be deleted; ` +
+      'only Draft, Finished or Canceled campaigns can be (cancel them first); nothing was deleted');
+    const one = await (await s.request(api('/campaigns'), { method: 'DELETE', token, json: [draft.id, active.id] })).json();
+    expect(one.detail).toBe(`Campaign "Campaign" (${active.id}) is Active and cannot be deleted; ` +
+      'only Draft, Finished or Canceled campaigns can be (cancel it first); nothing was deleted');
     const left = await (await s.request(api('/campaigns') + q({ filter: { ids: [draft.id] } }), { token })).json();
     expect(left).toHaveLength(1);
   });
@@ -121,7 +130,9 @@ describe('delete', () => {
     const draft = await createCampaign(s, acc);
     const res = await s.request(api('/campaigns'), { method: 'DELETE', token, json: [draft.id, 'ghost'] });
     expect(res.status).toBe(404);
-    expect((await res.json()).missingIds).toEqual(['ghost']);
+    expect(await res.json()).toMatchObject({ missingIds: ['ghost'], detail: 'Campaign "ghost" does not exist in this account; nothing was deleted' });
+    const two = await (await s.request(api('/campaigns'), { method: 'DELETE', token, json: ['ghost', 'spook'] })).json();
+    expect(two.detail).toBe('Campaigns "ghost" and "spook" do not exist in this account; nothing was deleted');
     expect(await (await s.request(api('/campaigns') + q({ filter: { ids: [draft.id] } }), { token })).json()).toHaveLength(1);
   });
 

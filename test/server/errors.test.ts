@@ -62,9 +62,29 @@ describe('problem responses', () => {
   });
 
   it('404 for an unknown route and for unknown ids', async () => {
-    await expectProblem(await s.request('/v2/anything', { token }), 404);
+    expect((await expectProblem(await s.request('/v2/anything', { token }), 404)).detail).toBe('There is no operation at GET /v2/anything');
     await expectProblem(await s.request(api('/campaigns/unknown/numbers'), { token }), 404);
     await expectProblem(await s.request(api('/campaigns/unknown/reports/callDetails'), { token }), 404);
+  });
+
+  it('405 with Allow for a known path asked with another method, saying how to read one record', async () => {
+    const one = api(`/campaigns/${cid}`);
+    const get = await s.request(one, { token });
+    const p = await expectProblem(get, 405);
+    expect(get.headers.get('allow')).toBe('DELETE');
+    expect(p.detail).toBe(`There is no GET operation at /v1/accounts/${acc}/campaigns/${cid}; it allows DELETE; ` +
+      `to read one record, GET /v1/accounts/${acc}/campaigns?filter={"id":"${cid}"}`);
+    const put = await s.request(one, { method: 'PUT', token, json: { name: 'x' } });
+    expect((await expectProblem(put, 405)).detail).toBe(`There is no PUT operation at /v1/accounts/${acc}/campaigns/${cid}; it allows DELETE`);
+    const post = await s.request(api('/campaigns'), { method: 'POST', token, json: { name: 'x' } });
+    await expectProblem(post, 405);
+    expect(post.headers.get('allow')).toBe('GET, DELETE');
+    const number = await s.request(api(`/campaigns/${cid}/numbers/1`), { token });
+    expect((await expectProblem(number, 405)).detail).toContain(`GET /v1/accounts/${acc}/campaigns/${cid}/numbers?filter={"id":"1"}`);
+    // a path that is not a record has no such hint
+    const upload = await s.request(api(`/campaigns/${cid}/numbers/upload`), { token });
+    expect((await expectProblem(upload, 405)).detail).toBe(`There is no GET operation at /v1/accounts/${acc}/campaigns/${cid}/numbers/upload; it allows POST and DELETE`);
+    expect((await s.request(api('/campaigns'), { token })).status).toBe(200);
   });
 
   it('treats a percent-encoded path like the decoded one: 401 without a key, 200 with one', async () => {
@@ -100,7 +120,7 @@ describe('CORS', () => {
     const res = await s.request(api('/campaigns'), { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
-    expect(res.headers.get('access-control-allow-headers')).toContain('Authorization');
+    expect(res.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, Range');
     const get = await s.request(api('/campaigns'), { token });
     expect(get.headers.get('access-control-expose-headers')).toContain('X-Total-Count');
   });

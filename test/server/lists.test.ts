@@ -109,6 +109,16 @@ describe('campaigns list', () => {
     expect(await names(filter)).toEqual(expected);
   });
 
+  it('takes id (react-admin\'s getMany) as well as ids, one id or an array', async () => {
+    expect(await names({ id: campaigns[1]!.id })).toEqual(['Bravo']);
+    expect(await names({ id: [campaigns[2]!.id, campaigns[0]!.id, 'unknown'] })).toEqual(['Alpha', 'Charlie']);
+    expect(await names({ ids: campaigns[2]!.id })).toEqual(['Charlie']);
+    // Without a range, an id lookup answers §4.1's default page of 10 like any list.
+    const all = await s.request(api('/campaigns') + q({ filter: { id: campaigns.map((c) => c.id) } }), { token });
+    expect((await all.json()).map((c: Campaign) => c.id)).toEqual(campaigns.slice(0, 10).map((c) => c.id));
+    expect(all.headers.get('content-range')).toBe('campaigns 0-9/12');
+  });
+
   it('combines filters with AND', async () => {
     expect(await names({ type: 'Static', isArchived: false, state: 'Finished' })).toEqual(['Charlie']);
     expect(await names({ ids: [campaigns[0]!.id, campaigns[2]!.id] })).toEqual(['Alpha', 'Charlie']);
@@ -190,6 +200,20 @@ describe('numbers list', () => {
     expect(lt.body.map((n) => n.number)).toEqual(['+12125550000', '+12125550004']);
   });
 
+  it('looks numbers up by id, with other filters and any sort', async () => {
+    const page = (await list<CampaignNumber>(path(), { range: [0, 29] })).body;
+    const ids = [page[12]!.id, page[3]!.id, page[7]!.id];
+    const r = await list<CampaignNumber>(path(), { filter: { id: ids } });
+    expect(r.body.map((n) => n.id)).toEqual([page[3]!.id, page[7]!.id, page[12]!.id]);
+    expect(r.total).toBe(3);
+    expect((await list<CampaignNumber>(path(), { filter: { id: ids, status: 'Success' } })).body.map((n) => n.id)).toEqual([page[3]!.id]);
+    expect((await list<CampaignNumber>(path(), { filter: { ids: ids, attempts_gt: 2 }, sort: ['attempts', 'DESC'] })).body.map((n) => n.id))
+      .toEqual([page[3]!.id, page[7]!.id]);
+    // ids of another campaign's numbers, phone numbers and unknown ids match nothing
+    const other = (await list<CampaignNumber>(`/campaigns/${campaigns[1]!.id}/numbers`)).body[0]!;
+    expect((await list(path(), { filter: { id: [other.id, '+12125550000', '999999999'] } })).total).toBe(0);
+  });
+
   it('sorts by number and by attempts with a stable tiebreak', async () => {
     const desc = await list<CampaignNumber>(path(), { sort: ['number', 'DESC'], range: [0, 0] });
     expect(desc.body[0]!.number).toBe('+12125550029');
@@ -251,6 +275,13 @@ describe('call details report', () => {
       expect(asc).toHaveLength(5);
     });
 
+  it('looks records up by id', async () => {
+    const all = (await list<CallDetail>(path, { range: [0, 99] })).body;
+    const r = await list<CallDetail>(path, { filter: { id: [all[4]!.id, all[1]!.id] } });
+    expect(r.body).toEqual([all[1], all[4]]);
+    expect(r.range).toBe('callDetails 0-1/2');
+  });
+
   it('has the call-details Content-Range name', async () => {
     expect((await list(path, { range: [0, 1] })).range).toBe('callDetails 0-1/5');
   });
@@ -271,5 +302,8 @@ describe('number details report', () => {
     expect((await list(`/campaigns/${c.id}/numbers`)).total).toBe(4);
     expect((await list(path, { filter: { attempts_gte: 0, attempts_lte: 0, number: '+12125550101' } })).total).toBe(1);
     expect((await list<{ number: string }>(path, { sort: ['number', 'DESC'], range: [0, 0] })).body[0]!.number).toBe('+12125550104');
+    // A deleted number keeps its id here (react-admin's getMany of number details).
+    expect((await list<{ id: string; status: string }>(path, { filter: { id: nums[0]!.id } })).body)
+      .toEqual([expect.objectContaining({ id: nums[0]!.id, status: 'Deleted' })]);
   });
 });

@@ -42,7 +42,7 @@ describe('add numbers (JSON)', () => {
     ]);
     expect(body.rejected).toEqual([
       { index: 3, number: 'call me', code: 'invalid_number', reason: expect.stringContaining('not a phone number') },
-      { index: 4, number: '+1 212 555 0100', code: 'duplicate', reason: expect.stringContaining('earlier in this request') },
+      { index: 4, number: '+1 212 555 0100', code: 'duplicate', reason: '+12125550100 duplicates entry 0 of this request', duplicateOf: 0 },
       { index: 5, number: '+1555', code: 'invalid_number', reason: expect.stringMatching(/short|length|valid/) },
     ]);
     // without a sort, numbers come in phone-number order
@@ -71,9 +71,37 @@ describe('add numbers (JSON)', () => {
     const res = await add(c.id, [{ number: '12125550102' }]);
     expect(res.status).toBe(422);
     const p = await res.json();
-    expect(p.rejected).toEqual([expect.objectContaining({ index: 0, code: 'duplicate', reason: '+12125550102 is already in this campaign' })]);
+    expect(p.rejected).toEqual([{ index: 0, number: '12125550102', code: 'duplicate', reason: '+12125550102 is already in this campaign' }]);
+    expect(p.detail).toBe('The number was not added: +12125550102 is already in this campaign');
     expect(p.errors[0].name).toBe('/0/number');
     expect(await listAll(c.id)).toHaveLength(1);
+    const many = await (await add(c.id, [{ number: 'nope' }, { number: '+12125550102' }, { number: '12125550102' }])).json();
+    expect(many.detail).toBe('None of the 3 numbers was added; entry 0 was rejected: ' +
+      `${many.rejected[0].reason} (see rejected for the others)`);
+    expect(many.rejected.map((r: { index: number; code: string; duplicateOf?: number }) => [r.index, r.code, r.duplicateOf]))
+      .toEqual([[0, 'invalid_number', undefined], [1, 'duplicate', undefined], [2, 'duplicate', 1]]);
+  });
+
+  it('takes a single entry object as the body, as the vendor documents it, with the same answer', async () => {
+    const c = await dynamicActive();
+    const res = await add(c.id, { number: '+18005551234', varValues: ['John', '199'] }, { varNames: ['name', 'amount'] });
+    expect(res.status).toBe(201);
+    expect(await res.json()).toEqual({
+      created: [{ id: expect.any(String), number: '+18005551234', status: 'NotContacted', attempts: 0, varNames: ['name', 'amount'], varValues: ['John', '199'] }],
+      rejected: [],
+    });
+    const again = await add(c.id, { number: '8005551234' });
+    expect(again.status).toBe(422);
+    expect(await again.json()).toMatchObject({
+      rejected: [{ index: 0, number: '8005551234', code: expect.any(String) }],
+      errors: [{ in: 'body', name: '/number' }],
+    });
+    const bad = await add(c.id, { number: 18005551234, extra: 1 });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).errors).toEqual([
+      { in: 'body', name: '/extra', detail: 'The entry has an unknown field "extra"; an entry has only number and varValues' },
+      { in: 'body', name: '/number', detail: 'The entry needs a number that is a string; got 18005551234' },
+    ]);
   });
 
   it.each([
@@ -82,11 +110,11 @@ describe('add numbers (JSON)', () => {
     const c = await createCampaign(s, acc, { type, state });
     const res = await add(c.id, [{ number: '+12125550103' }]);
     expect(res.status).toBe(409);
-    expect((await res.json()).detail).toContain('only to a Dynamic campaign that is Active');
+    expect((await res.json()).detail).toBe(`Numbers can be added only to a Dynamic campaign that is Active; campaign "Campaign" is ${type} and ${state}`);
   });
 
   it.each([
-    ['an object body', { number: '+12125550104' }, ''],
+    ['a string body', '+12125550104', ''],
     ['an empty array', [], ''],
     ['a number that is not a string', [{ number: 12125550104 }], '/0/number'],
     ['an unknown field', [{ number: '+12125550104', phone: 'x' }], '/0/phone'],
@@ -104,7 +132,7 @@ describe('add numbers (JSON)', () => {
     const c = await dynamicActive();
     const res = await add(c.id, [{ number: '+12125550105', varValues: ['a', 'b'] }], { varNames: ['only'] });
     expect(res.status).toBe(400);
-    expect((await res.json()).errors[0].name).toBe('/0/varValues');
+    expect((await res.json()).errors[0]).toEqual({ in: 'body', name: '/0/varValues', detail: 'Entry 0 has 2 variable values; varNames names only 1' });
   });
 
   it.each([['not JSON', 'name'], ['{"a":1}', ''], ['["a","a"]', '']])('400 for varNames %s', async (raw) => {
@@ -139,7 +167,7 @@ describe('upload CSV', () => {
     expect(r).toMatchObject({ rows: 6, createdCount: 4, rejectedCount: 2, varNames: ['first', 'last'], firstRowIsHeader: true, varCount: 2 });
     expect(r.rejected).toEqual([
       { line: 5, value: 'not-a-number', code: 'invalid_number', reason: expect.stringContaining('not a phone number') },
-      { line: 6, value: '+12125550200', code: 'duplicate', reason: expect.stringContaining('earlier in this request') },
+      { line: 6, value: '+12125550200', code: 'duplicate', reason: '+12125550200 duplicates line 2 of this file' },
     ]);
     const nums = await listAll(c.id);
     expect(nums.map((n) => [n.number, ...n.varValues])).toEqual([
@@ -161,7 +189,7 @@ describe('upload CSV', () => {
     const c = await dynamicActive();
     const r = await (await upload(c.id, '+12125550220,a\n+12125550221,a,b\n+12125550222,a,,\n', { varCount: '1' })).json();
     expect(r).toMatchObject({ createdCount: 2, rejectedCount: 1 });
-    expect(r.rejected[0]).toMatchObject({ line: 2, code: 'wrong_column_count' });
+    expect(r.rejected[0]).toEqual({ line: 2, value: '+12125550221,a,b', code: 'wrong_column_count', reason: 'the row has 3 columns; expected the number and 1 variable column' });
   });
 
   it('takes firstRowIsHeader and varCount as form fields too', async () => {
@@ -204,7 +232,11 @@ describe('upload CSV', () => {
     const c = await dynamicActive();
     const res = await upload(c.id, 'x1,a\nx2,b\n', { firstRowIsHeader: 'false' });
     expect(res.status).toBe(422);
-    expect((await res.json()).rejectedCount).toBe(2);
+    const p = await res.json();
+    expect(p.rejectedCount).toBe(2);
+    expect(p.detail).toBe(`None of the 2 rows was added; line 1 was rejected: ${p.rejected[0].reason} (see rejected for the others)`);
+    const one = await (await upload(c.id, 'x1,a\n', { firstRowIsHeader: 'false' })).json();
+    expect(one.detail).toBe(`The number on line 1 was not added: ${one.rejected[0].reason}`);
   });
 
   it.each([
@@ -261,6 +293,9 @@ describe('delete numbers', () => {
     expect(blocked.status).toBe(409);
     const p = await blocked.json();
     expect(p.blockingIds.sort()).toEqual([nums[2]!.id, nums[3]!.id, nums[4]!.id, nums[5]!.id].sort());
+    const [, , n2, n3, n4, n5] = nums as [CampaignNumber, CampaignNumber, CampaignNumber, CampaignNumber, CampaignNumber, CampaignNumber];
+    expect(p.detail).toBe(`Numbers "${n2.id}" (${n2.number}, Success), "${n3.id}" (${n3.number}, Failure), "${n4.id}" (${n4.number}, Contacting) ` +
+      `and "${n5.id}" (${n5.number}, Blacklisted) cannot be deleted in their status; only NotContacted or RetryPending numbers can be; nothing was deleted`);
     expect(await listAll(c.id)).toHaveLength(6);
 
     const ok = await s.request(api(`/campaigns/${c.id}/numbers`), { method: 'DELETE', token, json: [nums[0]!.id, nums[1]!.id] });
@@ -280,7 +315,8 @@ describe('delete numbers', () => {
     expect(res.status).toBe(404);
     const p = await res.json();
     expect(p.missingIds).toEqual(['+12125550400', '999999']);
-    expect(p.detail).toContain('not phone numbers');
+    expect(p.detail).toBe('Campaign "Campaign" has no live numbers with ids "+12125550400" and "999999"; ' +
+      'nothing was deleted (ids come from the numbers list, not phone numbers)');
     expect(await listAll(c.id)).toHaveLength(1);
   });
 
@@ -302,5 +338,78 @@ describe('delete numbers', () => {
     expect((await add(c.id, [{ number: '+12125550420' }])).status).toBe(201);
     const details = await (await s.request(api(`/campaigns/${c.id}/reports/numberDetails`), { token })).json();
     expect(details.map((d: { status: string }) => d.status)).toEqual(['NotContacted', 'Deleted']);
+  });
+});
+
+describe('delete one number (DELETE …/numbers/{id}, react-admin\'s delete)', () => {
+  const del = (cid: string, id: string, t = token) => s.request(api(`/campaigns/${cid}/numbers/${encodeURIComponent(id)}`), { method: 'DELETE', token: t });
+
+  it('answers 200 with the number as it was, cancels its retry and keeps it in the number-details report', async () => {
+    const c = await dynamicActive();
+    await addNumbers(s, acc, c.id, [{ number: '+12125550500', varValues: ['Ann'] }, '+12125550501']);
+    const [n, other] = await listAll(c.id);
+    setNumber(s, n!.id, 'RetryPending', 1, Date.now() + 60_000);
+    const res = await del(c.id, n!.id);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ...n, status: 'RetryPending', attempts: 1 });
+    expect((await listAll(c.id)).map((x) => x.id)).toEqual([other!.id]);
+    const row = s.store.db.get<{ status: string; next_attempt_at: number | null }>('SELECT status, next_attempt_at FROM numbers WHERE id = ?', Number(n!.id));
+    expect(row).toEqual({ status: 'Deleted', next_attempt_at: null });
+    const details = await (await s.request(api(`/campaigns/${c.id}/reports/numberDetails`) + q({ filter: { id: n!.id } }), { token })).json();
+    expect(details).toEqual([{ ...n, status: 'Deleted', attempts: 1 }]);
+  });
+
+  it('404 for an id that is not a live number of the campaign (unknown, deleted, of another campaign, or a phone number)', async () => {
+    const a = await createCampaign(s, acc, { name: 'Owner', type: 'Dynamic', state: 'Active' });
+    const b = await createCampaign(s, acc, { name: 'Other', type: 'Dynamic', state: 'Active' });
+    await addNumbers(s, acc, a.id, ['+12125550510']);
+    const [n] = await listAll(a.id);
+    for (const [cid, id] of [[b.id, n!.id], [a.id, '999999'], [a.id, '+12125550510']] as const) {
+      const res = await del(cid, id);
+      expect(res.status).toBe(404);
+      const p = await res.json();
+      expect(p.missingIds).toEqual([id]);
+      expect(p.detail).toBe(`Campaign "${cid === a.id ? 'Owner' : 'Other'}" has no live number with id ${JSON.stringify(id)}; ` +
+        'nothing was deleted (ids come from the numbers list, not phone numbers)');
+    }
+    expect((await del(a.id, n!.id)).status).toBe(200);
+    expect((await del(a.id, n!.id)).status).toBe(404);
+    expect((await del('no-such-campaign', n!.id)).status).toBe(404);
+  });
+
+  it.each(['Contacting', 'Blacklisted', 'Success', 'Failure'])('409 for a %s number, naming it', async (status) => {
+    const c = await dynamicActive();
+    await addNumbers(s, acc, c.id, ['+12125550520']);
+    const [n] = await listAll(c.id);
+    setNumber(s, n!.id, status, 1);
+    const res = await del(c.id, n!.id);
+    expect(res.status).toBe(409);
+    expect(await res.json()).toMatchObject({
+      blockingIds: [n!.id], blocking: [{ id: n!.id, status }],
+      detail: `Number "${n!.id}" (+12125550520) is ${status} and cannot be deleted; only NotContacted or RetryPending numbers can be; nothing was deleted`,
+    });
+    expect(await listAll(c.id)).toHaveLength(1);
+  });
+
+  it('needs a role that may delete numbers, in a campaign the key may reach', async () => {
+    const c = await dynamicActive();
+    await addNumbers(s, acc, c.id, ['+12125550530']);
+    const [n] = await listAll(c.id);
+    const reader = await createKey(s, acc, ['CampaignReader']);
+    const elsewhere = await createKey(s, acc, ['CampaignNumberAdmin'], [(await dynamicActive()).id]);
+    const numberAdmin = await createKey(s, acc, ['CampaignNumberAdmin'], [c.id]);
+    expect((await del(c.id, n!.id, reader)).status).toBe(403);
+    expect((await del(c.id, n!.id, elsewhere)).status).toBe(403);
+    expect(await listAll(c.id)).toHaveLength(1);
+    expect((await del(c.id, n!.id, numberAdmin)).status).toBe(200);
+  });
+
+  it('takes no parameters', async () => {
+    const c = await dynamicActive();
+    await addNumbers(s, acc, c.id, ['+12125550540']);
+    const [n] = await listAll(c.id);
+    const res = await s.request(api(`/campaigns/${c.id}/numbers/${n!.id}?force=true`), { method: 'DELETE', token });
+    expect(res.status).toBe(400);
+    expect((await res.json()).detail).toBe('Unknown parameter "force"; this operation takes no parameters');
   });
 });
