@@ -33,10 +33,13 @@ export function where(table: ListTable, conditions: Condition[], timeZone: strin
         terms.push(`${col.sql} = ?`);
         params.push(col.type === 'phone' ? normalizePhoneFilter(String(c.value)) : typeof c.value === 'boolean' ? Number(c.value) : c.value);
         break;
-      case 'in':
-        terms.push(`${col.sql} IN (${c.value.map(() => '?').join(',')})`);
-        params.push(...c.value);
+      case 'in': {
+        // Ids are strings in the API; an integer id column matches only the decimal ones.
+        const values = col.type === 'integer' ? c.value.filter((v) => /^\d{1,15}$/.test(v)).map(Number) : c.value;
+        terms.push(values.length ? `${col.sql} IN (${values.map(() => '?').join(',')})` : '0');
+        params.push(...values);
         break;
+      }
       case 'overlaps':
         terms.push(`EXISTS (SELECT 1 FROM json_each(${col.sql}) WHERE value IN (${c.value.map(() => '?').join(',')}))`);
         params.push(...c.value);
