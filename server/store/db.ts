@@ -1,9 +1,12 @@
 // The SQLite database: opening it (file or memory), the schema, cached statements and transactions.
-import { DatabaseSync, type StatementSync, type SQLInputValue } from 'node:sqlite';
+import { DatabaseSync, type StatementSync, type SQLInputValue, type SQLOutputValue } from 'node:sqlite';
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
+import type { WalReport } from './checkpoint-worker.ts';
 
 const SCHEMA_VERSION = 1;
+/** Log not yet checkpointed beyond which bulk writers pause (Database.walRoom). */
+const WAL_ROOM_BYTES = 256 * 1024 * 1024;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -65,9 +68,15 @@ export type Row = Record<string, SQLInputValue>;
 export class Database {
   readonly sqlite: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
+  /** Statements that return rows as arrays: kept apart, since the setting belongs to the statement. */
+  private readonly arrayStatements = new Map<string, StatementSync>();
   private depth = 0;
   private readonly checkpointer: Worker | null = null;
   private readonly checkpointerExit: Promise<unknown> | null = null;
+  /** The checkpointer's last report, and who waits for the next. */
+  private wal: WalReport = { behind: 0, bytes: 0 };
+  private closing = false;
+  private readonly walWaiters: (() => void)[] = [];
 
   constructor(path: string) {
     this.sqlite = new DatabaseSync(path);
@@ -82,6 +91,10 @@ export class Database {
       // Without the checkpointer the log only grows until a restart: worth a warning, not a crash.
       this.checkpointer.on('error', (err) => process.emitWarning(`WAL checkpointer stopped: ${err.message}`));
       this.checkpointerExit = once(this.checkpointer, 'exit');
+      this.checkpointer.on('message', (report: WalReport) => {
+        this.wal = report;
+        for (const wake of this.walWaiters.splice(0)) wake();
+      });
     }
     this.sqlite.exec(SCHEMA);
     const version = this.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', 'schema');
@@ -108,9 +121,32 @@ export class Database {
     return this.statement(sql).all(...params) as T[];
   }
 
+  /** Rows as arrays of column values in the SELECT's order: no object per row, for the hot list pages. */
+  arrays(sql: string, ...params: SQLInputValue[]): SQLOutputValue[][] {
+    let s = this.arrayStatements.get(sql);
+    if (!s) {
+      s = this.sqlite.prepare(sql);
+      s.setReturnArrays(true);
+      this.arrayStatements.set(sql, s);
+    }
+    return s.all(...params) as unknown as SQLOutputValue[][];
+  }
+
   run(sql: string, ...params: SQLInputValue[]): { changes: number; lastInsertRowid: number } {
     const r = this.statement(sql).run(...params);
     return { changes: Number(r.changes), lastInsertRowid: Number(r.lastInsertRowid) };
+  }
+
+  /**
+   * For bulk writers, between two transactions: while the log holds more than WAL_ROOM_BYTES not yet copied into
+   * the database file, waits (without blocking the event loop) for the checkpointer to catch up. The next write then
+   * rewinds the log. Other writers never wait here, and nobody waits on the event loop for a checkpoint.
+   */
+  async walRoom(): Promise<void> {
+    if (!this.checkpointer) return;
+    while (this.wal.behind > WAL_ROOM_BYTES && !this.closing) {
+      await new Promise<void>((resolve) => this.walWaiters.push(resolve));
+    }
   }
 
   /** Runs fn in one transaction (a savepoint when nested). fn must not await: the connection is shared. */
@@ -131,6 +167,8 @@ export class Database {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
+    for (const wake of this.walWaiters.splice(0)) wake();
     if (this.checkpointer) {
       this.checkpointer.ref(); // keep the process up until it has finished
       this.checkpointer.postMessage('stop');

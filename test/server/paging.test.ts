@@ -2,6 +2,7 @@
 // changes between pages never skips or repeats a record that was there throughout.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CampaignNumber } from '../../api/records.ts';
+import { numberDetailRecord, numberRecord, type NumberRow } from '../../server/store/numbers.ts';
 import { addNumbers, createAccount, createCampaign, createKey, q, setNumber, startServer, type TestServer } from '../support/server.ts';
 
 let s: TestServer;
@@ -64,5 +65,25 @@ describe('changes between pages', () => {
     const second = await page('numbers', { ...params, range: [10, 19] });
     // with a plain offset the deletion would have shifted everything by one and skipped before[10]
     expect(second.map((n) => n.number)).toEqual(before.slice(10, 20));
+  });
+});
+
+describe('the page written as JSON text by the store', () => {
+  it('is exactly JSON.stringify of the records, for awkward variable values and deleted numbers too', async () => {
+    const c = (await createCampaign(s, acc, { type: 'Dynamic', state: 'Active' })).id;
+    const awkward = ['"quoted"', 'back\\slash', 'tab\there', 'line\nbreak', 'ünïcödé', '😀 emoji', '\u0001 control', '</script>', ''];
+    await addNumbers(s, acc, c, awkward.map((v, i) => ({ number: phone(5_000 + i), varValues: [v, `#${i}`] })));
+    const pk = s.store.db.get<{ pk: number }>('SELECT pk FROM campaigns WHERE id = ?', c)!.pk;
+    const rows = s.store.db.all<NumberRow>('SELECT * FROM numbers WHERE campaign_pk = ? ORDER BY number', pk);
+    s.store.numbers.markDeleted(pk, [rows[0]!]);
+    for (const [path, record] of [['numbers', numberRecord], ['reports/numberDetails', numberDetailRecord]] as const) {
+      const res = await s.request(`/v1/accounts/${acc}/campaigns/${c}/${path}` + q({ range: [0, 99], sort: ['number', 'ASC'] }), { token });
+      const text = await res.text();
+      const expected = s.store.db.all<NumberRow>(
+        `SELECT * FROM numbers WHERE campaign_pk = ? ${path === 'numbers' ? 'AND deleted = 0' : ''} ORDER BY number, deleted`, pk).map(record);
+      expect(expected.length).toBe(path === 'numbers' ? awkward.length - 1 : awkward.length);
+      expect(text).toBe(JSON.stringify(expected));
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    }
   });
 });

@@ -1,0 +1,40 @@
+// The messages between an upload (csv-upload.ts, on the event loop) and the CSV parsing thread (csv-worker.ts).
+import type { Rejection } from './numbers-intake.ts';
+import type { PhoneCheck } from './phone-numbers.ts';
+
+/** Data rows per batch: one insert transaction each (a few milliseconds), so other requests get their turn between them. */
+export const CSV_BATCH_ROWS = 1_000;
+
+/** What the request says (undefined: decided by the first row), and once decided, the variable names. */
+export interface CsvSettings {
+  header?: boolean;
+  varCount?: number;
+  varNames?: string[];
+}
+
+/** Rows parsed and checked, in file order. `lines`, `raws`, `checks`, `values` run in parallel, one per row to insert. */
+export interface CsvBatch {
+  /** Data rows this batch read, the rejected ones included. */
+  rows: number;
+  lines: number[];
+  raws: string[];
+  checks: PhoneCheck[];
+  /** Each row's variable values as JSON text. */
+  values: string[];
+  /** Rows refused before any phone number check (bad CSV, wrong column count). */
+  rejected: Rejection[];
+  /** On the first batch: the header and variables as decided. */
+  settings?: CsvSettings;
+}
+
+export type CsvFromMain =
+  | { id: number; kind: 'open'; settings: CsvSettings }
+  | { id: number; kind: 'chunk'; chunk: Uint8Array }
+  | { id: number; kind: 'end' }
+  | { id: number; kind: 'abort' };
+
+export type CsvToMain =
+  | { id: number; kind: 'ack' }
+  | { id: number; kind: 'batch'; batch: CsvBatch }
+  | { id: number; kind: 'done'; settings: CsvSettings; rows: number }
+  | { id: number; kind: 'error'; message: string };
