@@ -29,7 +29,7 @@ import {
 
 // ---------------------------------------------------------------------------------------------- options
 
-/** The campaign size unless --numbers says otherwise (1M: ~1 min loading + 9-12 min dialing on 2 shared cores). */
+/** The campaign size unless --numbers says otherwise (1M: ~1 min loading + ~1.5 min dialing on 2 shared cores). */
 const DEFAULT_NUMBERS = 1_000_000;
 
 const FLAGS = {
@@ -173,6 +173,44 @@ class SqlProfile {
   }
 }
 
+/**
+ * Wall time of every outermost store transaction (a clock chunk is one): how long the event loop is held
+ * at a stretch while the clock advances.
+ */
+class TransactionTimes {
+  private ms: number[] = [];
+
+  constructor(db: Database) {
+    const transaction = db.transaction.bind(db);
+    let depth = 0;
+    db.transaction = <T>(fn: () => T): T => {
+      if (depth++) {
+        try { return transaction(fn); } finally { depth--; }
+      }
+      const t = performance.now();
+      try {
+        return transaction(fn);
+      } finally {
+        depth--;
+        this.ms.push(performance.now() - t);
+      }
+    };
+  }
+
+  reset(): void {
+    this.ms = [];
+  }
+
+  summary(): { count: number; meanMs: number; p99Ms: number; maxMs: number } {
+    const sorted = [...this.ms].sort((a, b) => a - b);
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+    return {
+      count: sorted.length, meanMs: round(sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length), 2),
+      p99Ms: round(at(0.99), 1), maxMs: round(sorted.at(-1) ?? 0, 1),
+    };
+  }
+}
+
 // ------------------------------------------------------------------------------------------ a run
 
 interface Progress { wallSeconds: number; simSeconds: number; events: number; calls: number; stepSeconds: number; statuses: Record<string, number> }
@@ -188,6 +226,7 @@ interface RunResult {
     startedAt: string | null; endedAt: string | null; simulatedSeconds: number;
     calls: number; callsPerRealSecond: number; eventsApplied: number; eventsPerRealSecond: number; pendingEventsAtEnd: number;
     simulatedSecondsPerRealSecond: number;
+    transactions: ReturnType<TransactionTimes['summary']>;
   };
   statuses: Record<string, number>;
   reportSeconds: { callDetailsCount: number; numberDetailsCounts: number };
@@ -208,6 +247,7 @@ async function runOne(n: number, opts: Options, sampler: Sampler, tempDir: strin
   const dbPath = opts.db === 'file' ? join(tempDir, `dialer-${n}.db`) : ':memory:';
   const store = new Store(dbPath);
   const profile = opts.sqlProfile ? new SqlProfile(store.db) : null;
+  const transactions = new TransactionTimes(store.db);
   const clock = new SimulationClock(Date.parse(CLOCK_START));
   const server = await startServer(store, { clock, clockMode: 'manual', seed: opts.seed });
   const { app, base, consoleToken, consolePost } = server;
@@ -276,6 +316,7 @@ async function runOne(n: number, opts: Options, sampler: Sampler, tempDir: strin
     const active = JSON.parse((await call('PUT', `${api}/${campaign.id}/state`, { token, body: 'Active' })).text) as Campaign;
     check(active.state === 'Active', 'the campaign is Active after PUT .../state');
     profile?.reset();
+    transactions.reset();
     const simStart = clock.now();
     const progress: Progress[] = [];
     const snapshot = (wallSeconds: number, events: number, stepSeconds: number): Progress => {
@@ -375,6 +416,7 @@ async function runOne(n: number, opts: Options, sampler: Sampler, tempDir: strin
         startedAt: done.startedAt, endedAt: done.endedAt, simulatedSeconds,
         calls, callsPerRealSecond: Math.round(calls / wallSeconds), eventsApplied: events, eventsPerRealSecond: Math.round(events / wallSeconds),
         pendingEventsAtEnd: pending, simulatedSecondsPerRealSecond: round(final.simSeconds / wallSeconds),
+        transactions: transactions.summary(),
       },
       statuses,
       reportSeconds: { callDetailsCount: round(callDetailsCount, 3), numberDetailsCounts: round(numberDetailsCounts, 3) },
@@ -415,6 +457,10 @@ function printReport(runs: RunResult[], opts: Options, totalSeconds: number, m: 
   row('events applied', (r) => fmt(r.dialing.eventsApplied));
   row('events / real second', (r) => fmt(r.dialing.eventsPerRealSecond));
   row('pending events at the end', (r) => fmt(r.dialing.pendingEventsAtEnd));
+  row('transactions: n, mean/p99/max ms', (r) => {
+    const t = r.dialing.transactions;
+    return `${fmt(t.count)}, ${t.meanMs} / ${t.p99Ms} / ${t.maxMs}`;
+  });
   for (const s of NUMBER_DETAIL_STATUSES) row(`numbers ${s}`, (r) => fmt(r.statuses[s] ?? 0));
   row('callDetails X-Total-Count: s', (r) => String(r.reportSeconds.callDetailsCount));
   row('numberDetails 7 counts: s', (r) => String(r.reportSeconds.numberDetailsCounts));
@@ -426,6 +472,11 @@ function printReport(runs: RunResult[], opts: Options, totalSeconds: number, m: 
   for (const [label, cells] of rows) console.log(tableRow(label, cells, w, cw));
   console.log('(RSS: the whole process, server and client; a later run starts from the footprint an earlier one left)');
   console.log(line);
+  // The headline: how long a Static campaign of this size takes from Active to Finished.
+  for (const r of runs) {
+    console.log(`FIGURE ${fmt(r.numbers)} numbers: ${r.dialing.finished ? '' : 'NOT FINISHED after '}${r.dialing.wallSeconds} s of dialing, ` +
+      `${fmt(r.dialing.callsPerRealSecond)} calls/s (${fmt(r.dialing.calls)} calls; longest transaction ${r.dialing.transactions.maxMs} ms)`);
+  }
   for (const r of runs) {
     for (const f of r.checks.failures) console.log(`CHECK FAILED (${fmt(r.numbers)}): ${f}`);
     if (r.sqlProfile) {

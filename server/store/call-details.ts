@@ -15,6 +15,7 @@ const sorted = (col: string) => (dir: 'ASC' | 'DESC') => `${col} ${dir}, id ${di
 
 const TABLE: ListTable = {
   columns: {
+    id: { sql: 'id', type: 'integer' },
     number: { sql: 'number', type: 'phone' },
     attempt: { sql: 'attempt', type: 'integer' },
     startedAtLocal: { sql: 'started_at_local', type: 'local' },
@@ -36,6 +37,9 @@ const TABLE: ListTable = {
   defaultOrder: 'id ASC',
 };
 
+const INSERT = `INSERT INTO call_details(campaign_pk, number_id, number, attempt, started_at_local, answered_at_local, ended_at_local,
+  ring_result, answer_type, sip_response_code, end_type, queue_id, outcome) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`;
+
 export type NewCallDetail = Omit<CallDetail, 'id' | 'numberId'> & { numberId: number };
 
 export class CallDetails {
@@ -52,12 +56,11 @@ export class CallDetails {
     return { rows, total };
   }
 
+  /** One record (one per call, the dialer's hottest write): its id. */
   insert(campaignPk: number, d: NewCallDetail): number {
-    return this.db.run(
-      `INSERT INTO call_details(campaign_pk, number_id, number, attempt, started_at_local, answered_at_local, ended_at_local,
-        ring_result, answer_type, sip_response_code, end_type, queue_id, outcome) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-      campaignPk, d.numberId, d.number, d.attempt, d.startedAtLocal, d.answeredAtLocal, d.endedAtLocal, d.ringResult,
-      d.answerType, d.sipResponseCode, d.endType, d.queueId, d.outcome).lastInsertRowid;
+    const r = this.db.statement(INSERT).run(campaignPk, d.numberId, d.number, d.attempt, d.startedAtLocal, d.answeredAtLocal,
+      d.endedAtLocal, d.ringResult, d.answerType, d.sipResponseCode, d.endType, d.queueId, d.outcome);
+    return Number(r.lastInsertRowid);
   }
 }
 

@@ -112,6 +112,18 @@ describe('webhook events', () => {
     await eventually(() => s.store.db.get<{ n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE body LIKE '%campaign.state_changed%'")!.n === 0);
   });
 
+  it('emits number.status_changed to Deleted for a number deleted one by id or many at once', async () => {
+    const { s, acc, token, c, hook } = await setUp();
+    const api = `/v1/accounts/${acc}/campaigns/${c.id}/numbers`;
+    const [one, ...rest] = await (await s.request(api + q({ sort: ['number', 'ASC'] }), { token })).json() as { id: string; number: string }[];
+    expect((await s.request(`${api}/${one!.id}`, { method: 'DELETE', token })).status).toBe(200);
+    expect((await s.request(api, { method: 'DELETE', token, json: rest.map((n) => n.id) })).status).toBe(204);
+    const deletions = () => hook.received.filter((r) => r.event.type === 'number.status_changed' && r.event.data.to === 'Deleted');
+    await hook.until(() => deletions().length === 3);
+    expect(deletions().map((r) => r.event.data).sort((x, y) => x.number.localeCompare(y.number))).toEqual([one!, ...rest].map((n) => (
+      { numberId: n.id, number: n.number, from: 'NotContacted', to: 'Deleted', attempts: 0 })));
+  });
+
   it('never holds up dialing, even when the receiver does not answer', async () => {
     const { s, acc, token, c, hook, activate } = await setUp(() => 'hang');
     await activate();
