@@ -1,15 +1,26 @@
 // Worker thread body: copies the write-ahead log into the database file on its own connection, so the
 // server's connection never checkpoints on the event loop, and tells the server how far behind it is.
 //
-// PASSIVE checkpoints run beside the writer and never hold it off. Under a long burst of writes (a big upload
-// of random phone numbers dirties a page of the number index per row) they fall behind and the log grows;
-// bulk writers (Database.walRoom) then pause between their transactions until a checkpoint catches up, after
-// which the next write rewinds the log and the size limit truncates it. Only past HARD_MAX_WAL_BYTES, which a
-// writer that pauses never reaches, does a TRUNCATE checkpoint hold every writer off until it is done.
+// PASSIVE checkpoints run beside the writer and never hold it off. The log rewinds only when a write begins after a
+// complete checkpoint, which a steady stream of writes (a big upload of random phone numbers dirties an index page a
+// row) never allows, so it grows; bulk writers (Database.walRoom) then pause between their transactions until a
+// checkpoint completes, and their next write rewinds it. Only past HARD_MAX_WAL_BYTES, which a writer that pauses
+// never reaches, does a TRUNCATE checkpoint hold every writer off until it is done.
+import { statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
 
 const HARD_MAX_WAL_BYTES = 2 * 1024 * 1024 * 1024;
+/** A log file larger than this is truncated when the server is idle. */
+const IDLE_TRUNCATE_BYTES = 64 * 1024 * 1024;
+
+function walFileBytes(): number {
+  try {
+    return statSync(`${path}-wal`).size;
+  } catch {
+    return 0;
+  }
+}
 
 export interface WalReport {
   /** Bytes of log not yet copied into the database file. */
@@ -24,11 +35,17 @@ db.exec('PRAGMA busy_timeout=5000');
 const pageSize = Number((db.prepare('PRAGMA page_size').get() as { page_size: number }).page_size);
 const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 
+let lastLog = -1;
+
 function checkpoint(): void {
   try {
     const r = passive.get() as { busy: number; log: number; checkpointed: number };
     const report: WalReport = { behind: Math.max(0, r.log - r.checkpointed) * pageSize, bytes: Math.max(0, r.log) * pageSize };
-    if (report.bytes > HARD_MAX_WAL_BYTES) db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    // Truncating a large log file takes a while and holds writers off: done past the hard limit, or once all is copied
+    // and nothing was written since the last tick (the server is idle), to give back the disk a burst took.
+    const idle = r.log === r.checkpointed && r.log === lastLog;
+    if (report.bytes > HARD_MAX_WAL_BYTES || (idle && walFileBytes() > IDLE_TRUNCATE_BYTES)) db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    lastLog = r.log;
     parentPort!.postMessage(report);
   } catch {
     // busy: the next tick tries again

@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { WalReport } from './checkpoint-worker.ts';
 
 const SCHEMA_VERSION = 1;
-/** Log not yet checkpointed beyond which bulk writers pause (Database.walRoom). */
+/** Log size beyond which bulk writers pause until it is all checkpointed (Database.walRoom). */
 const WAL_ROOM_BYTES = 256 * 1024 * 1024;
 
 const SCHEMA = `
@@ -83,9 +83,11 @@ export class Database {
     this.sqlite.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000; PRAGMA cache_size=-262144;');
     if (path !== ':memory:') {
       // A commit of thousands of random index inserts writes more than the 1,000-page auto-checkpoint
-      // threshold, so every such commit also checkpointed (and fsynced) on the event loop: up to 0.9 s.
-      // The log rewinds on the first write after a complete checkpoint; the size limit then truncates it.
-      this.sqlite.exec('PRAGMA wal_autocheckpoint=0; PRAGMA journal_size_limit=67108864');
+      // threshold, so every such commit also checkpointed (and fsynced) on the event loop: up to 0.9 s. The log rewinds
+      // on the first write after a complete checkpoint (checkpoint-worker.ts).
+      // No journal_size_limit: truncating a log of gigabytes when it rewinds took the event loop 2.5 s. The
+      // checkpointer truncates it instead, when the server is idle.
+      this.sqlite.exec('PRAGMA wal_autocheckpoint=0');
       this.checkpointer = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), { workerData: { path, intervalMs: 200 } });
       this.checkpointer.unref();
       // Without the checkpointer the log only grows until a restart: worth a warning, not a crash.
@@ -138,13 +140,14 @@ export class Database {
   }
 
   /**
-   * For bulk writers, between two transactions: while the log holds more than WAL_ROOM_BYTES not yet copied into
-   * the database file, waits (without blocking the event loop) for the checkpointer to catch up. The next write then
-   * rewinds the log. Other writers never wait here, and nobody waits on the event loop for a checkpoint.
+   * For bulk writers, between two transactions: once the log holds more than WAL_ROOM_BYTES, waits (without blocking
+   * the event loop) until the checkpointer has copied all of it into the database file; the next write then rewinds
+   * the log to its start. A log rewinds only after a complete checkpoint, which passive ones never reach under a
+   * steady stream of writes. Other writers never wait here, and nobody waits on the event loop for a checkpoint.
    */
   async walRoom(): Promise<void> {
     if (!this.checkpointer) return;
-    while (this.wal.behind > WAL_ROOM_BYTES && !this.closing) {
+    while (this.wal.bytes > WAL_ROOM_BYTES && this.wal.behind > 0 && !this.closing) {
       await new Promise<void>((resolve) => this.walWaiters.push(resolve));
     }
   }
