@@ -8,7 +8,8 @@
 // sends them: the event loop's CPU time and the wall time per number.
 import { checkPhoneNumber, checkPhoneNumberSlowly, type PhoneCheck } from '../server/phone-numbers.ts';
 import { PhoneValidator } from '../server/phone-validator.ts';
-import { phoneSamples, seeded } from '../test/support/phone-samples.ts';
+import { mulberry32 as seeded } from '../crm-stand-ins/contacts.ts';
+import { phoneSamples } from '../test/support/phone-samples.ts';
 import { loadAverage, phone, readFlags, round } from './support.ts';
 
 const FLAGS = {

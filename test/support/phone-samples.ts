@@ -4,6 +4,7 @@
 // type's pattern, leading digits, national prefixes) by a small sampler of the regular-expression subset the
 // metadata uses: digits, [classes], \d, (?:…) and (…) groups, |, ?, {n} and {n,m}.
 import metadataJson from 'libphonenumber-js/metadata.min.json';
+import { mulberry32 as seeded } from '../../crm-stand-ins/contacts.ts';
 
 type PlanJson = readonly unknown[];
 const metadata = metadataJson as unknown as {
@@ -11,18 +12,6 @@ const metadata = metadataJson as unknown as {
   countries: Record<string, PlanJson>;
   nonGeographic?: Record<string, PlanJson>;
 };
-
-/** A seeded uniform [0, 1) generator (mulberry32). */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ------------------------------------------------------------------------------------- pattern sampler
 
