@@ -35,17 +35,23 @@ db.exec('PRAGMA busy_timeout=5000');
 const pageSize = Number((db.prepare('PRAGMA page_size').get() as { page_size: number }).page_size);
 const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 
+/** Ticks in a row with nothing written: 10 s, far longer than a bulk writer's pause in Database.walRoom. */
+const IDLE_TICKS = 50;
 let lastLog = -1;
+let quietTicks = 0;
 
 function checkpoint(): void {
   try {
     const r = passive.get() as { busy: number; log: number; checkpointed: number };
     const report: WalReport = { behind: Math.max(0, r.log - r.checkpointed) * pageSize, bytes: Math.max(0, r.log) * pageSize };
-    // Truncating a large log file takes a while and holds writers off: done past the hard limit, or once all is copied
-    // and nothing was written since the last tick (the server is idle), to give back the disk a burst took.
-    const idle = r.log === r.checkpointed && r.log === lastLog;
-    if (report.bytes > HARD_MAX_WAL_BYTES || (idle && walFileBytes() > IDLE_TRUNCATE_BYTES)) db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    // Truncating a large log file takes a while (1.5 s for a few hundred MB here) and holds writers off: done past the
+    // hard limit, or once all is copied and nothing was written for IDLE_TICKS, to give back the disk a burst took.
+    quietTicks = r.log === r.checkpointed && r.log === lastLog ? quietTicks + 1 : 0;
     lastLog = r.log;
+    if (report.bytes > HARD_MAX_WAL_BYTES || (quietTicks >= IDLE_TICKS && walFileBytes() > IDLE_TRUNCATE_BYTES)) {
+      db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+      quietTicks = 0;
+    }
     parentPort!.postMessage(report);
   } catch {
     // busy: the next tick tries again
