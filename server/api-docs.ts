@@ -8,7 +8,7 @@ import type { DocumentLimits } from '../api/operations.ts';
 import { UPLOAD_REJECTIONS_SHOWN } from './csv-upload.ts';
 import { ApiError } from './errors.ts';
 import type { RateLimitPolicy } from './rate-limit.ts';
-import { MAX_VARIABLES } from './routes/numbers.ts';
+import { MAX_VARIABLES } from './numbers-intake.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

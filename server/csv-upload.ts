@@ -5,9 +5,9 @@ import type { Deps } from './app.ts';
 import { counted, listing } from '../api/problems.ts';
 import { ApiError, invalid } from './errors.ts';
 import { booleanParam, integerParam, onlyParams, params } from './http.ts';
-import { admit, type Candidate, type Rejection } from './numbers-intake.ts';
+import { admit, MAX_VARIABLES, type Candidate, type Rejection } from './numbers-intake.ts';
 import type { CsvBatch, CsvSettings } from './csv-protocol.ts';
-import { assertAcceptsNumbers, MAX_VARIABLES } from './routes/numbers.ts';
+import { assertAcceptsNumbers } from './routes/numbers.ts';
 import type { CampaignRow } from './store/campaigns.ts';
 
 /** Rejected rows listed in the response; all of them are counted. */

@@ -560,24 +560,23 @@ class Zone {
   }
 
   wallTime(ms: number): string {
-    const key = Math.floor(ms / 1000);
-    let v = this.walls.get(key);
-    if (v === undefined) {
-      if (this.walls.size >= 100_000) this.walls.clear();
-      this.walls.set(key, (v = localWallTime(ms, this.tz)));
-    }
-    return v;
+    return perSecond(this.walls, ms, this.tz, localWallTime);
   }
 
   dayTime(ms: number): { weekday: string; seconds: number } {
-    const key = Math.floor(ms / 1000);
-    let v = this.days.get(key);
-    if (v === undefined) {
-      if (this.days.size >= 100_000) this.days.clear();
-      this.days.set(key, (v = localDayTime(ms, this.tz)));
-    }
-    return v;
+    return perSecond(this.days, ms, this.tz, localDayTime);
   }
+}
+
+/** `compute(ms, tz)` remembered per whole second; the cache starts afresh past 100,000 seconds. */
+function perSecond<T>(cache: Map<number, T>, ms: number, tz: string, compute: (ms: number, tz: string) => T): T {
+  const key = Math.floor(ms / 1000);
+  let v = cache.get(key);
+  if (v === undefined) {
+    if (cache.size >= 100_000) cache.clear();
+    cache.set(key, (v = compute(ms, tz)));
+  }
+  return v;
 }
 
 const DAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];

@@ -14,7 +14,8 @@ import { publicKey, type Account } from '../store/accounts.ts';
 import { campaignRecord } from '../store/campaigns.ts';
 import { numberRecord } from '../store/numbers.ts';
 import { isTimeZone } from '../time-zones.ts';
-import { MAX_VAR_VALUE, MAX_VARIABLES, varNamesParam } from './numbers.ts';
+import { MAX_VAR_VALUE, MAX_VARIABLES } from '../numbers-intake.ts';
+import { varNamesParam } from './numbers.ts';
 import { jsonParam, onlyParams, params } from '../http.ts';
 
 const id = z.string().min(1).max(200);

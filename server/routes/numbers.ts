@@ -13,7 +13,6 @@ import type { CampaignRow } from '../store/campaigns.ts';
 import { numberRecord, type NumberRow } from '../store/numbers.ts';
 import { campaignFor, idList } from './campaigns.ts';
 
-export { MAX_VARIABLES, MAX_VAR_VALUE };
 
 export function numberRoutes(app: FastifyInstance, deps: Deps): void {
   const { store } = deps;

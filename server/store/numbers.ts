@@ -1,7 +1,7 @@
 // Number rows of a campaign: list (numbers and number-details), insert in batches, delete, per-status counters.
 import type { NumberDetailStatus, NumberStatus } from '../../api/enums.ts';
 import type { Condition, ListQuery } from '../../api/list-query.ts';
-import type { CampaignNumber, NumberDetail } from '../../api/records.ts';
+import type { CampaignNumber } from '../../api/records.ts';
 import type { Database } from './db.ts';
 import { limitOffset, orderBy, where, type ListTable } from './list-sql.ts';
 
@@ -216,7 +216,7 @@ export class Numbers {
       const chunk = ids.slice(i, i + 500);
       // The unary + keeps SQLite on the primary key instead of scanning the campaign's index.
       out.push(...this.db.all<NumberRow>(
-        `SELECT * FROM numbers WHERE id IN (${chunk.map(() => '?').join(',')}) AND +campaign_pk = ? AND +deleted = 0`,
+        `SELECT * FROM numbers WHERE id IN (${placeholders(chunk.length)}) AND +campaign_pk = ? AND +deleted = 0`,
         ...chunk, campaignPk));
     }
     return out;
@@ -294,7 +294,7 @@ function matches(c: Condition, bucket: CountKey): boolean {
 }
 
 /**
- * Records of a page as JSON text: exactly what JSON.stringify of numberRecord / numberDetailRecord gives (a test holds
+ * Records of a page as JSON text: exactly what JSON.stringify of numberRecord gives (with the status as stored: Deleted in number details) (a test holds
  * the two equal), written from the stored JSON of the variables. Ids are integers, statuses enum words, numbers E.164.
  */
 function pageJson(rows: PageRow[]): string {
@@ -313,6 +313,3 @@ export function numberRecord(r: NumberRow): CampaignNumber {
   };
 }
 
-export function numberDetailRecord(r: NumberRow): NumberDetail {
-  return { ...numberRecord(r), status: r.status };
-}
