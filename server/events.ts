@@ -22,6 +22,8 @@ export class Events {
   private readonly signingKey: string;
   private readonly options: SenderOptions;
   private readonly sending = new Set<number>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly stopping = new AbortController();
   private timer: NodeJS.Timeout | null = null;
   private readonly simNow: () => number;
 
@@ -59,9 +61,15 @@ export class Events {
     this.timer.unref();
   }
 
-  stop(): void {
+  /**
+   * Stops sending and waits for the deliveries in flight, which are cut short: after it the store is never touched
+   * (a server closes its store next), and what was in flight stays in the outbox for the next start.
+   */
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.stopping.abort();
+    await Promise.allSettled(this.inFlight);
   }
 
   private sendDue(): void {
@@ -69,7 +77,11 @@ export class Events {
     if (room <= 0) return;
     for (const d of this.store.webhooks.due(Date.now(), room, this.sending)) {
       this.sending.add(d.id);
-      void this.send(d).finally(() => this.sending.delete(d.id));
+      const sent = this.send(d).finally(() => {
+        this.sending.delete(d.id);
+        this.inFlight.delete(sent);
+      });
+      this.inFlight.add(sent);
     }
   }
 
@@ -79,13 +91,15 @@ export class Events {
     let error: string;
     try {
       const res = await fetch(d.url, {
-        method: 'POST', body: d.body, redirect: 'manual', signal: AbortSignal.timeout(this.options.timeoutMs),
+        method: 'POST', body: d.body, redirect: 'manual',
+        signal: AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), this.stopping.signal]),
         headers: {
           'content-type': 'application/json', 'user-agent': 'campaign-dialing-reference/1',
           'webhook-id': d.event_id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1,${signature}`,
         },
       });
       await res.body?.cancel();
+      if (this.stopping.signal.aborted) return;
       if (res.status >= 200 && res.status < 300) {
         this.store.webhooks.delivered(d.id);
         return;
@@ -94,6 +108,7 @@ export class Events {
     } catch (err) {
       error = (err as Error).message;
     }
+    if (this.stopping.signal.aborted) return;
     const attempts = d.attempts + 1;
     const retryAt = attempts >= this.options.maxAttempts ? null
       : Date.now() + Math.min(3_600_000, this.options.retryBaseMs * 2 ** (attempts - 1));
