@@ -289,7 +289,7 @@ try {
     '',
     bold('Campaign Dialing demo: HubSpot → sync daemon → dialer → call activities back in HubSpot'),
     '',
-    `  ${bold('Reference server')}   ${serverUrl}   API ${serverUrl}/v1   console ${serverUrl}/console`,
+    `  ${bold('Reference server')}   ${serverUrl}   API ${serverUrl}/v1   console ${serverUrl}/console   API reference ${serverUrl}/docs`,
     `                     account ${dialer.accountId} (Demo Company, ${TIME_ZONE})`,
     `                     campaign ${dialer.campaignId} "HubSpot leads": Dynamic, Active, ${agents} agents, clock at ${speed}x`,
     `                     Campaign Admin API token ${dialer.adminToken}`,
