@@ -4,9 +4,11 @@ import type { PhoneCheck } from './phone-numbers.ts';
 
 /**
  * Data rows per batch: one insert transaction each, so other requests get their turn between them. Random phone numbers
- * cost ~20-100 us a row to index (an index page each); 500 keeps a transaction near the 50 ms the event loop may stall.
+ * cost ~20-100 us a row to index (an index page each), and the cost is per row whatever the batch: 250 rows gave the
+ * same 45-50k rows/s as 500 with the longest stall at 54-56 ms instead of 80-117 ms (./dev bench server). At 100 rows,
+ * 2 of 4 runs stalled once for 1.8 s, for a reason not yet found: do not go lower without finding it.
  */
-export const CSV_BATCH_ROWS = 500;
+export const CSV_BATCH_ROWS = 250;
 
 /** What the request says (undefined: decided by the first row), and once decided, the variable names. */
 export interface CsvSettings {
