@@ -1,12 +1,25 @@
 // The SQLite database: opening it (file or memory), the schema, cached statements and transactions.
 import { DatabaseSync, type StatementSync, type SQLInputValue, type SQLOutputValue } from 'node:sqlite';
 import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
-import type { WalReport } from './checkpoint-worker.ts';
+import type { CheckpointerData, CheckpointerRequest, WalReport } from './checkpoint-worker.ts';
 
 const SCHEMA_VERSION = 1;
-/** Log size beyond which bulk writers pause until it is all checkpointed (Database.walRoom). */
-const WAL_ROOM_BYTES = 256 * 1024 * 1024;
+
+/** How a file database's write-ahead log is kept; the defaults are the server's, tests shrink them. */
+export interface WalOptions {
+  /** Log size beyond which bulk writers pause until it is all checkpointed (Database.walRoom). */
+  roomBytes: number;
+  /** How often the checkpointer copies the log into the database file. */
+  checkpointMs: number;
+  /** How long the server's connection must write nothing before the checkpointer truncates a large log file. */
+  idleMs: number;
+  /** A log file larger than this is truncated when the server is idle. */
+  truncateBytes: number;
+}
+
+const WAL_DEFAULTS: WalOptions = { roomBytes: 256 * 1024 * 1024, checkpointMs: 200, idleMs: 10_000, truncateBytes: 64 * 1024 * 1024 };
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,14 +86,25 @@ export class Database {
   private depth = 0;
   private readonly checkpointer: Worker | null = null;
   private readonly checkpointerExit: Promise<unknown> | null = null;
-  /** The checkpointer's last report, and who waits for the next. */
+  private readonly walOptions: WalOptions;
+  /** The checkpointer's last report. */
   private wal: WalReport = { behind: 0, bytes: 0 };
+  /** Writes of this connection, [0] begun and [1] finished, shared with the checkpointer so it can tell idle. */
+  private readonly writes = new Int32Array(new SharedArrayBuffer(8));
   private closing = false;
-  private readonly walWaiters: (() => void)[] = [];
+  private nextRequest = 0;
+  /** checkpoint()'s requests waiting for their report. */
+  private readonly requested = new Map<number, (report: WalReport | null) => void>();
 
-  constructor(path: string) {
+  constructor(path: string, walOptions: Partial<WalOptions> = {}) {
+    this.walOptions = { ...WAL_DEFAULTS, ...walOptions };
     this.sqlite = new DatabaseSync(path);
-    this.sqlite.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000; PRAGMA cache_size=-262144;');
+    // synchronous=OFF: in WAL mode this connection's only sync was of the log's header each time the log rewinds, an
+    // fsync that waited for the checkpointer's writes to reach the disk: it held the event loop 40-66 ms at most
+    // rewinds of an upload. The checkpointer's own connection (synchronous FULL) still syncs the log before copying it
+    // and the database file after. A power cut or OS crash may lose the writes since the last checkpoint (as NORMAL
+    // may lose those since the last sync); a crash of the process loses nothing committed.
+    this.sqlite.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA busy_timeout=5000; PRAGMA cache_size=-262144;');
     if (path !== ':memory:') {
       // A commit of thousands of random index inserts writes more than the 1,000-page auto-checkpoint
       // threshold, so every such commit also checkpointed (and fsynced) on the event loop: up to 0.9 s. The log rewinds
@@ -88,14 +112,22 @@ export class Database {
       // No journal_size_limit: truncating a log of gigabytes when it rewinds took the event loop 2.5 s. The
       // checkpointer truncates it instead, when the server is idle.
       this.sqlite.exec('PRAGMA wal_autocheckpoint=0');
-      this.checkpointer = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), { workerData: { path, intervalMs: 200 } });
+      const { checkpointMs, idleMs, truncateBytes } = this.walOptions;
+      const workerData: CheckpointerData = {
+        path, intervalMs: checkpointMs, idleTicks: Math.max(1, Math.ceil(idleMs / checkpointMs)), truncateBytes,
+        writes: this.writes.buffer as SharedArrayBuffer,
+      };
+      this.checkpointer = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), { workerData });
       this.checkpointer.unref();
       // Without the checkpointer the log only grows until a restart: worth a warning, not a crash.
       this.checkpointer.on('error', (err) => process.emitWarning(`WAL checkpointer stopped: ${err.message}`));
       this.checkpointerExit = once(this.checkpointer, 'exit');
+      this.checkpointerExit.then(() => this.answerAll(), () => this.answerAll());
       this.checkpointer.on('message', (report: WalReport) => {
-        this.wal = report;
-        for (const wake of this.walWaiters.splice(0)) wake();
+        if (!report.failed) this.wal = report;
+        if (report.request === undefined) return;
+        this.requested.get(report.request)?.(report);
+        this.requested.delete(report.request);
       });
     }
     this.sqlite.exec(SCHEMA);
@@ -135,46 +167,82 @@ export class Database {
   }
 
   run(sql: string, ...params: SQLInputValue[]): { changes: number; lastInsertRowid: number } {
-    const r = this.statement(sql).run(...params);
-    return { changes: Number(r.changes), lastInsertRowid: Number(r.lastInsertRowid) };
+    if (this.depth === 0) Atomics.add(this.writes, 0, 1);
+    try {
+      const r = this.statement(sql).run(...params);
+      return { changes: Number(r.changes), lastInsertRowid: Number(r.lastInsertRowid) };
+    } finally {
+      if (this.depth === 0) Atomics.add(this.writes, 1, 1);
+    }
   }
 
   /**
-   * For bulk writers, between two transactions: once the log holds more than WAL_ROOM_BYTES, waits (without blocking
-   * the event loop) until the checkpointer has copied all of it into the database file; the next write then rewinds
-   * the log to its start. A log rewinds only after a complete checkpoint, which passive ones never reach under a
-   * steady stream of writes. Other writers never wait here, and nobody waits on the event loop for a checkpoint.
+   * For bulk writers, between two transactions: once the log holds more than WalOptions.roomBytes, asks the
+   * checkpointer for a checkpoint and waits (without blocking the event loop) until one has copied all of the log into
+   * the database file; the next write then rewinds the log to its start. A log rewinds only after a complete
+   * checkpoint, which periodic passive ones never reach under a steady stream of writes: their reports said "all
+   * copied" as of the checkpoint, but the writer had committed again before it began its next transaction, so the
+   * log grew past 2 GB in a 1M-row upload and the hard-limit truncation held the event loop for a second. Other
+   * writers never wait here, and nobody waits on the event loop for a checkpoint.
    */
   async walRoom(): Promise<void> {
     if (!this.checkpointer) return;
-    while (this.wal.bytes > WAL_ROOM_BYTES && this.wal.behind > 0 && !this.closing) {
-      await new Promise<void>((resolve) => this.walWaiters.push(resolve));
+    while (this.wal.bytes > this.walOptions.roomBytes && !this.closing) {
+      const report = await this.checkpoint();
+      if (!report) return; // closing, or the checkpointer is gone
+      if (report.behind === 0 && !report.failed) {
+        this.wal = { behind: 0, bytes: 0 }; // as the next write will leave it; the next report says how it is
+        return;
+      }
+      // Others wrote meanwhile, or a lock held the checkpoint off: try again shortly.
+      await sleep(this.walOptions.checkpointMs / 4);
     }
+  }
+
+  /** A checkpoint now, on the checkpointer's thread, and its report; null for :memory: and once the database is closing. */
+  checkpoint(): Promise<WalReport | null> {
+    if (!this.checkpointer || this.closing) return Promise.resolve(null);
+    const request = this.nextRequest++;
+    return new Promise((resolve) => {
+      this.requested.set(request, resolve);
+      this.checkpointer!.postMessage({ kind: 'now', request } satisfies CheckpointerRequest);
+    });
+  }
+
+  private answerAll(): void {
+    for (const answer of this.requested.values()) answer(null);
+    this.requested.clear();
   }
 
   /** Runs fn in one transaction (a savepoint when nested). fn must not await: the connection is shared. */
   transaction<T>(fn: () => T): T {
     const name = `sp${this.depth}`;
-    this.sqlite.exec(this.depth === 0 ? 'BEGIN IMMEDIATE' : `SAVEPOINT ${name}`);
-    this.depth++;
+    const outermost = this.depth === 0;
+    if (outermost) Atomics.add(this.writes, 0, 1);
     try {
-      const result = fn();
-      this.depth--;
-      this.sqlite.exec(this.depth === 0 ? 'COMMIT' : `RELEASE ${name}`);
-      return result;
-    } catch (err) {
-      this.depth--;
-      this.sqlite.exec(this.depth === 0 ? 'ROLLBACK' : `ROLLBACK TO ${name}; RELEASE ${name}`);
-      throw err;
+      this.sqlite.exec(outermost ? 'BEGIN IMMEDIATE' : `SAVEPOINT ${name}`);
+      this.depth++;
+      try {
+        const result = fn();
+        this.depth--;
+        this.sqlite.exec(outermost ? 'COMMIT' : `RELEASE ${name}`);
+        return result;
+      } catch (err) {
+        this.depth--;
+        this.sqlite.exec(outermost ? 'ROLLBACK' : `ROLLBACK TO ${name}; RELEASE ${name}`);
+        throw err;
+      }
+    } finally {
+      if (outermost) Atomics.add(this.writes, 1, 1);
     }
   }
 
   async close(): Promise<void> {
     this.closing = true;
-    for (const wake of this.walWaiters.splice(0)) wake();
+    this.answerAll();
     if (this.checkpointer) {
       this.checkpointer.ref(); // keep the process up until it has finished
-      this.checkpointer.postMessage('stop');
+      this.checkpointer.postMessage({ kind: 'stop' } satisfies CheckpointerRequest);
       await this.checkpointerExit;
     }
     this.sqlite.close();

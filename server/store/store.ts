@@ -4,7 +4,7 @@ import { Blacklist } from './blacklist.ts';
 import { Webhooks } from './webhooks.ts';
 import { CallDetails } from './call-details.ts';
 import { Campaigns } from './campaigns.ts';
-import { Database } from './db.ts';
+import { Database, type WalOptions } from './db.ts';
 import { Numbers } from './numbers.ts';
 
 export class Store {
@@ -16,8 +16,8 @@ export class Store {
   readonly blacklist: Blacklist;
   readonly webhooks: Webhooks;
 
-  constructor(path: string) {
-    this.db = new Database(path);
+  constructor(path: string, wal: Partial<WalOptions> = {}) {
+    this.db = new Database(path, wal);
     this.accounts = new Accounts(this.db);
     this.campaigns = new Campaigns(this.db);
     this.numbers = new Numbers(this.db);
