@@ -5,8 +5,9 @@ import type { PhoneCheck } from './phone-numbers.ts';
 /**
  * Data rows per batch: one insert transaction each, so other requests get their turn between them. Random phone numbers
  * cost ~20-100 us a row to index (an index page each), and the cost is per row whatever the batch: 250 rows gave the
- * same 45-50k rows/s as 500 with the longest stall at 54-56 ms instead of 80-117 ms (./dev bench server). At 100 rows,
- * 2 of 4 runs stalled once for 1.8 s, for a reason not yet found: do not go lower without finding it.
+ * same 45-50k rows/s as 500 with the longest stall at 54-56 ms instead of 80-117 ms (./dev bench server). The
+ * one-second stalls once seen at 100 and 250 rows were the log's hard-limit truncation (see Database.walRoom), not
+ * the batch size.
  */
 export const CSV_BATCH_ROWS = 250;
 
