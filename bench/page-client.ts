@@ -1,8 +1,8 @@
 // The server benchmark's HTTP client on a thread of its own: it requests list pages over keep-alive connections and
 // checks each answer (every one, in full), so the server's event loop (on the main thread) does only the server's work.
-import { parentPort, Worker } from 'node:worker_threads';
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
+import { onThread, serveOnThread } from './client-thread.ts';
 
 export interface PageRequest {
   url: string;
@@ -32,18 +32,8 @@ export interface PageRunResult {
 }
 
 /** Runs one batch of page requests on a worker thread of its own and returns what it measured. */
-export async function runPages(run: PageRun): Promise<PageRunResult> {
-  const worker = new Worker(new URL(import.meta.url));
-  try {
-    worker.postMessage(run);
-    const [result] = await Promise.race([
-      once(worker, 'message') as Promise<[PageRunResult]>,
-      once(worker, 'error').then(([err]) => { throw err as Error; }),
-    ]);
-    return result;
-  } finally {
-    await worker.terminate();
-  }
+export function runPages(run: PageRun): Promise<PageRunResult> {
+  return onThread(new URL(import.meta.url), run);
 }
 
 async function work(run: PageRun): Promise<PageRunResult> {
@@ -177,6 +167,4 @@ function check(r: PageRequest, res: RawResponse, fail: (msg: string) => void): v
   if (!inOrder) fail(`${where}: records out of order for sort ${JSON.stringify(r.sort)}`);
 }
 
-parentPort?.on('message', (run: PageRun) => {
-  void work(run).then((result) => parentPort!.postMessage(result));
-});
+serveOnThread(work);

@@ -108,6 +108,10 @@ export async function openAccount(server: BenchServer, name: string, timezone: s
 
 // ------------------------------------------------------------------------------------- phone numbers
 
+/** Variable values of the benchmark's numbers. */
+export const NAMES = ['Alice', 'Bob', 'Carol', 'Dave', 'Erin', 'Frank', 'Grace', 'Heidi', 'Ivan', 'Judy', 'Mallory', 'Niaj', 'Olivia', 'Peggy'];
+export const CITIES = ['New York', 'Brooklyn', 'Queens', 'Bronx', 'Staten Island', 'Newark', 'Yonkers', 'Jersey City'];
+
 /** Valid NANP numbers: +1, area 212/646/917, exchange 2-9xx, 4 digits: 3 × 8,000,000 distinct numbers. */
 const AREAS = ['212', '646', '917'] as const;
 export const NUMBER_SPACE = AREAS.length * 8_000_000;
