@@ -91,7 +91,7 @@ async function ingest(deps: Deps, row: CampaignRow, file: NodeJS.ReadableStream 
       // Batches already parsed would otherwise follow each other on microtasks: let other requests in between, and
       // let the write-ahead log be copied out when the upload has outrun the checkpointer.
       await new Promise((resolve) => setImmediate(resolve));
-      await deps.store.db.walRoom();
+      await deps.store.db.walRoom(batch.lines.length);
     }
   } catch (err) {
     const e = err as { statusCode?: number; code?: string };

@@ -33,7 +33,7 @@ export function numberRoutes(app: FastifyInstance, deps: Deps): void {
     const width = Math.max(0, ...entries.map((e) => e.varValues.length));
     const varNames = givenNames ?? Array.from({ length: width }, (_, i) => `var${i + 1}`);
     const checks = await deps.validator.check(entries.map((e) => e.raw));
-    await store.db.walRoom(); // a stream of adds waits here, not on the event loop, when it outruns the checkpointer
+    await store.db.walRoom(entries.length); // a stream of adds waits here, not on the event loop, when it outruns the checkpointer
     // The campaign may have changed while the numbers were validated (or the log was copied out).
     const current = store.campaigns.byPk(row.pk);
     if (!current) {

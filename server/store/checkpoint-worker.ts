@@ -4,7 +4,7 @@
 // PASSIVE checkpoints run beside the writer and never hold it off. The log rewinds only when a write begins after a
 // complete checkpoint, which a steady stream of writes (a big upload of random phone numbers dirties an index page a
 // row) never allows, so it grows; bulk writers (Database.walRoom) then ask for a checkpoint and pause until one
-// completes, and their next write rewinds it. Only past HARD_MAX_WAL_BYTES, which a writer that pauses never reaches
+// completes, and their next write rewinds it. While one is at work, the periodic checkpoints stop. Only past HARD_MAX_WAL_BYTES, which a writer that pauses never reaches
 // (one transaction of millions of rows can), does a TRUNCATE checkpoint hold every writer off until it is done.
 import { statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
@@ -19,7 +19,7 @@ export interface CheckpointerData {
   idleTicks: number;
   /** A log file larger than this is truncated when the server is idle. */
   truncateBytes: number;
-  /** The server connection's writes: [0] begun, [1] finished (Database.transaction and run count them). */
+  /** The server connection's writes, [0] begun and [1] finished (Database.transaction and run count them), and [2] bulk writers' pauses (Database.walRoom). */
   writes: SharedArrayBuffer;
 }
 
@@ -54,6 +54,7 @@ function walFileBytes(): number {
 
 let last: WalReport = { behind: 0, bytes: 0 };
 let lastWrites = -1;
+let lastBulk = 0;
 let quietTicks = 0;
 
 function checkpoint(): WalReport {
@@ -80,6 +81,12 @@ function checkpoint(): WalReport {
 }
 
 const timer = setInterval(() => {
+  // A bulk writer at work asks for checkpoints itself, between its transactions (Database.walRoom): one now would sync
+  // the log and the database file under its commits, which then wait in the kernel.
+  const bulk = Atomics.load(writes, 2);
+  const bulkAtWork = bulk !== lastBulk;
+  lastBulk = bulk;
+  if (bulkAtWork && walFileBytes() < HARD_MAX_WAL_BYTES) return;
   const report = checkpoint();
   if (!report.failed) parentPort!.postMessage(report);
 }, intervalMs);
