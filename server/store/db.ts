@@ -131,6 +131,7 @@ export class Database {
       this.checkpointerExit.then(() => this.answerAll(), () => this.answerAll());
       this.checkpointer.on('message', (report: WalReport) => {
         if (!report.failed) this.wal = report;
+        if (!report.failed && report.behind === 0) this.bulkBytes = 0; // all copied: the next write rewinds the log
         if (report.request === undefined) return;
         this.requested.get(report.request)?.(report);
         this.requested.delete(report.request);
