@@ -5,7 +5,7 @@
 // `--numbers` numbers with a realistic status mix, requests/s at a given concurrency, and peak RSS.
 // Prints a figures table and writes it as JSON to bench/results/server.json. Every size is a flag
 // (or BENCH_<FLAG> in the environment, e.g. BENCH_NUMBERS=200000); `--help` lists them.
-import { createWriteStream, mkdtempSync, openAsBlob, rmSync, statSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { NUMBER_LIST_SQL } from '../server/store/numbers.ts';
 import { Store } from '../server/store/store.ts';
 import { runAdds } from './add-client.ts';
 import { runPages, type PageRequest } from './page-client.ts';
+import { runUpload } from './upload-client.ts';
 import {
   CITIES, MB, NAMES, NUMBER_SPACE, describeMachine, loadAverage, machine, openAccount, phone, printFiguresHeading, readFlags, round, sqliteFilesMb,
   startServer, stats, tableRow, writeResults, type Machine, type Stats,
@@ -237,14 +238,10 @@ async function run(): Promise<void> {
   console.log(`\ngenerated ${opts.numbers} CSV rows (${round(csvBytes / MB)} MB) in ${round(genSeconds, 2)} s`);
 
   monitor.phase('csv-upload');
-  const form = new FormData();
-  form.set('file', await openAsBlob(csvPath, { type: 'text/csv' }), 'numbers.csv'); // file-backed Blob: streamed, not loaded
-  const tUp = performance.now();
-  const upRes = await fetch(`${campaignUrl(big.id)}/numbers/upload?firstRowIsHeader=false&varCount=2`, { method: 'POST', body: form, headers: auth });
-  const upText = await upRes.text();
-  const upSeconds = (performance.now() - tUp) / 1000;
+  const sent = await runUpload({ url: `${campaignUrl(big.id)}/numbers/upload?firstRowIsHeader=false&varCount=2`, headers: auth, csvPath });
+  const { text: upText, seconds: upSeconds } = sent;
   monitor.end();
-  if (upRes.status !== 201) throw new Error(`upload: ${upRes.status} ${upText.slice(0, 2000)}`);
+  if (sent.status !== 201) throw new Error(`upload: ${sent.status} ${upText.slice(0, 2000)}`);
   const up = JSON.parse(upText) as { rows: number; createdCount: number; rejectedCount: number };
   if (up.rows !== opts.numbers || up.createdCount !== opts.numbers || up.rejectedCount !== 0) {
     fail(`upload: expected ${opts.numbers} rows all created; got rows=${up.rows} created=${up.createdCount} rejected=${up.rejectedCount}`);
