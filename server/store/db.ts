@@ -19,7 +19,7 @@ export interface WalOptions {
   truncateBytes: number;
 }
 
-const WAL_DEFAULTS: WalOptions = { roomBytes: 256 * 1024 * 1024, checkpointMs: 200, idleMs: 10_000, truncateBytes: 64 * 1024 * 1024 };
+const WAL_DEFAULTS: WalOptions = { roomBytes: 512 * 1024 * 1024, checkpointMs: 200, idleMs: 10_000, truncateBytes: 64 * 1024 * 1024 };
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
