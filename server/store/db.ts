@@ -98,6 +98,8 @@ export class Database {
    */
   private readonly writes = new Int32Array(new SharedArrayBuffer(12));
   private closing = false;
+  /** The checkpointer thread has exited (an error; a warning was emitted): nobody answers checkpoint() any more. */
+  private checkpointerGone = false;
   private nextRequest = 0;
   /** checkpoint()'s requests waiting for their report. */
   private readonly requested = new Map<number, (report: WalReport | null) => void>();
@@ -128,7 +130,8 @@ export class Database {
       // Without the checkpointer the log only grows until a restart: worth a warning, not a crash.
       this.checkpointer.on('error', (err) => process.emitWarning(`WAL checkpointer stopped: ${err.message}`));
       this.checkpointerExit = once(this.checkpointer, 'exit');
-      this.checkpointerExit.then(() => this.answerAll(), () => this.answerAll());
+      const gone = () => { this.checkpointerGone = true; this.answerAll(); };
+      this.checkpointerExit.then(gone, gone);
       this.checkpointer.on('message', (report: WalReport) => {
         if (!report.failed) this.wal = report;
         if (!report.failed && report.behind === 0) this.bulkBytes = 0; // all copied: the next write rewinds the log
@@ -213,9 +216,9 @@ export class Database {
     }
   }
 
-  /** A checkpoint now, on the checkpointer's thread, and its report; null for :memory: and once the database is closing. */
+  /** A checkpoint now, on the checkpointer's thread, and its report; null for :memory:, once the database is closing, or without a checkpointer. */
   checkpoint(): Promise<WalReport | null> {
-    if (!this.checkpointer || this.closing) return Promise.resolve(null);
+    if (!this.checkpointer || this.closing || this.checkpointerGone) return Promise.resolve(null);
     const request = this.nextRequest++;
     return new Promise((resolve) => {
       this.requested.set(request, resolve);

@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Store } from '../../server/store/store.ts';
 import type { NewNumber } from '../../server/store/numbers.ts';
@@ -91,6 +92,18 @@ describe('write-ahead log', () => {
       truncated = walBytes(path) === 0;
     }
     expect(truncated).toBe(true);
+  });
+
+  it('does not keep a bulk writer waiting once the checkpointer thread has died', async () => {
+    const path = join(dir, 'gone.db');
+    store = new Store(path, { roomBytes: 1024 });
+    await store.db.checkpoint(); // the checkpointer thread is up
+    // A private member, on purpose: the thread dying (an error in it) is what is tested, and nothing public kills it.
+    const thread = (store.db as unknown as { checkpointer: Worker }).checkpointer;
+    await thread.terminate();
+    store.numbers.insert(1, randomNumbers(250, 3));
+    await store.db.walRoom(250); // far past the room: would wait for a checkpoint nobody makes
+    expect(await store.db.checkpoint()).toBeNull();
   });
 
   it('answers walRoom and checkpoint at once for a database in memory', async () => {
