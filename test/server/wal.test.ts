@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import type { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Store } from '../../server/store/store.ts';
@@ -92,6 +93,29 @@ describe('write-ahead log', () => {
       truncated = walBytes(path) === 0;
     }
     expect(truncated).toBe(true);
+  });
+
+  it('lets a bulk writer go on when no checkpoint can complete, and tries again after its next transaction', async () => {
+    const path = join(dir, 'pinned.db');
+    store = new Store(path, { roomBytes: 1024, checkpointMs: 20 });
+    await store.db.checkpoint(); // the checkpointer thread is up
+    store.numbers.insert(1, randomNumbers(250, 4));
+    // A reader on another connection holds its snapshot: no checkpoint can copy what was written after it.
+    const reader = new DatabaseSync(path);
+    try {
+      reader.exec('BEGIN');
+      reader.prepare('SELECT count(*) FROM numbers').get();
+      store.numbers.insert(1, randomNumbers(250, 5));
+      await store.db.walRoom(250); // past the room; resolves after its tries instead of waiting for the reader
+      const report = await store.db.checkpoint();
+      expect(report!.behind).toBeGreaterThan(0);
+      reader.exec('COMMIT');
+      store.numbers.insert(1, randomNumbers(250, 6));
+      await store.db.walRoom(250);
+      expect((await store.db.checkpoint())!.behind).toBe(0);
+    } finally {
+      reader.close();
+    }
   });
 
   it('does not keep a bulk writer waiting once the checkpointer thread has died', async () => {
