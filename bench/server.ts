@@ -10,10 +10,9 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { SQLInputValue } from 'node:sqlite';
 import type { FastifyInstance } from 'fastify';
 import { mulberry32 } from '../crm-stand-ins/contacts.ts';
-import { NUMBER_LIST_SQL } from '../server/store/numbers.ts';
+import type { SqlCapture } from '../server/store/number-pages.ts';
 import { Store } from '../server/store/store.ts';
 import { runAdds } from './add-client.ts';
 import { runPages, type PageRequest } from './page-client.ts';
@@ -112,9 +111,9 @@ class Monitor {
 
 /**
  * Server-side time of each request (fastify's reply.elapsedTime) and the SQLite time of the list statements it ran
- * (db.get / db.arrays wrapped), one sample per response in the order answered; and the last SQL of each kind.
+ * (as the page reader times them on the thread that runs them), one sample per response in the order answered; and
+ * the last SQL of each kind.
  */
-interface SqlCapture { sql: string; params: SQLInputValue[] }
 interface RequestSample { serverMs: number; pageMs: number; countMs: number }
 class SqlProbe {
   countMs = 0;
@@ -124,28 +123,15 @@ class SqlProbe {
   lastPage: SqlCapture | null = null;
 
   constructor(store: Store) {
-    const db = store.db;
-    const get = db.get.bind(db);
-    const arrays = db.arrays.bind(db);
-    const probe = this;
-    // The store names its list statements in NUMBER_LIST_SQL; matching those prefixes keeps the probe on what it sends.
-    db.get = function <T>(sql: string, ...params: SQLInputValue[]): T | undefined {
-      const t = performance.now();
-      const r = get<T>(sql, ...params);
-      if (sql.startsWith(NUMBER_LIST_SQL.count)) {
-        probe.countMs += performance.now() - t;
-        probe.lastCount = { sql, params };
+    // The store names its list statements in NUMBER_LIST_SQL and reports the ones it ran: the probe sees what it sends.
+    store.pages.observer = ({ trace }) => {
+      if (!trace) return;
+      this.pageMs += trace.pageMs;
+      this.lastPage = trace.page;
+      if (trace.count) {
+        this.countMs += trace.countMs;
+        this.lastCount = trace.count;
       }
-      return r;
-    };
-    db.arrays = function (sql: string, ...params: SQLInputValue[]) {
-      const t = performance.now();
-      const r = arrays(sql, ...params);
-      if (sql.startsWith(NUMBER_LIST_SQL.page)) {
-        probe.pageMs += performance.now() - t;
-        probe.lastPage = { sql, params };
-      }
-      return r;
     };
   }
 

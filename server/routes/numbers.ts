@@ -20,7 +20,7 @@ export function numberRoutes(app: FastifyInstance, deps: Deps): void {
   app.get('/campaigns/:campaignId/numbers', async (request, reply) => {
     const { row, timeZone } = campaignFor(deps, request, 'numbers.list');
     const query = listQuery(request, LIST_SPECS.numbers);
-    return sendListJson(reply, 'numbers', query.range, store.numbers.page(row.pk, query, timeZone, false));
+    return sendListJson(reply, 'numbers', query.range, await store.pages.numbers({ campaignPk: row.pk, query, timeZone, includeDeleted: false }));
   });
 
   app.post('/campaigns/:campaignId/numbers', async (request, reply) => {

@@ -19,6 +19,6 @@ export function reportRoutes(app: FastifyInstance, deps: Deps): void {
   app.get('/campaigns/:campaignId/reports/numberDetails', async (request, reply) => {
     const { row, timeZone } = campaignFor(deps, request, 'reports.numberDetails');
     const query = listQuery(request, LIST_SPECS.numberDetails);
-    return sendListJson(reply, 'numberDetails', query.range, store.numbers.page(row.pk, query, timeZone, true));
+    return sendListJson(reply, 'numberDetails', query.range, await store.pages.numbers({ campaignPk: row.pk, query, timeZone, includeDeleted: true }));
   });
 }

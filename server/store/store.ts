@@ -6,12 +6,15 @@ import { CallDetails } from './call-details.ts';
 import { Campaigns } from './campaigns.ts';
 import { Database, type WalOptions } from './db.ts';
 import { Numbers } from './numbers.ts';
+import { PageReader } from './page-reader.ts';
 
 export class Store {
   readonly db: Database;
   readonly accounts: Accounts;
   readonly campaigns: Campaigns;
   readonly numbers: Numbers;
+  /** Pages of numbers lists and number-details reports (on a thread of their own for a file). */
+  readonly pages: PageReader;
   readonly callDetails: CallDetails;
   readonly blacklist: Blacklist;
   readonly webhooks: Webhooks;
@@ -21,12 +24,14 @@ export class Store {
     this.accounts = new Accounts(this.db);
     this.campaigns = new Campaigns(this.db);
     this.numbers = new Numbers(this.db);
+    this.pages = new PageReader(this.db, path);
     this.callDetails = new CallDetails(this.db);
     this.blacklist = new Blacklist(this.db);
     this.webhooks = new Webhooks(this.db);
   }
 
-  close(): Promise<void> {
-    return this.db.close();
+  async close(): Promise<void> {
+    await this.pages.close();
+    await this.db.close();
   }
 }
