@@ -122,9 +122,19 @@ class SqlProbe {
   lastCount: SqlCapture | null = null;
   lastPage: SqlCapture | null = null;
 
+  private readonly store: Store;
+  private on = false;
+
   constructor(store: Store) {
+    this.store = store;
+    this.resume();
+  }
+
+  /** Probing on: each page's statements timed and reported by the page reader, a sample per response. */
+  resume(): void {
+    this.on = true;
     // The store names its list statements in NUMBER_LIST_SQL and reports the ones it ran: the probe sees what it sends.
-    store.pages.observer = ({ trace }) => {
+    this.store.pages.observer = ({ trace }) => {
       if (!trace) return;
       this.pageMs += trace.pageMs;
       this.lastPage = trace.page;
@@ -135,12 +145,21 @@ class SqlProbe {
     };
   }
 
+  /** Probing off (the requests/s loop uses none of it): no timing, no statements sent back, no samples kept. */
+  pause(): void {
+    this.on = false;
+    this.store.pages.observer = null;
+  }
+
   /** A sample per response, without touching the server's code: an onResponse hook. */
   attach(app: FastifyInstance): void {
-    app.addHook('onResponse', async (_request, reply) => {
-      this.samples.push({ serverMs: reply.elapsedTime, pageMs: this.pageMs, countMs: this.countMs });
-      this.pageMs = 0;
-      this.countMs = 0;
+    app.addHook('onResponse', (_request, reply, done) => {
+      if (this.on) {
+        this.samples.push({ serverMs: reply.elapsedTime, pageMs: this.pageMs, countMs: this.countMs });
+        this.pageMs = 0;
+        this.countMs = 0;
+      }
+      done();
     });
   }
 
@@ -361,7 +380,9 @@ async function run(): Promise<void> {
     const offset = firstOffset(total);
     return { url: pageUrl(kind, offset), offset, total, size, sort: kind.sort, label: kind.name };
   });
+  probe.pause();
   const load = await runPages({ requests: loadRequests, headers: auth, concurrency: opts.concurrency, maxSeconds: opts['throughput-seconds'] });
+  probe.resume();
   load.failures.forEach(fail);
   const loadMs = load.ms;
   const loadSeconds = load.seconds;
