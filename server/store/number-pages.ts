@@ -1,17 +1,11 @@
 // Pages of a campaign's numbers list (§4.6) and number-details report (§4.11): the statements, the index each
 // order reads, continuation past an earlier page, X-Total-Count from the counters, the records as JSON text. Read on
 // the server's connection, or on a reader's own on a thread of its own (./page-reader.ts).
-import type { NumberDetailStatus } from '../../api/enums.ts';
 import type { Condition, ListQuery } from '../../api/list-query.ts';
 import type { SQLInputValue } from 'node:sqlite';
 import type { Connection } from './db.ts';
 import { limitOffset, orderBy, where, type ListTable } from './list-sql.ts';
-
-/** A bucket of the counters: numbers with this status and this many attempts. */
-export interface CountKey {
-  status: NumberDetailStatus;
-  attempts: number;
-}
+import type { CountKey } from './numbers.ts';
 
 // Filters are written `+column`: SQLite then checks them on the index entry it is reading instead of
 // using them to seek, which would cost the index's order (a sort of every match). Only the status of a
@@ -58,15 +52,13 @@ type PageRow = [json: string, ...key: (string | number)[]];
  * The list statements, built here and nowhere else: the store sends exactly these (and, asked with
  * PageRequest.trace, reports each one it ran to a benchmark's probe, which prints their query plans).
  */
-export const NUMBER_LIST_SQL = {
-  count: 'SELECT count(*) AS n FROM numbers INDEXED BY numbers_by_number WHERE ',
-  page: (index: string) => `SELECT ${RECORD_JSON}, ${KEY_COLUMNS[index]!.join(', ')} FROM numbers INDEXED BY ${index}`,
-  // A lookup by ids (react-admin's getMany) reads its rows by primary key: NOT INDEXED still seeks the rowid, and
-  // keeps SQLite from scanning the campaign's index instead.
-  countById: 'SELECT count(*) AS n FROM numbers NOT INDEXED WHERE ',
-  pageById: (index: string) => `SELECT ${RECORD_JSON}, ${KEY_COLUMNS[index]!.join(', ')} FROM numbers NOT INDEXED`,
+// A lookup by ids (react-admin's getMany) reads its rows by primary key: NOT INDEXED still seeks the rowid, and
+// keeps SQLite from scanning the campaign's index instead.
+const NUMBER_LIST_SQL = {
+  count: (byId: boolean) => `SELECT count(*) AS n FROM numbers ${byId ? 'NOT INDEXED' : 'INDEXED BY numbers_by_number'} WHERE `,
+  page: (index: string, byId: boolean) =>
+    `SELECT ${RECORD_JSON}, ${KEY_COLUMNS[index]!.join(', ')} FROM numbers ${byId ? 'NOT INDEXED' : `INDEXED BY ${index}`}`,
 } as const;
-
 
 /** Pages remembered for continuation; the oldest is forgotten first. */
 const MAX_CURSORS = 10_000;
@@ -123,7 +115,7 @@ export class NumberPages {
     let total = this.countFromCounters(campaignPk, query.conditions, includeDeleted);
     let count: SqlCapture | null = null;
     if (total === null) {
-      count = { sql: `${byId ? NUMBER_LIST_SQL.countById : NUMBER_LIST_SQL.count}${cond}`, params: [campaignPk, ...w.params] };
+      count = { sql: `${NUMBER_LIST_SQL.count(byId)}${cond}`, params: [campaignPk, ...w.params] };
       total = this.db.get<{ n: number }>(count.sql, ...count.params)!.n;
     }
     const counted = r.trace ? performance.now() : 0;
@@ -135,7 +127,7 @@ export class NumberPages {
     const after = first > 0 ? this.cursors.get(`${queryKey}|${first}`) : undefined;
     const seek = after ? ` AND (${keyCols.join(', ')}) ${query.sort?.direction === 'DESC' ? '<' : '>'} (${keyCols.map(() => '?').join(', ')})` : '';
     const page: SqlCapture = {
-      sql: `${(byId ? NUMBER_LIST_SQL.pageById : NUMBER_LIST_SQL.page)(index)} WHERE ${cond}${seek} ORDER BY ${orderBy(TABLE, query.sort)} ` +
+      sql: `${NUMBER_LIST_SQL.page(index, byId)} WHERE ${cond}${seek} ORDER BY ${orderBy(TABLE, query.sort)} ` +
         (after ? `LIMIT ${last - first + 1}` : limitOffset(query.range)),
       params: [campaignPk, ...w.params, ...(after ?? [])],
     };
