@@ -1,6 +1,7 @@
 // HubSpot: contacts through the CRM search API (date-versioned paths), webhooks verified with X-HubSpot-Signature-v3.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { DaemonKeys } from '../state/keys.ts';
 import { z } from 'zod/v4';
 import type { SourceConfig, SyncConfig } from '../config.ts';
 import { HubSpotApi } from '../crm/hubspot.ts';
@@ -47,10 +48,10 @@ export class HubSpotSource implements Source {
   private readonly properties: string[];
   private readonly api: HubSpotApi;
 
-  constructor(sync: SyncConfig, redis: Redis, prefix: string, log: Logger, metrics: Metrics) {
+  constructor(sync: SyncConfig, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.config = sync.source as HubSpotConfig;
     this.properties = [...new Set([...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...this.config.properties, 'lastmodifieddate'])];
-    this.api = new HubSpotApi(this.config, redis, prefix, log, metrics);
+    this.api = new HubSpotApi(this.config, redis, keys, log, metrics);
   }
 
   private contact(r: { id: string; properties: Record<string, unknown> }): SourceContact {

@@ -1,6 +1,7 @@
 // Pipedrive: persons through API v2 (cursor paging, updated_since, filter_id), webhooks v2 with HTTP Basic auth.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { DaemonKeys } from '../state/keys.ts';
 import { z } from 'zod/v4';
 import type { SourceConfig, SyncConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
@@ -43,9 +44,9 @@ export class PipedriveSource implements Source {
   private readonly config: PipedriveConfig;
   private readonly api: PipedriveApi;
 
-  constructor(sync: SyncConfig, redis: Redis, prefix: string, log: Logger, metrics: Metrics) {
+  constructor(sync: SyncConfig, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.config = sync.source as PipedriveConfig;
-    this.api = new PipedriveApi(this.config, redis, prefix, log, metrics);
+    this.api = new PipedriveApi(this.config, redis, keys, log, metrics);
   }
 
   private async *persons(params: Record<string, string>, options: PullOptions): AsyncGenerator<Record<string, unknown>[]> {
