@@ -9,20 +9,16 @@ import { buildHttp, type HttpServer } from './http/server.ts';
 import { createLogger } from './log.ts';
 import { Metrics } from './metrics.ts';
 import { PushQueue, pushQueueName, type PushTarget } from './push/push-queue.ts';
-import { SourceError } from './crm/http.ts';
+import type { CrmContext } from './crm/crm.ts';
+import { crmOf } from './crm/registry.ts';
+import { SourceError } from './errors.ts';
 import { CsvSource } from './sources/csv.ts';
-import { HubSpotSource } from './sources/hubspot.ts';
-import { PipedriveSource } from './sources/pipedrive.ts';
 import type { Source } from './sources/source.ts';
 import { WebhookSource } from './sources/webhook.ts';
 import { Interrupted, planDirty, resumeBatches, runSync, type SyncRuntime } from './sync/run.ts';
-import { HubSpotApi } from './crm/hubspot.ts';
-import { PipedriveApi } from './crm/pipedrive.ts';
-import { DialerClient } from './push/dialer.ts';
+import { DialerClient } from './dialer.ts';
 import { mirrorRun, type MirrorRuntime } from './mirror/mirror.ts';
 import { FileSink } from './sinks/file.ts';
-import { HubSpotSink } from './sinks/hubspot.ts';
-import { PipedriveSink } from './sinks/pipedrive.ts';
 import type { Sink } from './sinks/sink.ts';
 import { WebhookSink } from './sinks/webhook.ts';
 import { DaemonKeys, campaignKey } from './state/keys.ts';
@@ -31,14 +27,13 @@ import { SyncState } from './state/sync-state.ts';
 export interface SyncJobData { syncId: string; trigger?: string; kind?: 'pull' | 'mirror' }
 
 /** Where a sync's call activities go. */
-function createSink(sync: SyncConfig, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics): Sink {
+function createSink(sync: SyncConfig, ctx: CrmContext): Sink {
   const mirror = sync.mirror!;
-  const statusProperty = mirror.statusProperty ?? null;
   if (mirror.sink.type === 'webhook') return new WebhookSink(mirror.sink.url, mirror.sink.secret);
   if (mirror.sink.type === 'file') return new FileSink(mirror.sink.path);
-  if (sync.source.type === 'hubspot') return new HubSpotSink(new HubSpotApi(sync.source, redis, keys, log, metrics), mirror.dispositions ?? {}, statusProperty);
-  if (sync.source.type === 'pipedrive') return new PipedriveSink(new PipedriveApi(sync.source, redis, keys, log, metrics), statusProperty);
-  throw new Error(`sync ${sync.id}: no sink for a ${sync.source.type} source`); // configuration refuses this
+  const crm = crmOf(sync.source.type);
+  if (!crm) throw new Error(`sync ${sync.id}: no sink for a ${sync.source.type} source`); // configuration refuses this
+  return crm.sink(sync, ctx);
 }
 
 export interface DaemonOptions {
@@ -51,13 +46,10 @@ export interface DaemonOptions {
   schedules?: boolean;
 }
 
-function createSource(sync: SyncConfig, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics): Source {
-  switch (sync.source.type) {
-    case 'hubspot': return new HubSpotSource(sync, redis, keys, log, metrics);
-    case 'pipedrive': return new PipedriveSource(sync, redis, keys, log, metrics);
-    case 'webhook': return new WebhookSource(sync);
-    case 'csv': return new CsvSource(sync);
-  }
+function createSource(sync: SyncConfig, ctx: CrmContext): Source {
+  if (sync.source.type === 'webhook') return new WebhookSource(sync);
+  if (sync.source.type === 'csv') return new CsvSource(sync);
+  return crmOf(sync.source.type)!.source(sync, ctx);
 }
 
 export class Daemon {
@@ -97,6 +89,7 @@ export class Daemon {
   static async start(config: Config, options: DaemonOptions = {}): Promise<Daemon> {
     const log = options.log ?? createLogger(config.log.level);
     const d = new Daemon(config, log);
+    const ctx: CrmContext = { redis: d.redis, keys: d.keys, log, metrics: d.metrics };
     await d.redis.ping();
     await d.checkRedis();
     for (const sync of config.syncs) {
@@ -110,12 +103,12 @@ export class Daemon {
       }
       const keys = d.keys.sync(sync.id, campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId));
       const state = new SyncState(d.redis, keys, sync.id);
-      const rt: SyncRuntime = { config: sync, state, source: createSource(sync, d.redis, d.keys, log, d.metrics), push, log, metrics: d.metrics };
+      const rt: SyncRuntime = { config: sync, state, source: createSource(sync, ctx), push, log, metrics: d.metrics };
       d.runtimes.set(sync.id, rt);
       if (sync.mirror) {
         d.mirrors.set(sync.id, {
           syncId: sync.id, campaignId: sync.campaignId, config: sync.mirror, timeZone: dialer.timeZone,
-          sink: createSink(sync, d.redis, d.keys, log, d.metrics),
+          sink: createSink(sync, ctx),
           // Its own client: the report read needs a key that may read reports, and spends the key's budget like any call.
           dialer: new DialerClient(dialer), state, log, metrics: d.metrics,
         });

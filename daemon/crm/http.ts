@@ -1,22 +1,11 @@
-// Requests to a CRM: paced by a gate in Redis that every daemon process shares (a CRM's limit is per account, not
+// Requests to a CRM (every CRM's client sends through here): paced by a gate in Redis that every daemon process shares (a CRM's limit is per account, not
 // per process), 429s waited out without spending an attempt, 5xx and network errors retried with backoff.
 import got, { type Got, type Method, type Response } from 'got';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
+import { SourceError } from '../errors.ts';
 import { withScripts } from '../state/scripts.ts';
-
-/** A source failure a run cannot get past (bad credentials, a bad selection, a spent budget): the run fails with it. */
-export class SourceError extends Error {
-  readonly status: number | null;
-  /** Trying again will not help before something changes (credentials, configuration, a new day's budget). */
-  readonly final: boolean;
-  constructor(message: string, status: number | null = null, final = status !== null && status < 500) {
-    super(message);
-    this.status = status;
-    this.final = final;
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Daemon } from '../app.ts';
-import { verifyStandardWebhook } from '../sources/webhook.ts';
+import { verifyStandardWebhook } from '../signing.ts';
 import type { InboxItem } from '../sync/run.ts';
 import { registerOps } from './ops.ts';
 

@@ -5,13 +5,13 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { SyncConfig } from '../config.ts';
-import { SourceError } from '../crm/http.ts';
+import { SourceError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
-import { DialerError, type DialerClient } from '../push/dialer.ts';
+import { DialerError, type DialerClient } from '../dialer.ts';
 import type { Activity, Sink, WriteResult } from '../sinks/sink.ts';
 import type { SyncState } from '../state/sync-state.ts';
 import { formatWall, offsetAt, readFrom, toUtc, wallMs } from './local-time.ts';
-import { DEFAULT_RULES, outcomeOf, type CallDetail, type Rule } from './outcomes.ts';
+import { DEFAULT_RULES, outcomeOf, type CallDetail, type Rule } from '../outcomes.ts';
 
 type MirrorConfig = NonNullable<SyncConfig['mirror']>;
 

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { DialerConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { AddEntry, DeleteEntry, SyncState } from '../state/sync-state.ts';
-import { DialerClient, DialerError, type CampaignNumber } from './dialer.ts';
+import { DialerClient, DialerError, type CampaignNumber } from '../dialer.ts';
 
 export interface PushJobData { batchId: string; syncId: string }
 type Counts = { pushed: number; deleted: number; rejected: number; kept: number };

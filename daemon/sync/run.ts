@@ -6,7 +6,8 @@ import type { SyncConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { PushQueue } from '../push/push-queue.ts';
 import type { PullPage, Source } from '../sources/source.ts';
-import { hashValues, mapContact, type MappedContact, type RecordError, type SourceContact } from './contacts.ts';
+import type { SourceContact } from '../sources/source.ts';
+import { hashValues, mapContact, type MappedContact, type RecordError } from './contacts.ts';
 import { storableId, type SyncState, type RunRecord } from '../state/sync-state.ts';
 
 export interface SyncRuntime {

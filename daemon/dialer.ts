@@ -1,6 +1,6 @@
 // The dialer API client (got): add, list and delete a campaign's numbers, with failures sorted by what to do next.
 import got, { type Got } from 'got';
-import type { DialerConfig } from '../config.ts';
+import type { DialerConfig } from './config.ts';
 
 /** What a failed call means for its caller: wait and resend, retry later, or give up on these records. */
 export class DialerError extends Error {

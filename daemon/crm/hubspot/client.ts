@@ -3,9 +3,9 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { DaemonKeys } from '../state/keys.ts';
-import type { Metrics } from '../metrics.ts';
-import { burstFor, CrmHttp, RateGate, spacing } from './http.ts';
+import type { DaemonKeys } from '../../state/keys.ts';
+import type { Metrics } from '../../metrics.ts';
+import { burstFor, CrmHttp, RateGate, spacing } from '../http.ts';
 
 export interface HubSpotAccount {
   baseUrl: string;

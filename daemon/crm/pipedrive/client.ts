@@ -3,9 +3,10 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { DaemonKeys } from '../state/keys.ts';
-import type { Metrics } from '../metrics.ts';
-import { CrmHttp, RateGate, SourceError, spacing } from './http.ts';
+import type { DaemonKeys } from '../../state/keys.ts';
+import type { Metrics } from '../../metrics.ts';
+import { SourceError } from '../../errors.ts';
+import { CrmHttp, RateGate, spacing } from '../http.ts';
 
 export interface PipedriveAccount {
   baseUrl: string;
