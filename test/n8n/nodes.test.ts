@@ -213,6 +213,22 @@ describe('Campaign Number', () => {
       expect(JSON.parse(p.get('filter')!)).toEqual(filters);
       expect(JSON.parse(p.get('sort')!)).toEqual(['number', 'DESC']);
     }
+    // A server that serves at most 300 records a page, whatever the range asks (its Content-Range and X-Total-Count
+    // say so): each page is read on from where the one before ended.
+    proxy.rewritePath = (path) => {
+      const url = new URL(path, 'http://x');
+      const range = url.searchParams.get('range');
+      if (!url.pathname.endsWith('/numbers') || !range) return path;
+      const [first, last] = JSON.parse(range) as [number, number];
+      url.searchParams.set('range', JSON.stringify([first, Math.min(last, first + 299)]));
+      return `${url.pathname}${url.search}`;
+    };
+    try {
+      expect((await pagesOf({ sortBy: 'number', sortDirection: 'DESC' })).map((p) => JSON.parse(p.get('range')!)))
+        .toEqual([[0, 9_999], [300, 1_233], [600, 1_233], [900, 1_233], [1_200, 1_233]]);
+    } finally {
+      proxy.rewritePath = null;
+    }
     const limited = await run({ resource: 'campaignNumber', operation: 'getAll', campaignId: byId(c.id), limit: 450, options: { sortBy: 'number' } });
     expect(json(limited.items).map((n) => n.number)).toEqual([...berlin, ...phoneNumbers(400, 5000)].sort().slice(0, 450));
   });
