@@ -4,8 +4,8 @@ export const REDACTED = '[REDACTED]';
 
 /** Query parameters whose value is a secret whatever it looks like. */
 const SECRET_PARAMS = /^(token|access_token|api_key|apikey|key|secret|password|console_token|csrf)$/i;
-/** What our secrets look like: API tokens, generated console tokens, webhook signing secrets. */
-const SECRET_SHAPES = /(cdk_|console_|whsec_)[A-Za-z0-9_\-+/=]+/g;
+/** What our secrets look like: API tokens and generated console tokens (base64url), webhook signing secrets (base64). */
+const SECRET_SHAPES = /(cdk_|console_)[A-Za-z0-9_-]+|(whsec_)[A-Za-z0-9+/=%]+/g;
 
 /**
  * The URL with every secret replaced by [REDACTED]: a query value that is one of our token shapes, contains the
@@ -36,7 +36,7 @@ function redactText(text: string, consoleToken: string): string {
   if (consoleToken) {
     for (const form of new Set([consoleToken, encodeURIComponent(consoleToken)])) out = out.split(form).join(REDACTED);
   }
-  return out.replace(SECRET_SHAPES, (_m, prefix: string) => `${prefix}${REDACTED}`);
+  return out.replace(SECRET_SHAPES, (_m, token?: string, webhook?: string) => `${token ?? webhook}${REDACTED}`);
 }
 
 function decode(s: string): string {

@@ -66,7 +66,9 @@ function h(tag, attrs = {}, ...children) {
     if (v === undefined || v === null || v === false) continue;
     if (k === 'on') for (const [event, fn] of Object.entries(v)) el.addEventListener(event, fn);
     else if (k === 'class') el.className = v;
-    else if (k === 'value' || k === 'checked') el[k] = v;
+    // As defaults, so that a form's reset returns to them.
+    else if (k === 'checked') el.defaultChecked = el.checked = v;
+    else if (k === 'value' && el instanceof HTMLTextAreaElement) el.defaultValue = v;
     else el.setAttribute(k, v === true ? '' : String(v));
   }
   for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : String(c));
@@ -331,7 +333,7 @@ async function accountView(accountId) {
     say(`Webhook endpoint ${data.url} created; copy its signing secret now.`);
     await view.refresh();
   });
-  const deliveryTable = table('Recent deliveries', ['Event', 'Type', 'Attempt', 'At', 'Outcome', 'Detail']);
+  const deliveryTable = table('Recent deliveries', ['Event', 'Type', 'Attempt', 'Sent at (real time)', 'Outcome', 'Detail']);
   async function refreshDeliveries() {
     if (!shownEndpoint) return;
     const { data } = await api('GET', `${base}/webhookEndpoints/${enc(shownEndpoint.id)}/deliveries`);

@@ -152,7 +152,8 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
     const { rows, total } = store.campaigns.list(a.pk, query, a.timezone);
     return sendList(reply, 'campaigns', query.range, rows.map((row) => {
       const { calls, answered } = store.callDetails.tally(row);
-      return { ...campaignRecord(row), counters: { numbers: store.numbers.counts(row.pk), calls, answered, answerRate: calls ? answered / calls : null } };
+      const { Deleted: _deleted, ...numbers } = store.numbers.counts(row.pk);
+      return { ...campaignRecord(row), counters: { numbers, calls, answered, answerRate: calls ? answered / calls : null } };
     }), total);
   });
 
