@@ -113,7 +113,7 @@ export class ConsoleAccess {
     }
   }
 
-  /** Sets the session cookie; Secure when the request came over HTTPS (directly or via a proxy that says so). */
+  /** Sets the session cookie; Secure when the request came over HTTPS. */
   setCookie(reply: FastifyReply, id: string, expiresAt: number): void {
     const maxAge = Math.max(0, Math.floor((expiresAt - this.options.now()) / 1000));
     reply.header('set-cookie', `${SESSION_COOKIE}=${id}; Path=/console; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure(reply.request)}`);

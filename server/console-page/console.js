@@ -235,13 +235,14 @@ async function accountView(accountId) {
   const setCampaigns = keyedRows(campaigns.tbody, (c) => c.id, (c) => {
     const [state, type, mode, counts, calls, rate] = [cell(), cell(), cell(), cell(), cell(), cell()];
     const link = h('a', { href: `#/accounts/${enc(accountId)}/campaigns/${enc(c.id)}` }, c.name);
-    const actions = h('td', { class: 'buttons' }, campaignButtons(accountId, c, () => view.refresh()));
-    const tr = h('tr', {}, h('td', {}, link), state.td, type.td, mode.td, counts.td, calls.td, rate.td, actions);
+    const actions = h('div', { class: 'buttons' }, campaignButtons(accountId, c, () => view.refresh()));
+    const showState = stateButtons(actions);
+    const tr = h('tr', {}, h('td', {}, link), state.td, type.td, mode.td, counts.td, calls.td, rate.td, h('td', {}, actions));
     return {
       tr,
       update: (x) => {
         link.textContent = x.name;
-        state.set(x.state); type.set(x.type); mode.set(x.dialer.mode);
+        state.set(x.state); type.set(x.type); mode.set(x.dialer.mode); showState(x.state);
         counts.set(countsText(x.counters.numbers)); calls.set(x.counters.calls); rate.set(percent(x.counters.answerRate));
       },
     };
@@ -279,7 +280,7 @@ async function accountView(accountId) {
       },
     }, 'Revoke');
     const tr = h('tr', {}, h('td', {}, k.name), h('td', {}, k.roles.join(', ')), h('td', { class: 'id' }, `${k.tokenPrefix}…`),
-      h('td', {}, k.createdAt), h('td', {}, k.expiresAt ?? 'never'), status.td, h('td', { class: 'buttons' }, revoke));
+      h('td', {}, k.createdAt), h('td', {}, k.expiresAt ?? 'never'), status.td, h('td', {}, h('div', { class: 'buttons' }, revoke)));
     return {
       tr,
       update: (x) => {
@@ -321,7 +322,7 @@ async function accountView(accountId) {
         }),
       },
     }, 'Delete');
-    return { tr: h('tr', {}, h('td', {}, e.url), h('td', { class: 'id' }, e.id), h('td', {}, e.createdAt), h('td', { class: 'buttons' }, show, del)), update: () => {} };
+    return { tr: h('tr', {}, h('td', {}, e.url), h('td', { class: 'id' }, e.id), h('td', {}, e.createdAt), h('td', {}, h('div', { class: 'buttons' }, show, del))), update: () => {} };
   }, 'No webhook endpoints yet.');
   const newEndpoint = form({ class: 'card', 'aria-labelledby': 'new-endpoint' }, [
     h('h3', { id: 'new-endpoint' }, 'New webhook endpoint'),
@@ -366,7 +367,17 @@ async function accountView(accountId) {
   };
 }
 
-/** The state and delete buttons of a campaign: every settable state but its own; the server says what is allowed. */
+/**
+ * Hides the button of the state a campaign is in (asking for it again changes nothing); every other one stays, and
+ * the server answers it: this page does not second-guess the transition rules.
+ */
+function stateButtons(container) {
+  return (state) => {
+    for (const b of container.querySelectorAll('button[data-state]')) b.hidden = b.dataset.state === state;
+  };
+}
+
+/** The state and delete buttons of a campaign. */
 function campaignButtons(accountId, c, after) {
   const buttons = SETTABLE_STATES.map(([state, label]) => {
     const b = h('button', {
@@ -408,12 +419,15 @@ async function campaignView(accountId, campaignId) {
   let campaign = await find();
 
   const summary = h('dl', { class: 'summary' });
+  const stateGroup = h('div', { class: 'buttons', role: 'group', 'aria-label': 'Campaign state' }, campaignButtons(accountId, campaign, () => view.refresh()));
+  const showState = stateButtons(stateGroup);
   const title = heading(campaign.name, [['Accounts', '#/'], [account.name, `#/accounts/${enc(accountId)}`], [campaign.name]]);
   const showSummary = (c) => {
     const items = [['State', c.state], ['Type', c.type], ['Dialer mode', c.dialer.mode], ['Numbers', c.numbersCount],
       ['By status', countsText(c.counters.numbers)], ['Calls made', c.counters.calls], ['Answered', c.counters.answered],
       ['Answer rate', percent(c.counters.answerRate)]];
     summary.replaceChildren(...items.flatMap(([k, v]) => [h('dt', {}, k), h('dd', { 'data-field': k }, String(v))]));
+    showState(c.state);
   };
   showSummary(campaign);
 
@@ -516,7 +530,7 @@ async function campaignView(accountId, campaignId) {
 
   main.replaceChildren(
     ...title,
-    h('div', { class: 'buttons', role: 'group', 'aria-label': 'Campaign state' }, campaignButtons(accountId, campaign, () => view.refresh())),
+    stateGroup,
     summary,
     h('section', { 'aria-labelledby': 'numbers-title' }, h('h3', { id: 'numbers-title' }, 'Numbers'), filterForm, numbers.wrap,
       h('div', { class: 'pager' }, prev, pageInfo, next, deleteSelected), h('div', { class: 'two' }, paste, upload), intakeResult),

@@ -127,6 +127,7 @@ describe('web console in Chromium', () => {
       await page.getByRole('alert').filter({ hasText: 'Campaign "Spring leads" is Draft and cannot become Paused; it can become Active or Canceled' }).waitFor();
       await page.getByRole('button', { name: 'Activate Spring leads' }).click();
       await summary(page, 'State').filter({ hasText: 'Active' }).waitFor();
+      expect(await page.getByRole('button', { name: 'Activate Spring leads' }).isHidden()).toBe(true);
       await page.getByRole('button', { name: 'Delete Spring leads' }).click();
       await page.getByRole('alert').filter({ hasText: 'is Active and cannot be deleted' }).waitFor();
 
@@ -172,6 +173,11 @@ describe('web console in Chromium', () => {
       const refused = await fetch(campaignsUrl, { headers: { authorization: `Bearer ${token}` } });
       expect(refused.status).toBe(403);
       expect((await refused.json() as { detail: string }).detail).toMatch(/^This API key was deleted at /);
+
+      // The endpoint deleted: gone from the list.
+      await page.getByRole('button', { name: `Delete endpoint ${receiverUrl}` }).click();
+      await page.getByRole('status').filter({ hasText: `Webhook endpoint ${receiverUrl} deleted.` }).waitFor();
+      expect(await page.getByRole('region', { name: 'Webhook endpoints' }).getByText('No webhook endpoints yet.').count()).toBe(1);
 
       // Readable on a phone: no sideways scrolling of the page itself.
       await page.setViewportSize({ width: 390, height: 844 });
