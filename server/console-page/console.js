@@ -541,9 +541,9 @@ async function campaignView(accountId, campaignId) {
       campaign = await find();
       showSummary(campaign);
       title[1].textContent = campaign.name;
-      const log = await api('GET', `${v1}/reports/callDetails?${listParams([0, PAGE - 1], { sort: ['startedAtLocal', 'DESC'] })}`);
-      setCalls(log.data);
-      callCount.textContent = `${log.total} call${log.total === 1 ? '' : 's'}; the newest ${Math.min(PAGE, log.total)} shown, newest first.`;
+      const { data: log } = await api('GET', `${base}/campaigns/${enc(campaignId)}/callLog`);
+      setCalls(log.records);
+      callCount.textContent = `${log.calls} call${log.calls === 1 ? '' : 's'}; the newest ${log.records.length} shown, newest first.`;
       await refreshNumbers();
     },
   };

@@ -13,6 +13,7 @@ import { admit, rejectedEntry } from '../numbers-intake.ts';
 import { publicKey, type Account } from '../store/accounts.ts';
 import { campaignRecord, type CampaignRow } from '../store/campaigns.ts';
 import { numberRecord } from '../store/numbers.ts';
+import { callDetailRecord } from '../store/call-details.ts';
 import { isTimeZone } from '../time-zones.ts';
 import { MAX_VAR_VALUE, MAX_VARIABLES } from '../numbers-intake.ts';
 import { varNamesParam } from './numbers.ts';
@@ -106,6 +107,9 @@ function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   })));
 }
 
+/** Records in the console's call log. */
+const CALL_LOG_SIZE = 50;
+
 const AdvanceBody = z.strictObject({ seconds: z.number().positive().max(366 * 24 * 3600) });
 
 export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
@@ -183,6 +187,14 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
       created: store.numbers.byIds(row.pk, admitted.map((x) => x.id)).map(numberRecord),
       rejected: rejected.map(rejectedEntry),
     });
+  });
+
+  // The console's live call log: the newest 50 records and the campaign's call count from its tally. Polled every few
+  // seconds, so it is read off the index backwards; the v1 report would count every record of the campaign each time.
+  app.get('/accounts/:accountId/campaigns/:campaignId/callLog', async (request) => {
+    const row = campaign(request);
+    onlyParams(params(request), []);
+    return { calls: store.callDetails.tally(row).calls, records: store.callDetails.newest(row.pk, CALL_LOG_SIZE).map(callDetailRecord) };
   });
 
   // The v1 upload, but for any type and state, like the JSON add above.

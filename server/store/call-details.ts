@@ -75,6 +75,12 @@ export class CallDetails {
     return { rows, total };
   }
 
+  /** The campaign's newest records, newest first: read backwards off the campaign's index, with nothing to count. */
+  newest(campaignPk: number, limit: number): CallDetailRow[] {
+    return this.db.all<CallDetailRow>(
+      'SELECT * FROM call_details INDEXED BY call_details_by_campaign WHERE campaign_pk = ? ORDER BY id DESC LIMIT ?', campaignPk, limit);
+  }
+
   /** One record (one per call, the dialer's hottest write): its id. */
   insert(campaignPk: number, d: NewCallDetail): number {
     const r = this.db.statement(INSERT).run(campaignPk, d.numberId, d.number, d.attempt, d.startedAtLocal, d.answeredAtLocal,
