@@ -2,6 +2,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.ts';
+import { RateLimiter, type RateLimitPolicy } from './rate-limit.ts';
 
 /** The session cookie: HttpOnly (no script reads it), SameSite=Strict (no other site sends it), only under /console. */
 export const SESSION_COOKIE = 'cd_console_session';
@@ -14,9 +15,11 @@ export interface SessionOptions {
   ttlMs: number;
   /** Real time for session expiry (tests move it); not the simulation clock. */
   now: () => number;
+  /** Sign-in attempts per client address (default 20 at once, then one every 6 s): guessing a chosen CONSOLE_TOKEN stays slow. */
+  signInLimit: RateLimitPolicy;
 }
 
-const DEFAULT_SESSION: SessionOptions = { ttlMs: 8 * 3600_000, now: Date.now };
+const DEFAULT_SESSION: SessionOptions = { ttlMs: 8 * 3600_000, now: Date.now, signInLimit: { rate: 1 / 6, burst: 20 } };
 /** Most live sessions kept; the oldest goes first beyond it (a flood of sign-ins cannot grow memory without bound). */
 const MAX_SESSIONS = 1000;
 
@@ -43,9 +46,17 @@ export class ConsoleAccess {
   /** Sessions by the SHA-256 of their id: the cookie's value is never kept. */
   private readonly sessions = new Map<string, Session>();
 
+  private readonly signIns: RateLimiter;
+
   constructor(consoleToken: string, options: Partial<SessionOptions> = {}) {
     this.tokenHash = sha256(consoleToken);
     this.options = { ...DEFAULT_SESSION, ...options };
+    this.signIns = new RateLimiter(this.options.signInLimit);
+  }
+
+  /** Takes a sign-in attempt of this client address; the seconds to wait when it has none left, else 0. */
+  signInWait(address: string): number {
+    return this.signIns.take(`sign-in:${address}`).retryAfterSeconds;
   }
 
   /** Whether `given` is the console token; constant time (both sides are hashed to one length first). */

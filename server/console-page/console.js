@@ -575,7 +575,8 @@ for (const b of clockButtons.querySelectorAll('button')) {
 // ---- routing and polling -------------------------------------------------------------------------------------
 
 let routeToken = 0;
-async function route() {
+/** Shows the view the hash names; after a navigation (not the first load) the focus goes to its heading. */
+async function route(focusHeading = true) {
   const mine = ++routeToken;
   const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   try {
@@ -586,7 +587,7 @@ async function route() {
     if (mine !== routeToken) return;
     view = next;
     await view.refresh();
-    main.querySelector('h2')?.focus();
+    if (focusHeading) main.querySelector('h2')?.focus();
   } catch (err) {
     fail(err);
   }
@@ -606,7 +607,12 @@ async function tick() {
   }
 }
 
-window.addEventListener('hashchange', () => { errorLine.hidden = true; void route(); });
+// Only `#/…` is a route: `#main` (the skip link) just moves the focus.
+window.addEventListener('hashchange', () => {
+  if (location.hash !== '' && !location.hash.startsWith('#/')) return;
+  errorLine.hidden = true;
+  void route();
+});
 void refreshClock().catch(fail);
-void route();
+void route(false);
 setInterval(tick, REFRESH_MS);

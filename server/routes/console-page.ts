@@ -40,6 +40,11 @@ export function consolePageRoutes(app: FastifyInstance, access: ConsoleAccess): 
 
   // A plain form post: works without the script, and the token never appears in a URL.
   app.post(`${CONSOLE_PATH}/session`, async (request, reply) => {
+    const wait = access.signInWait(request.ip);
+    if (wait > 0) {
+      reply.header('retry-after', String(wait));
+      return send(reply, 429, signInPage({ kind: 'error', text: `Too many sign-in attempts from this address; try again in ${wait} s.` }));
+    }
     const token = request.body instanceof URLSearchParams ? request.body.get('token') ?? '' : '';
     if (token === '') return send(reply, 400, signInPage({ kind: 'error', text: 'Enter the console token (CONSOLE_TOKEN, printed by the server at start).' }));
     const session = access.signIn(token);

@@ -184,6 +184,24 @@ describe('web console: sign-in, sessions and CSRF', () => {
     expect((await unknown.json()).detail).toBe('Account "nope" does not exist on this server');
   });
 
+  it('slows down guessing: sign-in attempts beyond the limit get 429 with Retry-After, even with the right token', async () => {
+    const strict = await startServer({ consoleSessions: { signInLimit: { rate: 1 / 60, burst: 2 } } });
+    try {
+      const attempt = (token: string) => fetch(`${strict.url}/console/session`, {
+        method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }),
+      });
+      expect((await attempt('guess-1')).status).toBe(401);
+      expect((await attempt('guess-2')).status).toBe(401);
+      const limited = await attempt(strict.consoleToken);
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get('retry-after')).toBe('60');
+      expect(limited.headers.get('set-cookie')).toBeNull();
+      expect(await limited.text()).toContain('Too many sign-in attempts from this address; try again in 60 s.');
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('serves the page\'s own script and style by name only', async () => {
     const js = await fetch(`${s.url}/console/assets/console.js`);
     expect(js.status).toBe(200);

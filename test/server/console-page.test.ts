@@ -70,6 +70,12 @@ describe('web console in Chromium', () => {
       expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/console' });
       expect(await page.evaluate(() => document.cookie)).toBe('');
       await page.getByText('Manual clock').waitFor();
+      // The first Tab reaches the skip link, which moves the focus to the content and leaves the view as it is.
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+      await page.keyboard.press('Enter');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+      await page.getByRole('heading', { name: 'Accounts', level: 2 }).waitFor();
       expect(await page.locator('#clock-now').textContent()).toBe('2026-01-05 09:00:00Z');
 
       // An account, then a webhook endpoint (its secret shown once) and a Dynamic campaign that uses it.
