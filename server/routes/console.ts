@@ -107,8 +107,9 @@ function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   })));
 }
 
-/** Records in the console's call log. */
+/** Records in the console's call log, and delivery attempts shown per webhook endpoint. */
 const CALL_LOG_SIZE = 50;
+const DELIVERIES_SHOWN = 20;
 
 const AdvanceBody = z.strictObject({ seconds: z.number().positive().max(366 * 24 * 3600) });
 
@@ -250,7 +251,7 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
     const eid = (request.params as { endpointId: string }).endpointId;
     const e = store.webhooks.byId(a.pk, eid);
     if (!e) throw notFound('Webhook endpoint', eid);
-    return store.webhooks.recentAttempts(e.pk, 20);
+    return store.webhooks.recentAttempts(e.pk, DELIVERIES_SHOWN);
   });
 
   app.get('/accounts/:accountId/apiKeys', async (request) => store.accounts.keys(account(request)).map(publicKey));
