@@ -181,9 +181,9 @@ export class Daemon {
     if (previous === runId) return;
     if (previous) this.log.warn('Redis restarted since it was last seen: each sync reconciles with its campaign on its next run');
     for (const rt of this.runtimes.values()) await this.redis.hset(rt.state.keys.meta, 'reconcile', 'Redis restarted');
-    // The mirror's last marks may be lost too: its next run asks the CRM before writing what it finds unmarked.
-    // (Not on a first start: there is nothing to lose, and asking costs a search per record.)
-    if (previous) for (const m of this.mirrors.values()) await this.redis.hset(m.state.keys.mirror.meta, 'verify', '1');
+    // The mirror's last marks may be lost too: its next run asks the CRM, a page at a time, about what it finds
+    // unmarked, until a page turns out all new to the CRM. (Not on a first start: there is nothing to lose.)
+    if (previous) for (const m of this.mirrors.values()) await this.redis.hset(m.state.keys.mirror.meta, 'verify', '1', 'verifyFrom', Date.now());
     if (previous && this.syncWorker) for (const id of this.runtimes.keys()) await this.triggerPull(id, 'redis restart');
   }
 

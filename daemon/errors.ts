@@ -5,9 +5,16 @@ export class SourceError extends Error {
   readonly status: number | null;
   /** Trying again will not help before something changes (credentials, configuration, a new day's budget). */
   readonly final: boolean;
-  constructor(message: string, status: number | null = null, final = status !== null && status < 500) {
+  /**
+   * A request that creates records failed in a way that does not say whether the CRM created them (a 5xx, a timeout,
+   * a connection cut after the request was sent). It is never sent again blindly: what it may have written is looked
+   * up first (the mirror's pending attempts).
+   */
+  readonly uncertain: boolean;
+  constructor(message: string, status: number | null = null, final = status !== null && status < 500, uncertain = false) {
     super(message);
     this.status = status;
     this.final = final;
+    this.uncertain = uncertain;
   }
 }

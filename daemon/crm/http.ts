@@ -1,5 +1,6 @@
-// Requests to a CRM (every CRM's client sends through here): paced by a gate in Redis that every daemon process shares (a CRM's limit is per account, not
-// per process), 429s waited out without spending an attempt, 5xx and network errors retried with backoff.
+// Requests to a CRM (every CRM's client sends through here): paced by a gate in Redis that every daemon process
+// shares (a CRM's limit is per account, not per process), 429s waited out without spending an attempt, 5xx and network errors retried with backoff, except for
+// requests that create records: those are never sent twice on a doubt (see SourceError.uncertain).
 import got, { type Got, type Method, type Response } from 'got';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -49,7 +50,12 @@ export interface CrmRequest {
   headers?: Record<string, string>;
   json?: unknown;
   searchParams?: Record<string, string>;
+  /** It creates records: after an answer that does not say whether it did, it is not sent again (SourceError.uncertain). */
+  creates?: boolean;
 }
+
+/** Connection failures that happen before a request leaves: nothing reached the CRM, so sending again is safe. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 export class CrmHttp {
   private readonly http: Got;
@@ -75,7 +81,10 @@ export class CrmHttp {
       try {
         res = await this.http(req.url, { method: req.method, headers: req.headers, json: req.json, searchParams: req.searchParams, signal });
       } catch (err) {
-        if (signal?.aborted) throw new SourceError(`${this.service}: stopped`);
+        if (signal?.aborted) throw new SourceError(`${this.service}: stopped`, null, false, req.creates === true);
+        if (req.creates && !NOT_SENT.has((err as { code?: string }).code ?? '')) {
+          throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${(err as Error).message} (it may have been done; not sent again)`, null, false, true);
+        }
         if (++failures >= this.attempts) throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${(err as Error).message}`);
         await sleep(Math.min(30_000, 500 * 2 ** failures));
         continue;
@@ -90,6 +99,9 @@ export class CrmHttp {
         continue;
       }
       if (res.statusCode >= 500) {
+        if (req.creates) {
+          throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${res.statusCode} (it may have been done; not sent again)`, res.statusCode, false, true);
+        }
         if (++failures >= this.attempts) throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${res.statusCode}`, res.statusCode);
         await sleep(Math.min(30_000, 500 * 2 ** failures));
         continue;

@@ -28,9 +28,18 @@ export interface MirrorRuntime {
   metrics: Metrics;
 }
 
-export interface MirrorRunResult { read: number; written: number; skipped: number; parked: number; resolved: number; durationMs: number }
+export interface MirrorRunResult {
+  read: number; written: number; skipped: number; parked: number;
+  /** Attempts found in the CRM by a look-up (a write whose answer or mark was lost). */
+  resolved: number;
+  /** Writes whose answer was lost in this run (left pending, then looked up). */
+  uncertain: number;
+  durationMs: number;
+}
 
 const PAGE = 500;
+/** Writes in a row whose answers were lost before a run stops (the CRM is down, not hiccuping). */
+const DOUBTS_BEFORE_STOPPING = 5;
 
 /** The attempt's key: stable for (campaign, number, attempt), short enough for a title, no ':' (a BullMQ-safe id). */
 export function attemptKey(campaignId: string, number: string, attempt: number): string {
@@ -82,13 +91,62 @@ async function readPage(rt: MirrorRuntime, first: number, from: string | null, s
   }
 }
 
+/**
+ * Which of these activities the CRM already holds, in one look-up (the sink's cost per time span or pass, not per
+ * activity). A search index shows new records after a lag: activities marked pending less than that long ago are
+ * looked up only once it has passed.
+ */
+async function lookUp(rt: MirrorRuntime, activities: Activity[], signal?: AbortSignal): Promise<Map<string, string>> {
+  const mk = rt.state.keys.mirror;
+  const newest = Math.max(0, ...activities.map((a) => a.pendingAt ?? 0), Number(await rt.state.redis.hget(mk.meta, 'verifyFrom') ?? 0));
+  const wait = newest + rt.sink.indexLagMs - Date.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, Math.min(wait, rt.sink.indexLagMs)));
+  const found = await rt.sink.findWritten(activities, await rt.state.redis.hget(mk.meta, 'lookupCursor'), signal);
+  if (found.cursor !== null) await rt.state.redis.hset(mk.meta, 'lookupCursor', found.cursor);
+  return found.ids;
+}
+
+/**
+ * Pending attempts (a process died while writing them, or their answer was lost): the CRM says, in one look-up for
+ * all of them, which it holds; those are settled, the rest are returned to be written again.
+ */
+async function settlePending(rt: MirrorRuntime, counts: MirrorRunResult, signal?: AbortSignal): Promise<Activity[]> {
+  const pending = Object.values(await rt.state.redis.hgetall(rt.state.keys.mirror.pending)).map((raw) => JSON.parse(raw) as Activity);
+  if (!pending.length) return [];
+  const found = await lookUp(rt, pending, signal);
+  const rewrite: Activity[] = [];
+  for (const a of pending) {
+    const id = found.get(a.key);
+    if (id) { await settled(rt, a, id, signal); counts.resolved++; } else rewrite.push(a);
+  }
+  return rewrite;
+}
+
+/** An activity the CRM turned out to hold: marked done (and the number's final status written, as after a write). */
+async function settled(rt: MirrorRuntime, a: Activity, id: string, signal?: AbortSignal): Promise<void> {
+  const mk = rt.state.keys.mirror;
+  await rt.state.redis.multi().hset(mk.done(a.record.endedAtLocal), a.key, id).expire(mk.done(a.record.endedAtLocal), rt.config.keepDays * 86_400)
+    .hdel(mk.pending, a.key).hdel(mk.parked, a.key).hincrby(mk.meta, 'mirrored', 1).exec();
+  await writeFinalStatus(rt, a, signal);
+}
+
+async function writeFinalStatus(rt: MirrorRuntime, a: Activity, signal?: AbortSignal): Promise<void> {
+  const status = finalStatus(a.record);
+  if (status && a.contactId && rt.config.statusProperty && rt.sink.writeStatus) {
+    // Best effort: the activity is what must not be lost or doubled; the property is written again by a later attempt's record.
+    await rt.sink.writeStatus(a.contactId, status, signal).catch((err: Error) => rt.log.warn({ sync: rt.syncId, err: err.message }, 'could not write the final status'));
+  }
+}
+
 /** Writes activities and records each result; what the answer leaves unsettled stays pending. */
 async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: MirrorRunResult, signal?: AbortSignal): Promise<void> {
   const mk = rt.state.keys.mirror;
+  let doubtsInARow = 0;
   for (let i = 0; i < activities.length; i += rt.sink.maxBatch) {
     const batch = activities.slice(i, i + rt.sink.maxBatch);
     const pending = rt.state.redis.multi();
-    for (const a of batch) pending.hset(mk.pending, a.key, JSON.stringify(a));
+    const pendingAt = Date.now();
+    for (const a of batch) pending.hset(mk.pending, a.key, JSON.stringify({ ...a, pendingAt }));
     await pending.exec();
     let results: WriteResult[];
     try {
@@ -107,10 +165,16 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
         }
       } else if (err instanceof SourceError && err.final && err.status !== 429) {
         results = [{ key: batch[0]!.key, ok: false, reason: err.message }];
+      } else if (err instanceof SourceError && err.uncertain && !signal?.aborted && ++doubtsInARow < DOUBTS_BEFORE_STOPPING) {
+        // The CRM may hold this batch: it stays pending, to be looked up (never sent again blindly), and the rest goes on.
+        counts.uncertain++;
+        rt.log.warn({ sync: rt.syncId, activities: batch.length, err: err.message }, 'a write\'s answer was lost: it is looked up before anything is written again');
+        continue;
       } else {
         throw err;
       }
     }
+    doubtsInARow = 0;
     const byKey = new Map(batch.map((a) => [a.key, a]));
     const m = rt.state.redis.multi();
     for (const r of results) {
@@ -134,11 +198,7 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
       if (!r.ok || !a) continue;
       rt.metrics.mirrored.inc({ sync: rt.syncId });
       rt.metrics.mirrorLag.observe({ sync: rt.syncId }, Math.max(0, now - a.endedAt) / 1000);
-      const status = finalStatus(a.record);
-      if (status && a.contactId && rt.config.statusProperty && rt.sink.writeStatus) {
-        // Best effort: the activity is what must not be lost or doubled; the property is written again by a later attempt's record.
-        await rt.sink.writeStatus(a.contactId, status, signal).catch((err: Error) => rt.log.warn({ sync: rt.syncId, err: err.message }, 'could not write the final status'));
-      }
+      await writeFinalStatus(rt, a, signal);
     }
     const last = batch[batch.length - 1]!;
     await rt.state.redis.hset(mk.meta, 'lagMs', Math.max(0, now - last.endedAt), 'lastRecordAt', new Date(last.endedAt).toISOString());
@@ -153,22 +213,10 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
   const started = performance.now();
   const mk = rt.state.keys.mirror;
   const rules = rt.config.rules ?? DEFAULT_RULES;
-  const counts: MirrorRunResult = { read: 0, written: 0, skipped: 0, parked: 0, resolved: 0, durationMs: 0 };
+  const counts: MirrorRunResult = { read: 0, written: 0, skipped: 0, parked: 0, resolved: 0, uncertain: 0, durationMs: 0 };
 
-  // 1. Attempts whose write was under way when a process died: the CRM says whether it has them.
-  const pending = await rt.state.redis.hgetall(mk.pending);
-  const rewrite: Activity[] = [];
-  for (const raw of Object.values(pending)) {
-    const a = JSON.parse(raw) as Activity;
-    const id = await rt.sink.find(a, options.signal);
-    if (id) {
-      await rt.state.redis.multi().hset(mk.done(a.record.endedAtLocal), a.key, id).expire(mk.done(a.record.endedAtLocal), rt.config.keepDays * 86_400)
-        .hdel(mk.pending, a.key).hincrby(mk.meta, 'mirrored', 1).exec();
-      counts.resolved++;
-    } else {
-      rewrite.push(a);
-    }
-  }
+  // 1. Attempts whose write was under way when a process died, or whose answer was lost.
+  const rewrite = await settlePending(rt, counts, options.signal);
   // Attempts the CRM refused (nothing was written) are tried again by every run, their contact looked up afresh.
   const parked = Object.values(await rt.state.redis.hgetall(mk.parked)).map((raw) => (JSON.parse(raw) as { activity: Activity }).activity);
   const parkedContacts = await contactOf(rt, [...new Set(parked.map((a) => a.record.number))]);
@@ -180,7 +228,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
 
   // 2. New records, from the watermark (or the backfill's start).
   const meta = await rt.state.redis.hgetall(mk.meta);
-  const verify = meta.verify === '1';
+  let verifying = meta.verify === '1';
   const from = options.since ?? (meta.watermark ? readFrom(meta.watermark, rt.timeZone, rt.config.late) : null);
   const oldest = formatWall(Date.now() - rt.config.keepDays * 86_400_000);
   let watermark = meta.watermark ?? '';
@@ -203,15 +251,21 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     const fresh = page.filter((_, i) => !done[i] && !isPending[i]);
     counts.skipped += page.length - fresh.length;
     const contacts = await contactOf(rt, [...new Set(fresh.map((r) => r.number))]);
+    const candidates = fresh.map((r) => activityOf(rt, r, contacts.get(r.number) ?? null, rules));
+    // Past the memory of what was mirrored (a backfill of long ago), or after Redis may have lost its last marks:
+    // ask the CRM, in one look-up for the page, rather than risk a second activity. After a Redis restart only the
+    // marks of the last writes can be lost, and records are written in the order they are read: once a page's
+    // records are all new to the CRM, the rest are too, and writing goes on at full speed.
+    const doubtful = candidates.filter((a) => verifying || a.record.endedAtLocal < oldest);
+    const found = doubtful.length ? await lookUp(rt, doubtful, options.signal) : new Map<string, string>();
+    if (verifying && fresh.length && found.size === 0) {
+      verifying = false;
+      await rt.state.redis.hdel(mk.meta, 'verify', 'verifyFrom');
+    }
     const activities: Activity[] = [];
-    for (const r of fresh) {
-      const a = activityOf(rt, r, contacts.get(r.number) ?? null, rules);
-      // Past the memory of what was mirrored (a backfill of long ago), or after Redis may have lost its last writes:
-      // ask the CRM rather than risk a second activity.
-      if (r.endedAtLocal < oldest || verify) {
-        const id = await rt.sink.find(a, options.signal);
-        if (id) { counts.skipped++; continue; }
-      }
+    for (const a of candidates) {
+      const id = found.get(a.key);
+      if (id) { await settled(rt, a, id, options.signal); counts.resolved++; continue; }
       if (rt.sink.needsContact && !a.contactId) {
         await rt.state.redis.hset(mk.parked, a.key, JSON.stringify({ reason: 'no contact of this sync holds the number', at: Date.now(), activity: a }));
         counts.parked++;
@@ -224,8 +278,14 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     if (watermark) await rt.state.redis.hset(mk.meta, 'watermark', watermark);
     if (raw.length < PAGE) break;
   }
+  // Writes whose answers this run lost: looked up now (and written again if the CRM does not hold them), not left
+  // for a later run.
+  if (counts.uncertain && !options.signal?.aborted) {
+    const again = await settlePending(rt, counts, options.signal);
+    if (again.length) await writeAll(rt, again, counts, options.signal);
+  }
   counts.durationMs = Math.round(performance.now() - started);
-  if (verify && !options.signal?.aborted) await rt.state.redis.hdel(mk.meta, 'verify');
+  if (verifying && !options.signal?.aborted) await rt.state.redis.hdel(mk.meta, 'verify', 'verifyFrom');
   counts.parked = await rt.state.redis.hlen(mk.parked);
   await rt.state.redis.hset(mk.meta, 'parked', counts.parked, 'lastRun', JSON.stringify({ ...counts, at: new Date().toISOString() }));
   // Runs come with every call.finished event: routine ones are debug; settled crashes and parked records are news.

@@ -3,11 +3,12 @@ import { createReadStream } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { activityJson } from './webhook.ts';
-import type { Activity, Sink, WriteResult } from './sink.ts';
+import type { Activity, Found, Sink, WriteResult } from './sink.ts';
 
 export class FileSink implements Sink {
   readonly kind = 'file';
   readonly maxBatch = 500;
+  readonly indexLagMs = 0;
   readonly needsContact = false;
   private readonly path: string;
 
@@ -16,20 +17,25 @@ export class FileSink implements Sink {
   }
 
   async write(activities: Activity[]): Promise<WriteResult[]> {
-    // One append of whole lines: a crash leaves at worst a torn last line, which find() skips.
+    // One append of whole lines: a crash leaves at worst a torn last line, which findWritten() skips.
     await appendFile(this.path, activities.map((a) => `${JSON.stringify(activityJson(a))}\n`).join(''));
     return activities.map((a) => ({ key: a.key, ok: true, id: a.key }));
   }
 
-  async find(a: Activity): Promise<string | null> {
-    const needle = `"key":${JSON.stringify(a.key)}`;
+  /** One read of the file for all of them (a whole line has its key; a torn last line does not count). */
+  async findWritten(activities: Activity[]): Promise<Found> {
+    const wanted = new Set(activities.map((a) => a.key));
+    const ids = new Map<string, string>();
     try {
       const lines = createInterface({ input: createReadStream(this.path), crlfDelay: Infinity });
-      for await (const line of lines) if (line.includes(needle) && line.endsWith('}')) return a.key;
+      for await (const line of lines) {
+        if (!line.endsWith('}')) continue;
+        const key = /"key":"([^"]+)"/.exec(line)?.[1];
+        if (key && wanted.has(key)) ids.set(key, key);
+      }
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    return null;
+    return { ids, cursor: null };
   }
 }

@@ -16,7 +16,12 @@ export interface Activity {
   /** Talk time: from the answer to the end (0 when unanswered). */
   durationMs: number;
   campaignId: string;
+  /** When its write began (ms), while it is pending. */
+  pendingAt?: number;
 }
+
+/** What a look-up found: CRM ids by activity key, and where the next look-up may start (null: anywhere). */
+export interface Found { ids: Map<string, string>; cursor: string | null }
 
 export type WriteResult = { key: string; ok: true; id: string } | { key: string; ok: false; reason: string };
 
@@ -24,12 +29,18 @@ export interface Sink {
   readonly kind: string;
   /** Activities per write (HubSpot's batch create takes 100). */
   readonly maxBatch: number;
+  /** How long after a write a look-up can be trusted to see it (a search index's lag); 0 when at once. */
+  readonly indexLagMs: number;
   /** Whether an activity needs a contact to attach to (a CRM does; a webhook or file does not). */
   readonly needsContact: boolean;
   /** Writes; a failure of the whole request throws (retried), a refused activity is a result (parked). */
   write(activities: Activity[], signal?: AbortSignal): Promise<WriteResult[]>;
-  /** The id of an activity written earlier with this key, or null. */
-  find(activity: Activity, signal?: AbortSignal): Promise<string | null>;
+  /**
+   * Which of these activities the sink already holds (written by an attempt whose answer or mark was lost), by key, in
+   * as few requests as the sink allows: a look-up costs what is uncertain, never one request per activity. `cursor`
+   * is what the last look-up returned (where a sink that can only list may start reading again), null at first.
+   */
+  findWritten(activities: Activity[], cursor: string | null, signal?: AbortSignal): Promise<Found>;
   /** Writes the number's final status to the contact (optional). */
   writeStatus?(contactId: string, status: string, signal?: AbortSignal): Promise<void>;
 }

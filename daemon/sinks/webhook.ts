@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import got from 'got';
 import { standardWebhookSignature } from '../signing.ts';
-import type { Activity, Sink, WriteResult } from './sink.ts';
+import type { Activity, Found, Sink, WriteResult } from './sink.ts';
 
 export function activityJson(a: Activity) {
   return {
@@ -16,6 +16,7 @@ export function activityJson(a: Activity) {
 export class WebhookSink implements Sink {
   readonly kind = 'webhook';
   readonly maxBatch = 1;
+  readonly indexLagMs = 0;
   readonly needsContact = false;
   private readonly url: string;
   private readonly secret: string;
@@ -43,7 +44,7 @@ export class WebhookSink implements Sink {
   }
 
   /** The receiver deduplicates by webhook-id: sending again is how an unknown outcome is settled. */
-  async find(): Promise<string | null> {
-    return null;
+  async findWritten(): Promise<Found> {
+    return { ids: new Map(), cursor: null };
   }
 }

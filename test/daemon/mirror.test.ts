@@ -391,3 +391,94 @@ describe('mirroring with two processes, and across a Redis restart', () => {
     }
   }, 120_000);
 });
+
+describe('answers lost around a write that creates activities', () => {
+  // Every few writes the CRM's answer is lost: replaced by a 502 or cut off after the CRM stored the activities, or
+  // a 503 before it stored anything. A write that creates must never be sent again on such a doubt: it is settled
+  // by looking up what the CRM holds, in bulk, over far more activities than one page of that look-up.
+  function loseAnswers(proxy: Awaited<ReturnType<typeof startProxy>>, isCreate: (method: string, path: string) => boolean, every = { before: 9, failed: 5, cut: 7 }) {
+    let n = 0;
+    const lost = { after: 0, before: 0 };
+    proxy.intercept = (req) => {
+      if (!isCreate(req.method!, req.url!) || ++n % every.before !== 0) return undefined;
+      lost.before++;
+      return { status: 503, headers: { 'content-type': 'application/json' }, body: '{"message":"unavailable"}' };
+    };
+    let m = 0;
+    proxy.onAnswer = (exchange) => {
+      if (!isCreate(exchange.method, exchange.path) || exchange.status >= 300) return undefined;
+      m++;
+      if (m % every.failed === 0) { lost.after++; return { status: 502 }; }
+      if (m % every.cut === 0) { lost.after++; return 'drop'; }
+      return undefined;
+    };
+    return lost;
+  }
+
+  async function mirrorUntil(d: Daemon, syncId: string, done: () => boolean, what: string): Promise<void> {
+    await waitFor(async () => {
+      if (done()) return true;
+      await d.triggerMirror(syncId, 'test');
+      return false;
+    }, what, 120_000);
+  }
+
+  it('HubSpot: every call once, although batches of 100 were answered 502, cut off, or refused with a 503', async () => {
+    const f = await dialer(21, 12);
+    const hs = await startHubSpotStandIn({ contacts: 300, searchPerSecond: 100, requestsPer10Seconds: 1000 });
+    const proxy = await startProxy(hs.url);
+    const { prefix, cleanup } = testPrefix();
+    const d = await Daemon.start(daemonConfig(f, prefix, [{
+      id: 'hs', campaignId: f.campaignId,
+      source: { type: 'hubspot', baseUrl: proxy.url, accessToken: hs.token, searchPerSecond: 50, requestsPer10Seconds: 1000 },
+      mapping: { phone: 'phone', defaultCountry: 'US' }, mirror: { every: '1h' },
+    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }), { log: quietLog, http: false });
+    try {
+      await waitFor(async () => (await numberCount(f)) >= 200, 'the contacts in the campaign');
+      await f.server.advance(4 * 3600);
+      const all = await records(f);
+      expect(all.length).toBeGreaterThan(250); // more than a page of the look-up's search (200 a page)
+      // Batches of 100: every second answer is a 502, every third cut off, every fourth request refused before HubSpot.
+      const lost = loseAnswers(proxy, (method, path) => method === 'POST' && path.includes('/calls/batch/create'), { before: 4, failed: 2, cut: 3 });
+      await mirrorUntil(d, 'hs', () => hs.calls().length >= all.length && lost.after >= 2, `${all.length} calls`);
+      proxy.intercept = null; proxy.onAnswer = null;
+      await d.triggerMirror('hs', 'test');
+      await waitFor(async () => (await d.redis.hlen(d.runtimes.get('hs')!.state.keys.mirror.pending)) === 0, 'nothing pending');
+      expect(lost.after).toBeGreaterThan(1);
+      expect(lost.before).toBeGreaterThan(0);
+      expectOnePerAttempt(f, all, hs.calls().map((c) => c.properties.hs_call_title));
+    } finally {
+      await d.close(2000); await proxy.close(); await hs.close(); await f.server.close(); await cleanup();
+    }
+  }, 180_000);
+
+  it('Pipedrive: every call log once, although answers were 502, cut off, or refused with a 503', async () => {
+    const f = await dialer(22, 12);
+    const pd = await startPipedriveStandIn({ persons: 120 });
+    const proxy = await startProxy(pd.url);
+    const { prefix, cleanup } = testPrefix();
+    const d = await Daemon.start(daemonConfig(f, prefix, [{
+      id: 'pd', campaignId: f.campaignId, source: { type: 'pipedrive', baseUrl: proxy.url, apiToken: pd.apiToken, burstPer2Seconds: 200, dailyTokens: 10_000_000 },
+      mapping: { phone: 'phones', defaultCountry: 'US' }, mirror: { every: '1h' },
+    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }), { log: quietLog, http: false });
+    try {
+      await waitFor(async () => (await numberCount(f)) >= 100, 'the persons in the campaign');
+      await f.server.advance(3 * 3600);
+      const all = await records(f);
+      expect(all.length).toBeGreaterThan(150); // more than three pages of call logs (50 a page)
+      const lost = loseAnswers(proxy, (method, path) => method === 'POST' && /\/v1\/callLogs$/.test(path));
+      try { await mirrorUntil(d, 'pd', () => pd.callLogs().length >= all.length && lost.after >= 2, `${all.length} call logs`); } catch (e) {
+        console.log('DEBUG', pd.callLogs().length, lost, await d.redis.hgetall(d.runtimes.get('pd')!.state.keys.mirror.meta), await d.redis.hlen(d.runtimes.get('pd')!.state.keys.mirror.pending), (await d.syncQueue.getFailed()).slice(0, 3).map((j) => j.failedReason));
+        throw e;
+      }
+      proxy.intercept = null; proxy.onAnswer = null;
+      await d.triggerMirror('pd', 'test');
+      await waitFor(async () => (await d.redis.hlen(d.runtimes.get('pd')!.state.keys.mirror.pending)) === 0, 'nothing pending');
+      expect(lost.after).toBeGreaterThan(1);
+      expect(lost.before).toBeGreaterThan(0);
+      expectOnePerAttempt(f, all, pd.callLogs().map((l) => l.subject));
+    } finally {
+      await d.close(2000); await proxy.close(); await pd.close(); await f.server.close(); await cleanup();
+    }
+  }, 180_000);
+});

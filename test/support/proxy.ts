@@ -15,8 +15,11 @@ export interface Proxy {
   intercept: ((req: IncomingMessage) => { status: number; headers?: Record<string, string>; body?: string } | undefined) | null;
   /** Rewrites the path (and query) of each forwarded request, e.g. to play a server that serves smaller pages. */
   rewritePath: ((path: string) => string) | null;
-  /** Sees each upstream answer (its body whole) before it is relayed; returning 'drop' cuts the connection instead. */
-  onAnswer: ((exchange: Exchange, body: Buffer) => 'drop' | void) | null;
+  /**
+   * Sees each upstream answer (its body whole) before it is relayed: returning 'drop' cuts the connection instead, and
+   * an answer of its own is sent in its place (the upstream has done the work; the client hears otherwise).
+   */
+  onAnswer: ((exchange: Exchange, body: Buffer) => 'drop' | { status: number; body?: string } | void) | null;
   close(): Promise<void>;
 }
 
@@ -42,8 +45,13 @@ export async function startProxy(target: string): Promise<Proxy> {
       up.on('data', (c: Buffer) => chunks.push(c));
       up.on('end', () => {
         const body = Buffer.concat(chunks);
-        if (proxy.onAnswer?.(exchange, body) === 'drop') {
+        const verdict = proxy.onAnswer?.(exchange, body);
+        if (verdict === 'drop') {
           res.destroy();
+          return;
+        }
+        if (verdict) {
+          res.writeHead(verdict.status, { 'content-type': 'application/json' }).end(verdict.body ?? '{"message":"upstream failed"}');
           return;
         }
         res.writeHead(up.statusCode!, up.headers);

@@ -1,9 +1,9 @@
 // HubSpot sink: each call attempt becomes a call engagement (batch create, its 207 multi-status handled record by
 // record), associated with the contact, found again by the key in its title.
 import { z } from 'zod/v4';
-import type { HubSpotApi } from './client.ts';
+import { SEARCH_CAP, type HubSpotApi } from './client.ts';
 import type { Outcome } from '../../outcomes.ts';
-import { activityTitle, describeRecord, type Activity, type Sink, type WriteResult } from '../../sinks/sink.ts';
+import { activityTitle, describeRecord, type Activity, type Found, type Sink, type WriteResult } from '../../sinks/sink.ts';
 
 /** HubSpot's default call dispositions (internal GUIDs of its standard outcomes). */
 export const HUBSPOT_DISPOSITIONS: Record<Outcome, string | null> = {
@@ -30,11 +30,21 @@ const batchAnswer = z.object({
     context: z.record(z.string(), z.array(z.string())).optional(),
   }).loose()).default([]),
 });
-const searchAnswer = z.object({ results: z.array(z.object({ id: z.string() })) });
+const spanAnswer = z.object({
+  total: z.number().optional(),
+  results: z.array(z.object({ id: z.string(), properties: z.record(z.string(), z.unknown()).default({}) })),
+  paging: z.object({ next: z.object({ after: z.string() }).optional() }).optional(),
+});
+
+/** Activities further apart than this are looked up in separate time spans. */
+const SPAN_GAP_MS = 3_600_000;
+
 
 export class HubSpotSink implements Sink {
   readonly kind = 'hubspot';
   readonly maxBatch = 100;
+  /** HubSpot's search shows a record a few seconds after it is created. */
+  readonly indexLagMs = 5_000;
   readonly needsContact = true;
   private readonly api: HubSpotApi;
   private readonly dispositions: Record<Outcome, string | null>;
@@ -66,6 +76,7 @@ export class HubSpotSink implements Sink {
 
   async write(activities: Activity[], signal?: AbortSignal): Promise<WriteResult[]> {
     const body = batchAnswer.parse(await this.api.request('POST', `${this.api.objects('calls')}/batch/create`, {
+      creates: true,
       json: { inputs: activities.map((a) => this.input(a)) },
     }, signal));
     const results: WriteResult[] = [];
@@ -85,12 +96,47 @@ export class HubSpotSink implements Sink {
     return results;
   }
 
-  async find(a: Activity, signal?: AbortSignal): Promise<string | null> {
-    const body = searchAnswer.parse(await this.api.search('calls', {
-      filterGroups: [{ filters: [{ propertyName: 'hs_call_title', operator: 'EQ', value: activityTitle(a) }] }],
-      properties: ['hs_call_title'], limit: 1,
-    }, signal));
-    return body.results[0]?.id ?? null;
+  /**
+   * The calls HubSpot holds in the activities' time span, 200 a search, matched by the key in their titles: a look-up
+   * costs a search per 200 calls of the span, not one per activity. Activities more than an hour apart are looked up
+   * in separate spans, so a stray old one does not make the search read every call in between.
+   */
+  async findWritten(activities: Activity[], _cursor: string | null, signal?: AbortSignal): Promise<Found> {
+    const byTitle = new Map(activities.map((a) => [activityTitle(a), a.key]));
+    const ids = new Map<string, string>();
+    const times = activities.map((a) => a.startedAt).sort((x, y) => x - y);
+    let lo = times[0]!;
+    for (let i = 1; i <= times.length; i++) {
+      if (i === times.length || times[i]! - times[i - 1]! > SPAN_GAP_MS) {
+        await this.searchSpan(lo, times[i - 1]!, byTitle, ids, signal);
+        if (i < times.length) lo = times[i]!;
+      }
+    }
+    return { ids, cursor: null };
+  }
+
+  private async searchSpan(lo: number, hi: number, byTitle: Map<string, string>, ids: Map<string, string>, signal?: AbortSignal): Promise<void> {
+    let after: string | undefined;
+    for (;;) {
+      const body = spanAnswer.parse(await this.api.search('calls', {
+        filterGroups: [{ filters: [{ propertyName: 'hs_timestamp', operator: 'BETWEEN', value: String(lo), highValue: String(hi) }] }],
+        sorts: [{ propertyName: 'hs_timestamp', direction: 'ASCENDING' }],
+        properties: ['hs_call_title'], limit: 200, ...(after ? { after } : {}),
+      }, signal));
+      if (after === undefined && (body.total ?? 0) > SEARCH_CAP && hi > lo) {
+        // Past the search's 10,000-result cap: each half on its own.
+        const mid = Math.floor((lo + hi) / 2);
+        await this.searchSpan(lo, mid, byTitle, ids, signal);
+        await this.searchSpan(mid + 1, hi, byTitle, ids, signal);
+        return;
+      }
+      for (const r of body.results) {
+        const key = byTitle.get(String(r.properties.hs_call_title ?? ''));
+        if (key) ids.set(key, r.id);
+      }
+      after = body.paging?.next?.after;
+      if (!after) return;
+    }
   }
 
   async writeStatus(contactId: string, status: string, signal?: AbortSignal): Promise<void> {

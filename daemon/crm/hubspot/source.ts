@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { DaemonKeys } from '../../state/keys.ts';
 import { z } from 'zod/v4';
 import type { SyncConfig } from '../../config.ts';
-import { HubSpotApi } from './client.ts';
+import { HubSpotApi, SEARCH_CAP } from './client.ts';
 import type { Metrics } from '../../metrics.ts';
 import { FIVE_MINUTES, header, hmacSha256, sameBytes } from '../../signing.ts';
 import type { PullOptions, PullPage, Source, SourceContact, WebhookRequest, WebhookVerdict } from '../../sources/source.ts';
@@ -12,8 +12,6 @@ import type { HubSpotConfig } from './config.ts';
 
 type Filter = { propertyName: string; operator: string; value?: string | number | boolean; highValue?: string | number; values?: (string | number)[] };
 
-/** The search API answers at most 10,000 results per query; paging past them is a 400. */
-export const SEARCH_CAP = 10_000;
 
 const searchAnswer = z.object({
   total: z.number().optional(),

@@ -49,7 +49,7 @@ export class PipedriveApi {
     }
   }
 
-  async request<T = any>(cost: number, method: 'GET' | 'POST' | 'PATCH', path: string, options: { json?: unknown; searchParams?: Record<string, string> } = {}, signal?: AbortSignal): Promise<T> {
+  async request<T = any>(cost: number, method: 'GET' | 'POST' | 'PATCH', path: string, options: { json?: unknown; searchParams?: Record<string, string>; creates?: boolean } = {}, signal?: AbortSignal): Promise<T> {
     await this.spend(cost);
     return this.http.send<T>(this.gate, { method, url: `${this.account.baseUrl}${path}`, headers: { 'x-api-token': this.account.apiToken }, ...options }, signal);
   }

@@ -3,7 +3,7 @@
 import { z } from 'zod/v4';
 import { COST, type PipedriveApi } from './client.ts';
 import type { Outcome } from '../../outcomes.ts';
-import { activityTitle, describeRecord, type Activity, type Sink, type WriteResult } from '../../sinks/sink.ts';
+import { activityTitle, describeRecord, type Activity, type Found, type Sink, type WriteResult } from '../../sinks/sink.ts';
 
 /** Pipedrive's call-log outcomes (it has no "failed": an attempt that never rang counts as not answered). */
 const OUTCOME: Record<Outcome, string> = {
@@ -16,6 +16,9 @@ const page = z.object({
   additional_data: z.object({ pagination: z.object({ more_items_in_collection: z.boolean().optional(), next_start: z.number().optional() }).loose().optional() }).loose().nullable().optional(),
 });
 
+/** Call logs deleted by users shift the list's offsets down: a look-up starts this many before where the last ended. */
+const DELETED_MARGIN = 500;
+
 /** `YYYY-MM-DD HH:MM:SS` in UTC, as call logs take times. */
 function utc(ms: number): string {
   return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
@@ -24,6 +27,7 @@ function utc(ms: number): string {
 export class PipedriveSink implements Sink {
   readonly kind = 'pipedrive';
   readonly maxBatch = 1;
+  readonly indexLagMs = 0;
   readonly needsContact = true;
   private readonly api: PipedriveApi;
   private readonly statusField: string | null;
@@ -37,6 +41,7 @@ export class PipedriveSink implements Sink {
     const results: WriteResult[] = [];
     for (const a of activities) {
       const body = created.parse(await this.api.request(COST.addCallLog, 'POST', '/v1/callLogs', {
+        creates: true,
         json: {
           subject: activityTitle(a), outcome: OUTCOME[a.outcome], to_phone_number: a.record.number,
           start_time: utc(a.startedAt), end_time: utc(a.endedAt), duration: String(Math.round(a.durationMs / 1000)),
@@ -48,16 +53,24 @@ export class PipedriveSink implements Sink {
     return results;
   }
 
-  /** Call logs cannot be searched: the newest pages are read until the key turns up (only after a crash). */
-  async find(a: Activity, signal?: AbortSignal): Promise<string | null> {
-    const subject = activityTitle(a);
-    let start = 0;
+  /**
+   * Call logs can be neither searched nor filtered by time, and are listed oldest first: one pass reads from where the
+   * last look-up ended (less a margin for logs deleted since) to the end, for every activity in doubt at once. So a
+   * look-up reads what was written since the last one; only the first reads the company's history.
+   */
+  async findWritten(activities: Activity[], cursor: string | null, signal?: AbortSignal): Promise<Found> {
+    const bySubject = new Map(activities.map((a) => [activityTitle(a), a.key]));
+    const ids = new Map<string, string>();
+    let start = Math.max(0, Number(cursor ?? 0) - DELETED_MARGIN) || 0;
     for (;;) {
       const body = page.parse(await this.api.request(COST.listCallLogs, 'GET', '/v1/callLogs', { searchParams: { start: String(start), limit: '500' } }, signal));
-      const hit = (body.data ?? []).find((c) => c.subject === subject);
-      if (hit) return String(hit.id);
+      for (const c of body.data ?? []) {
+        const key = bySubject.get(c.subject ?? '');
+        if (key) ids.set(key, String(c.id));
+      }
+      const read = start + (body.data?.length ?? 0);
       const p = body.additional_data?.pagination;
-      if (!p?.more_items_in_collection || p.next_start === undefined) return null;
+      if (!p?.more_items_in_collection || p.next_start === undefined) return { ids, cursor: String(read) };
       start = p.next_start;
     }
   }
