@@ -141,6 +141,7 @@ const MAX_READ_IDS = 2000;
 const JWT_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const VERSION = /^v(\d{2,3})\.0$/;
 const FIRST_VERSION = 31;
+const LAST_VERSION = 66;
 
 /** An error answered in Salesforce's shape: `[{"message": …, "errorCode": …}]`. */
 class SfError extends Error {
@@ -400,7 +401,8 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
 
   app.addHook('onRequest', async (request, reply) => {
     stats.requests++;
-    if (!request.url.startsWith('/services/data/')) return;
+    const path = request.url.split('?')[0]!;
+    if (!path.startsWith('/services/data/') || path === '/services/data/') return;
     const t = now();
     pruneUsage(t);
     const auth = request.headers.authorization ?? '';
@@ -439,7 +441,7 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
   const versionOf = (request: FastifyRequest): string => {
     const v = (request.params as { v: string }).v;
     const m = VERSION.exec(v);
-    if (!m || Number(m[1]) < FIRST_VERSION) throw notFound();
+    if (!m || Number(m[1]) < FIRST_VERSION || Number(m[1]) > LAST_VERSION) throw notFound();
     return v;
   };
   const typeOf = (raw: string): SObjectDef => {
@@ -503,6 +505,24 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     if (typeof claims.exp !== 'number' || claims.exp * 1000 <= now()) throw new OAuthError('invalid_grant', 'expired authorization code');
     if (claims.sub !== username) throw new OAuthError('invalid_grant', "user hasn't approved this consumer");
   }
+
+  // -- versions and limits --
+  // Salesforce lists its versions without a session; the hook above only guards /services/data/… below it.
+  app.get('/services/data', async () => {
+    const seasons = ['Spring', 'Summer', 'Winter'];
+    return Array.from({ length: LAST_VERSION - FIRST_VERSION + 1 }, (_, i) => {
+      const v = FIRST_VERSION + i;
+      const n = v - 60; // v60.0 was Spring '24
+      const season = seasons[((n % 3) + 3) % 3]!;
+      const year = 24 + Math.floor(n / 3) + (season === 'Winter' ? 1 : 0);
+      return { label: `${season} '${year}`, url: `/services/data/v${v}.0`, version: `${v}.0` };
+    });
+  });
+
+  app.get('/services/data/:v/limits', async (request) => {
+    versionOf(request);
+    return { DailyApiRequests: { Max: maxApi, Remaining: Math.max(0, maxApi - used) } };
+  });
 
   // -- query / queryAll --
   for (const kind of ['query', 'queryAll'] as const) {

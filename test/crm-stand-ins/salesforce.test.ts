@@ -536,6 +536,22 @@ describe('API allowance', () => {
   });
 });
 
+describe('versions and limits', () => {
+  it('lists versions without a session and reports the allowance in the limits resource', async () => {
+    const s = await startSalesforceStandIn({ dailyApiRequests: 1000 });
+    try {
+      const versions = await (await fetch(`${s.url}/services/data`)).json();
+      expect(versions).toContainEqual({ label: "Winter '25", url: '/services/data/v62.0', version: '62.0' });
+      const sf = api(s, await clientCredentials(s));
+      const limits = await sf.call('GET', `/services/data/${V}/limits`);
+      expect(await limits.json()).toEqual({ DailyApiRequests: { Max: 1000, Remaining: 999 } });
+      expect((await sf.call('GET', '/services/data/v20.0/limits')).status).toBe(404);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('Outbound Messages', () => {
   let s: SalesforceStandIn;
   let listener: ReturnType<typeof createServer>;
@@ -587,5 +603,24 @@ describe('Outbound Messages', () => {
     expect(notes.map((n) => n[2])).toEqual([a!.values.Id, b!.values.Id]);
     expect(notes[0]![3]).toBe(a!.values.Phone === null ? '<sf:Phone xsi:nil="true"/>' : `<sf:Phone>${a!.values.Phone}</sf:Phone>`);
     expect(s.outboundDeliveries().map((d) => [d.state, d.recordIds])).toEqual([['acknowledged', [a!.values.Id, b!.values.Id]]]);
+  });
+
+  it('gives up once 24 hours have passed without an Ack', async () => {
+    const clock = manualClock('2026-03-01T00:00:00Z');
+    const late = await startSalesforceStandIn({ contacts: 1, now: clock.now, outboundRetryDelayMs: () => 5 });
+    const down = createServer((_req, res) => {
+      // Every refusal moves the clock on five hours, so the fifth attempt is past the 24 hours.
+      clock.advance(5 * 60 * 60 * 1000);
+      res.writeHead(503).end();
+    });
+    await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));
+    try {
+      const d = late.sendOutboundMessage({ url: `http://127.0.0.1:${(down.address() as AddressInfo).port}/`, ids: [late.records('Contact')[0]!.values.Id as string] });
+      expect(await d.settled).toBe('expired');
+      expect(d.answers).toEqual([503, 503, 503, 503, 503]);
+    } finally {
+      await late.close();
+      await new Promise((resolve) => down.close(resolve));
+    }
   });
 });
