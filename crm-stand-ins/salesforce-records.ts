@@ -139,7 +139,7 @@ export const CALL_TYPES = ['Internal', 'Inbound', 'Outbound'] as const;
 /** The objects served, for a given custom phone field on Contact and Lead and a given external-ID field on Task. */
 export function defineSchema(customPhoneField: string, taskExternalIdField: string): Map<string, SObjectDef> {
   const contact = person('Contact', '003', customPhoneField, [field('Title', 'string')]);
-  const lead = person('Lead', '00Q', customPhoneField, [field('Company', 'string'), field('Status', 'string')]);
+  const lead = person('Lead', '00Q', customPhoneField, [field('Company', 'string'), field('Status', 'string'), field('IsConverted', 'boolean', { createable: false, updateable: false })]);
   const campaign = define('Campaign', '701', [
     field('Name', 'string'),
     field('Type', 'string'),

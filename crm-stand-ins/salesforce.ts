@@ -75,6 +75,8 @@ export interface FaultSpec {
   on?: 'write' | 'read' | 'any';
   /** How many requests it hits; default 1. */
   times?: number;
+  /** Only requests whose path matches, e.g. /composite\/sobjects\/Task/ for call upserts. */
+  path?: RegExp;
 }
 
 export interface OutboundMessageRequest {
@@ -227,7 +229,7 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     const def = defOf(type)!;
     const r: SfRecord = { type, values: {} };
     for (const f of def.fields.values()) if (!f.computed) r.values[f.name] = null;
-    Object.assign(r.values, values, {
+    Object.assign(r.values, type === 'Lead' ? { IsConverted: false } : {}, values, {
       Id: newId(def.keyPrefix), OwnerId: userId, CreatedDate: at, LastModifiedDate: at, SystemModstamp: at, IsDeleted: false,
     });
     byId.set(r.values.Id as string, r);
@@ -327,23 +329,24 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
   }
 
   // ---- faults ----
-  const faults: Array<Required<FaultSpec>> = [];
-  function takeFault(isWrite: boolean): Required<FaultSpec> | undefined {
-    const i = faults.findIndex((f) => f.on === 'any' || (f.on === 'write') === isWrite);
+  const faults: Array<Required<Omit<FaultSpec, 'path'>> & { path: RegExp | null }> = [];
+  function takeFault(isWrite: boolean, request: FastifyRequest): (typeof faults)[number] | undefined {
+    const path = request.url.split('?')[0]!;
+    const i = faults.findIndex((f) => (f.on === 'any' || (f.on === 'write') === isWrite) && (f.path === null || f.path.test(path)));
     if (i < 0) return undefined;
     const f = faults[i]!;
     if (--f.times <= 0) faults.splice(i, 1);
     stats.faults++;
     return f;
   }
-  function faultError(f: Required<FaultSpec>): SfError {
+  function faultError(f: { status: number }): SfError {
     return f.status === 503
       ? new SfError(503, 'SERVER_UNAVAILABLE', 'Server temporarily unavailable (injected by the stand-in); try again later')
       : new SfError(500, 'UNKNOWN_EXCEPTION', `An unexpected error occurred. Please include this ErrorId if you contact support: ${randomBytes(4).toString('hex')}-${stats.faults} (injected by the stand-in)`);
   }
   /** Runs a write under any armed write fault. Returns undefined when the answer is to be lost. */
   function guardedWrite<T>(request: FastifyRequest, reply: FastifyReply, act: () => T): T | undefined {
-    const f = takeFault(true);
+    const f = takeFault(true, request);
     if (f?.mode === 'before') throw faultError(f);
     const result = act();
     if (f?.mode === 'after') throw faultError(f);
@@ -355,7 +358,7 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     return result;
   }
   function guardedRead(request: FastifyRequest, reply: FastifyReply): boolean {
-    const f = takeFault(false);
+    const f = takeFault(false, request);
     if (!f) return true;
     if (f.mode !== 'lost') throw faultError(f);
     reply.hijack();
@@ -535,6 +538,7 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
       if (!guardedRead(request, reply)) return undefined;
       stats.queries++;
       const records = compiled.run(byType.get(compiled.def.name)!, kind === 'queryAll').map((r) => compiled.project(r, version.slice(1)));
+      for (const [key, old] of cursors) if (now() - old.lastUsed > CURSOR_IDLE_MS) cursors.delete(key);
       const locator = newId('01g');
       const c: Cursor = { records, batch, lastUsed: now() };
       cursors.set(locator, c);
@@ -683,7 +687,18 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     }
     const problem = checkValues(def, values, 'create', null);
     if (problem) return { ok: false, errors: [problem] };
-    return { ok: true, apply: () => ({ id: insert(def.name, withDefaults(def, values)).values.Id, success: true, errors: [], created: true }) };
+    return {
+      ok: true,
+      apply: () => {
+        // An earlier record of the same allOrNone request may have created this external id meanwhile.
+        const current = taskByExternalId.get(ext);
+        if (current) {
+          change(current, values);
+          return { id: current.values.Id, success: true, errors: [], created: false };
+        }
+        return { id: insert(def.name, withDefaults(def, values)).values.Id, success: true, errors: [], created: true };
+      },
+    };
   }
 
   function runCollection(body: unknown, urlType: SObjectDef | null, mode: 'insert' | 'upsert', extField: FieldDef | null): Array<Record<string, unknown>> {
@@ -825,6 +840,15 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     orgId, instanceUrl: address, apiVersion, now, newId, retryDelayMs: opts.outboundRetryDelayMs,
   });
 
+  /** A hook's field names in their canonical spelling; an unknown one is the test's mistake. */
+  function canonical(def: SObjectDef, values: Record<string, FieldValue>, what: string): Record<string, FieldValue> {
+    return Object.fromEntries(Object.entries(values).map(([name, v]) => {
+      const f = def.fields.get(name.toLowerCase());
+      if (!f || f.computed) throw new Error(`${what}: ${def.name} has no writable field ${name}`);
+      return [f.name, v];
+    }));
+  }
+
   function recordFor(what: string, id: string): SfRecord {
     const r = lookup(id);
     if (!r) throw new Error(`${what}: no record with id ${id}`);
@@ -845,15 +869,16 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
       return r ? copy(r) : undefined;
     },
     records: (type, o) => byType.get(type)!.filter((r) => o?.includeDeleted || !r.values.IsDeleted).map(copy),
-    createRecord(type, values) {
+    createRecord(type, given) {
       const def = defOf(type)!;
+      const values = canonical(def, given, 'createRecord');
       const problem = checkValues(def, { ...values }, 'create', null);
       if (problem) throw new Error(`createRecord(${type}): ${problem.statusCode} ${problem.message}`);
       return copy(insert(type, withDefaults(def, values)));
     },
     updateRecord(id, values) {
       const r = recordFor('updateRecord', id);
-      change(r, values);
+      change(r, canonical(defOf(r.type)!, values, 'updateRecord'));
       return copy(r);
     },
     deleteRecord(id) {
@@ -884,7 +909,7 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
       if (n > 0) countRequest(now(), n);
     },
     injectFault(spec = {}) {
-      faults.push({ status: spec.status ?? 500, mode: spec.mode ?? 'before', on: spec.on ?? 'write', times: spec.times ?? 1 });
+      faults.push({ status: spec.status ?? 500, mode: spec.mode ?? 'before', on: spec.on ?? 'write', times: spec.times ?? 1, path: spec.path ?? null });
     },
     sendOutboundMessage(msg) {
       const records = msg.ids.map((id) => recordFor('sendOutboundMessage', id));

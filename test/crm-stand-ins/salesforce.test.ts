@@ -446,6 +446,16 @@ describe('sObject Collections', () => {
     expect(s.records('Task').map((t) => t.values.Dialer_Call_Id__c)).toEqual(['call-1', 'ok-1']);
   });
 
+  it('upserts two records of one new external id in one request as one Task, with or without allOrNone', async () => {
+    for (const allOrNone of [false, true]) {
+      const ext = `twice-${allOrNone}`;
+      const body = await (await sf.call('PATCH', upsertPath, { allOrNone, records: [callTask(ext, contactId), callTask(ext, contactId, { CallDurationInSeconds: 7 })] })).json();
+      expect(body.map((r: any) => r.created)).toEqual([true, false]);
+      expect(body[0].id).toBe(body[1].id);
+      expect(s.records('Task').filter((t) => t.values.Dialer_Call_Id__c === ext).map((t) => t.values.CallDurationInSeconds)).toEqual([7]);
+    }
+  });
+
   it('writes nothing when allOrNone is set and one record fails', async () => {
     const before = s.records('Task').length;
     const body = await (await sf.call('PATCH', upsertPath, { allOrNone: true, records: [callTask('all-1', contactId), callTask('all-2', null)] })).json();
@@ -492,12 +502,18 @@ describe('sObject Collections', () => {
     const retry = await (await sf.call('PATCH', upsertPath, { records: [callTask('fault-1', contactId)] })).json();
     expect(retry[0]).toMatchObject({ success: true, created: false });
 
+    // A fault aimed at one path leaves the others alone.
+    s.injectFault({ status: 503, path: /\/sobjects\/Contact\// });
+    expect((await sf.call('PATCH', upsertPath, { records: [callTask('fault-3', contactId)] })).status).toBe(200);
+    expect((await sf.call('PATCH', `/services/data/${V}/sobjects/Contact/${contactId}`, { Title: 'CEO' })).status).toBe(503);
+    expect(s.get(contactId)!.values.Title).toBeNull();
+
     s.injectFault({ status: 500, mode: 'after' });
     const after = await sf.call('PATCH', upsertPath, { records: [callTask('fault-2', contactId)] });
     expect(after.status).toBe(500);
     expect((await after.json())[0].errorCode).toBe('UNKNOWN_EXCEPTION');
     expect(s.records('Task').filter((t) => t.values.Dialer_Call_Id__c === 'fault-2')).toHaveLength(1);
-    expect(s.stats.faults).toBe(3);
+    expect(s.stats.faults).toBe(4);
   });
 });
 
