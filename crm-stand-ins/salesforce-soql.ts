@@ -302,6 +302,7 @@ function compileCondition(c: Condition, resolve: (dotted: string) => FieldPath):
     }
   }
   const op = c.operator;
+  if (op === 'INCLUDES' || op === 'EXCLUDES') throw malformed(`${op} applies to multi-select picklists, which this stand-in does not have`);
   const kindAt = (i: number): string => kinds[Math.min(i, kinds.length - 1)] ?? 'STRING';
 
   if (op === 'IN' || op === 'NOT IN') {

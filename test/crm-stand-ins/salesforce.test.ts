@@ -552,6 +552,46 @@ describe('API allowance', () => {
   });
 });
 
+describe('bad input', () => {
+  it('gets a 4xx in Salesforce\'s error shape that names the problem, never a 500', async () => {
+    const s = await startSalesforceStandIn({ contacts: 2 });
+    try {
+      const sf = api(s, await clientCredentials(s));
+      const id = s.records('Contact')[0]!.values.Id as string;
+      const cases: Array<[string, string, unknown, number, string, RegExp]> = [
+        ['GET', `/services/data/${V}/query`, undefined, 400, 'MALFORMED_QUERY', /q parameter/],
+        ['GET', `/services/data/${V}/query?q=${encodeURIComponent('SELECT Id FROM Contact WHERE SystemModstamp > 2026-13-45T99:00:00Z')}`, undefined, 400, 'MALFORMED_QUERY', /dateTime/],
+        ['GET', `/services/data/${V}/query?q=${encodeURIComponent("SELECT Id FROM Contact WHERE Id = 'x'")}`, undefined, 400, 'INVALID_QUERY_FILTER_OPERATOR', /invalid ID field: x/],
+        ['GET', `/services/data/${V}/query?q=${encodeURIComponent('SELECT Id FROM Contact LIMIT 5 OFFSET 5000')}`, undefined, 400, 'NUMBER_OUTSIDE_VALID_RANGE', /2000/],
+        ['GET', `/services/data/${V}/query/abc`, undefined, 400, 'INVALID_QUERY_LOCATOR', /locator/],
+        ['GET', `/services/data/${V}/sobjects/Contact/deleted/`, undefined, 400, 'MISSING_ARGUMENT', /start and end/],
+        ['GET', `/services/data/${V}/sobjects/Contact/${id}?fields=Nope`, undefined, 400, 'INVALID_FIELD', /Nope/],
+        ['PATCH', `/services/data/${V}/sobjects/Contact/${id}`, [1], 400, 'JSON_PARSER_ERROR', /JSON object/],
+        ['PATCH', `/services/data/${V}/sobjects/Contact/${id}`, { LastName: null }, 400, 'REQUIRED_FIELD_MISSING', /LastName/],
+        ['PATCH', `/services/data/${V}/sobjects/Contact/${id}`, { Phone: { a: 1 } }, 400, 'JSON_PARSER_ERROR', /Phone/],
+        ['POST', `/services/data/${V}/composite/sobjects`, { records: 'x' }, 400, 'JSON_PARSER_ERROR', /records/],
+        ['POST', `/services/data/${V}/composite/sobjects`, { allOrNone: 'yes', records: [] }, 400, 'JSON_PARSER_ERROR', /allOrNone/],
+        ['POST', `/services/data/${V}/composite/sobjects`, { records: [{ attributes: { type: 'Task' }, ActivityDate: 'tomorrow' }] }, 400, 'JSON_PARSER_ERROR', /ActivityDate/],
+        ['GET', `/services/data/${V}/composite/sobjects/Contact?ids=abc&fields=Id`, undefined, 400, 'MALFORMED_ID', /abc/],
+        ['GET', `/services/data/${V}/composite/sobjects/Contact?ids=${id}`, undefined, 400, 'MISSING_ARGUMENT', /fields/],
+        ['GET', '/services/data/v99.0/query?q=SELECT+Id+FROM+Contact', undefined, 404, 'NOT_FOUND', /does not exist/],
+      ];
+      for (const [method, path, body, status, code, message] of cases) {
+        const res = await sf.call(method, path, body);
+        expect(res.status, `${method} ${path}`).toBe(status);
+        const [err] = await res.json();
+        expect(err.errorCode, `${method} ${path}`).toBe(code);
+        expect(err.message).toMatch(message);
+      }
+      const badJson = await fetch(`${s.url}/services/data/${V}/sobjects/Contact/${id}`, { method: 'PATCH', headers: { authorization: `Bearer ${await clientCredentials(s)}`, 'content-type': 'application/json' }, body: '{bad' });
+      expect(badJson.status).toBe(400);
+      expect((await badJson.json())[0].errorCode).toBe('JSON_PARSER_ERROR');
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('versions and limits', () => {
   it('lists versions without a session and reports the allowance in the limits resource', async () => {
     const s = await startSalesforceStandIn({ dailyApiRequests: 1000 });
