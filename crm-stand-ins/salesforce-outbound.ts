@@ -13,6 +13,8 @@ export interface OutboundMessageInput {
   records: OutboundRecord[];
   /** Sent as SessionId; Salesforce sends it only when the message is set up to, nil otherwise. */
   sessionId?: string | null;
+  /** Default the sender's. */
+  orgId?: string;
 }
 
 export type DeliveryState = 'pending' | 'acknowledged' | 'expired';
@@ -146,7 +148,7 @@ export function createOutboundSender(opts: OutboundSenderOptions): OutboundSende
         notificationIds: notifications.map((n) => n.id),
         recordIds: input.records.map((r) => r.id),
         body: notificationsXml({
-          orgId: opts.orgId, actionId, sessionId: input.sessionId ?? null, instanceUrl: opts.instanceUrl,
+          orgId: input.orgId ?? opts.orgId, actionId, sessionId: input.sessionId ?? null, instanceUrl: opts.instanceUrl,
           apiVersion: opts.apiVersion, objectType: input.objectType, notifications,
         }),
         state: 'pending',

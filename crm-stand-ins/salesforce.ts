@@ -46,6 +46,8 @@ export interface SalesforceStandInOptions {
   dailyApiRequests?: number;
   /** A session unused this long expires (Salesforce's default timeout is 2 hours). */
   sessionTimeoutMs?: number;
+  /** Outbound Messages sent on every create or change of a record of objectType after start (like a workflow rule), with the given fields. */
+  outboundRules?: Array<{ url: string; objectType: SObjectName; fields?: string[] }>;
   /** Wait before outbound-message retry n; default 15 s doubling up to an hour, as Salesforce does. */
   outboundRetryDelayMs?: (retry: number) => number;
   /** Clock in ms; default Date.now. Drives SystemModstamp, the deleted window, sessions and the API allowance. */
@@ -86,6 +88,8 @@ export interface OutboundMessageRequest {
   /** More fields to send with each record. */
   fields?: string[];
   sessionId?: string | null;
+  /** The OrganizationId sent; default the stand-in's own. */
+  orgId?: string;
 }
 
 export interface SalesforceStandIn {
@@ -236,8 +240,12 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     byType.get(type)!.push(r);
     if (type === 'Task' && typeof r.values[taskExternalIdField] === 'string') taskByExternalId.set(r.values[taskExternalIdField] as string, r);
     if (type === 'CampaignMember') memberOf.set(`${r.values.CampaignId}/${r.values.LeadOrContactId}`, r);
+    notifyChange(r);
     return r;
   }
+
+  /** Set once the server listens, so that seeding sends no outbound messages. */
+  let notifyChange: (r: SfRecord) => void = () => {};
 
   function touch(r: SfRecord): void {
     const t = stamp();
@@ -253,6 +261,7 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     }
     Object.assign(r.values, values);
     touch(r);
+    notifyChange(r);
   }
 
   function remove(r: SfRecord): void {
@@ -840,6 +849,37 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     orgId, instanceUrl: address, apiVersion, now, newId, retryDelayMs: opts.outboundRetryDelayMs,
   });
 
+  function outboundFields(type: SObjectName, names: string[], what: string): FieldDef[] {
+    const def = defOf(type)!;
+    return names.map((n) => {
+      const f = def.fields.get(n.toLowerCase());
+      if (!f) throw new Error(`${what}: ${type} has no field ${n}`);
+      return f;
+    });
+  }
+
+  function sendAbout(records: SfRecord[], fields: FieldDef[], msg: { url: string; sessionId?: string | null; orgId?: string }): OutboundDelivery {
+    return outbound.send({
+      url: msg.url,
+      orgId: msg.orgId,
+      objectType: records[0]!.type,
+      sessionId: msg.sessionId ?? null,
+      records: records.map((r) => ({
+        id: r.values.Id as string,
+        fields: fields.map((f) => {
+          const v = f.computed ? f.computed(r) : r.values[f.name];
+          return [f.name, v === null || v === undefined ? null : f.type === 'datetime' ? new Date(v as number).toISOString() : String(v)];
+        }),
+      })),
+    });
+  }
+
+  // Workflow-style rules: every later create or change of a record of the rule's type sends a message about it.
+  const rules = (opts.outboundRules ?? []).map((rule) => ({ ...rule, fieldDefs: outboundFields(rule.objectType, rule.fields ?? [], 'outboundRules') }));
+  notifyChange = (r) => {
+    for (const rule of rules) if (rule.objectType === r.type) sendAbout([r], rule.fieldDefs, rule);
+  };
+
   /** A hook's field names in their canonical spelling; an unknown one is the test's mistake. */
   function canonical(def: SObjectDef, values: Record<string, FieldValue>, what: string): Record<string, FieldValue> {
     return Object.fromEntries(Object.entries(values).map(([name, v]) => {
@@ -915,24 +955,7 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
       const records = msg.ids.map((id) => recordFor('sendOutboundMessage', id));
       const type = records[0]?.type;
       if (!type || records.some((r) => r.type !== type)) throw new Error('sendOutboundMessage: give one or more ids of records of one type');
-      const def = defOf(type)!;
-      const fields = (msg.fields ?? []).map((n) => {
-        const f = def.fields.get(n.toLowerCase());
-        if (!f) throw new Error(`sendOutboundMessage: ${type} has no field ${n}`);
-        return f;
-      });
-      return outbound.send({
-        url: msg.url,
-        objectType: type,
-        sessionId: msg.sessionId ?? null,
-        records: records.map((r) => ({
-          id: r.values.Id as string,
-          fields: fields.map((f) => {
-            const v = f.computed ? f.computed(r) : r.values[f.name];
-            return [f.name, v === null || v === undefined ? null : f.type === 'datetime' ? new Date(v as number).toISOString() : String(v)];
-          }),
-        })),
-      });
+      return sendAbout(records, outboundFields(type, msg.fields ?? [], 'sendOutboundMessage'), msg);
     },
     outboundDeliveries: () => outbound.deliveries(),
     stats,
@@ -964,7 +987,8 @@ function stripNulls(values: Record<string, FieldValue>): Record<string, FieldVal
 
 async function main(): Promise<void> {
   const usage = 'usage: ./dev node crm-stand-ins/salesforce.ts [--port 4300] [--host 127.0.0.1] [--contacts 200] [--leads 100] [--campaigns 2] [--seed 1]\n' +
-    '  [--client-id ID] [--username USER] [--jwt-public-key FILE.pem] [--daily-api-requests 100000]\n' +
+    '  [--client-id ID] [--username USER] [--jwt-public-key FILE.pem] [--daily-api-requests 100000] [--outbound-url URL]\n' +
+    '  --outbound-url sends an Outbound Message (Id, Phone, MobilePhone, DoNotCall) there on every contact or lead change.\n' +
     '  The consumer secret is read from SF_CLIENT_SECRET (default sf-client-secret).';
   const args = parseStandInArgs(usage, {
     port: { default: '4300' },
@@ -977,6 +1001,7 @@ async function main(): Promise<void> {
     username: { default: DEFAULTS.username },
     'jwt-public-key': {},
     'daily-api-requests': { default: '100000' },
+    'outbound-url': {},
   });
   if (!args) return;
   const num = (name: string, min: number): number => intOption(args, name, min, usage);
@@ -1002,6 +1027,9 @@ async function main(): Promise<void> {
     username: args.username,
     jwtPublicKey,
     dailyApiRequests: num('daily-api-requests', 1),
+    outboundRules: args['outbound-url']
+      ? (['Contact', 'Lead'] as const).map((objectType) => ({ url: args['outbound-url']!, objectType, fields: ['Phone', 'MobilePhone', 'DoNotCall'] }))
+      : [],
   });
   console.log(`Salesforce stand-in at ${standIn.url} (${standIn.records('Contact').length} contacts, ${standIn.records('Lead').length} leads, ${standIn.records('Campaign').length} campaigns)`);
   console.log(`Token: curl -d grant_type=client_credentials -d client_id=${standIn.clientId} -d client_secret=… ${standIn.url}/services/oauth2/token`);

@@ -661,6 +661,28 @@ describe('Outbound Messages', () => {
     expect(s.outboundDeliveries().map((d) => [d.state, d.recordIds])).toEqual([['acknowledged', [a!.values.Id, b!.values.Id]]]);
   });
 
+  it('sends a message on every change of a record a rule watches, over the API or by a hook, and none for seeds', async () => {
+    const watched = await startSalesforceStandIn({ contacts: 3, leads: 2, outboundRetryDelayMs: () => 20, outboundRules: [{ url: listenerUrl, objectType: 'Contact', fields: ['Phone', 'DoNotCall'] }] });
+    try {
+      expect(watched.outboundDeliveries()).toEqual([]);
+      const [c1, c2] = watched.records('Contact');
+      watched.updateRecord(c1!.values.Id as string, { Phone: '+12025550111' });
+      watched.updateRecord(watched.records('Lead')[0]!.values.Id as string, { DoNotCall: true });
+      const sf = api(watched, await clientCredentials(watched));
+      expect((await sf.call('PATCH', `/services/data/${V}/sobjects/Contact/${c2!.values.Id}`, { DoNotCall: true })).status).toBe(204);
+      const deliveries = watched.outboundDeliveries();
+      expect(deliveries.map((d) => d.recordIds)).toEqual([[c1!.values.Id], [c2!.values.Id]]);
+      expect(await Promise.all(deliveries.map((d) => d.settled))).toEqual(['acknowledged', 'acknowledged']);
+      expect(deliveries[0]!.body).toContain('<sf:Phone>+12025550111</sf:Phone><sf:DoNotCall>false</sf:DoNotCall>');
+      expect(deliveries[1]!.body).toContain('<sf:DoNotCall>true</sf:DoNotCall>');
+      const other = watched.sendOutboundMessage({ url: listenerUrl, ids: [c1!.values.Id as string], orgId: '00D000000000042AAA' });
+      expect(other.body).toContain('<OrganizationId>00D000000000042</OrganizationId>');
+      await other.settled;
+    } finally {
+      await watched.close();
+    }
+  });
+
   it('gives up once 24 hours have passed without an Ack', async () => {
     const clock = manualClock('2026-03-01T00:00:00Z');
     const late = await startSalesforceStandIn({ contacts: 1, now: clock.now, outboundRetryDelayMs: () => 5 });
