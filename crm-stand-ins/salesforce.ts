@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { intOption, parseStandInArgs, stopOnSignals } from './command-line.ts';
-import { generatePeople, mulberry32, validPhone } from './contacts.ts';
+import { generatePeople, mulberry32, VALID_PHONE_COUNT, validPhone } from './contacts.ts';
 import { createOutboundSender, type OutboundDelivery } from './salesforce-outbound.ts';
 import {
   defineSchema, isDate, jsonValue, makeId, parseDateTime, recordUrl, sfDateTime, toId18,
@@ -229,6 +229,9 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     return id18 ? byId.get(id18) : undefined;
   }
 
+  /** Set once the server listens, so that seeding sends no outbound messages. */
+  let notifyChange: (r: SfRecord) => void = () => {};
+
   function insert(type: SObjectName, values: Record<string, FieldValue>, at = stamp()): SfRecord {
     const def = defOf(type)!;
     const r: SfRecord = { type, values: {} };
@@ -243,9 +246,6 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     notifyChange(r);
     return r;
   }
-
-  /** Set once the server listens, so that seeding sends no outbound messages. */
-  let notifyChange: (r: SfRecord) => void = () => {};
 
   function touch(r: SfRecord): void {
     const t = stamp();
@@ -290,11 +290,14 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
   const seed = opts.seed ?? 1;
   const contactCount = opts.contacts ?? 0;
   const leadCount = opts.leads ?? 0;
+  const people = contactCount + leadCount;
+  // Main, mobile and custom phones come from three disjoint ranges of distinct valid numbers.
+  if (people * 3 > VALID_PHONE_COUNT) throw new RangeError(`contacts + leads: at most ${Math.floor(VALID_PHONE_COUNT / 3)}; got ${people}`);
   const campaigns: SfRecord[] = [];
   for (let i = 0; i < (opts.campaigns ?? 2); i++) {
     campaigns.push(insert('Campaign', { Name: `Dialer Campaign ${i + 1}`, Type: 'Telemarketing', Status: 'In Progress', IsActive: true }, SEED_BASE_MS));
   }
-  for (const p of generatePeople(contactCount + leadCount, seed)) {
+  for (const p of generatePeople(people, seed)) {
     const rand = mulberry32((seed * 7919 + p.index * 104_729) >>> 0);
     const at = SEED_BASE_MS + (p.index + 1) * 1000;
     const type: SObjectName = p.index < contactCount ? 'Contact' : 'Lead';
@@ -302,8 +305,8 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     const person = insert(type, {
       FirstName: p.firstName, LastName: p.lastName, Email: p.email,
       Phone: noMainPhone ? null : p.phone,
-      MobilePhone: noMainPhone || rand() < 0.3 ? typed(validPhone(500_000 + p.index), Math.floor(rand() * 3)) : null,
-      [customPhoneField]: rand() < 0.15 ? validPhone(750_000 + p.index) : null,
+      MobilePhone: noMainPhone || rand() < 0.3 ? typed(validPhone(people + p.index), Math.floor(rand() * 3)) : null,
+      [customPhoneField]: rand() < 0.15 ? validPhone(2 * people + p.index) : null,
       DoNotCall: rand() < 0.12,
       ...(type === 'Contact' ? { Title: null } : { Company: p.company, Status: 'Open - Not Contacted' }),
     }, at);

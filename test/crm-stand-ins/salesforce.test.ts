@@ -163,6 +163,10 @@ describe('SOQL query and queryAll', () => {
     expect(phones.some((p) => p.startsWith('('))).toBe(true);
     expect(phones.some((p) => p.includes('.'))).toBe(true);
     expect(people.some((p) => p.values.Phone === null && p.values.MobilePhone !== null)).toBe(true);
+    // Every number in the org is a different phone number, however it is typed.
+    const all = people.flatMap((p) => [p.values.Phone, p.values.MobilePhone, p.values.Secondary_Phone__c]).filter((v): v is string => typeof v === 'string');
+    expect(new Set(all.map((v) => v.replace(/\D/g, '').replace(/^1/, ''))).size).toBe(all.length);
+    expect(all.some((v) => /^\+1\d{10}$/.test(v) && people.some((p) => p.values.Secondary_Phone__c === v))).toBe(true);
     const dnc = people.filter((p) => p.values.DoNotCall === true).length;
     expect(dnc).toBeGreaterThan(20);
     expect(dnc).toBeLessThan(120);
