@@ -35,6 +35,8 @@ interface FieldPath {
   /** Canonical name of the field (on the first target type of a polymorphic relationship). */
   name: string;
   type: FieldType;
+  /** The field's definition on a record of the given type (the queried one, or a relationship's target). */
+  fieldOn: Map<string, FieldDef>;
   get(r: SfRecord): FieldValue;
 }
 
@@ -86,7 +88,7 @@ export function compileSoql(soql: string, schema: Map<string, SObjectDef>, looku
       const out: Record<string, unknown> = { attributes: { type: record.type, url: recordUrl(apiVersion, record) } };
       for (const c of columns) {
         if (!c.rel) {
-          out[c.name] = jsonOf(c, record, schema);
+          out[c.name] = jsonValue(c.fieldOn.get(record.type)!, record);
           continue;
         }
         const relName = c.rel.relationship!.name;
@@ -96,15 +98,12 @@ export function compileSoql(soql: string, schema: Map<string, SObjectDef>, looku
           continue;
         }
         const nested = (out[relName] ??= { attributes: { type: target.type, url: recordUrl(apiVersion, target) } }) as Record<string, unknown>;
-        nested[schema.get(target.type.toLowerCase())!.fields.get(c.key)!.name] = jsonOf(c, target, schema);
+        const f = c.fieldOn.get(target.type)!;
+        nested[f.name] = jsonValue(f, target);
       }
       return out;
     },
   };
-}
-
-function jsonOf(c: FieldPath, record: SfRecord, schema: Map<string, SObjectDef>): FieldValue {
-  return jsonValue(schema.get(record.type.toLowerCase())!.fields.get(c.key)!, record);
 }
 
 function rejectUnsupported(q: Query): void {
@@ -129,7 +128,10 @@ function resolvePath(dotted: string, def: SObjectDef, schema: Map<string, SObjec
   if (parts.length === 1) {
     const f = def.fields.get(parts[0]!.toLowerCase());
     if (!f) throw noColumn(parts[0]!, def.name);
-    return { rel: null, key: f.name.toLowerCase(), name: f.name, type: f.type, get: (r) => (f.computed ? f.computed(r) : (r.values[f.name] ?? null)) };
+    return {
+      rel: null, key: f.name.toLowerCase(), name: f.name, type: f.type, fieldOn: new Map([[def.name, f]]),
+      get: (r) => (f.computed ? f.computed(r) : (r.values[f.name] ?? null)),
+    };
   }
   const rel = parts.length === 2 ? def.relationships.get(parts[0]!.toLowerCase()) : undefined;
   if (!rel) {
@@ -138,14 +140,15 @@ function resolvePath(dotted: string, def: SObjectDef, schema: Map<string, SObjec
   const key = parts[1]!.toLowerCase();
   // On a polymorphic relationship (Task.Who) the field must exist on every type it may point at.
   const targets = rel.relationship!.to.map((t) => schema.get(t.toLowerCase())!);
-  const first = targets[0]!.fields.get(key);
   for (const t of targets) if (!t.fields.has(key)) throw noColumn(parts[1]!, rel.relationship!.to.length > 1 ? 'Name' : t.name);
+  const fieldOn = new Map(targets.map((t) => [t.name, t.fields.get(key)!]));
+  const first = fieldOn.get(targets[0]!.name)!;
   return {
-    rel, key, name: first!.name, type: first!.type,
+    rel, key, name: first.name, type: first.type, fieldOn,
     get(r) {
       const target = relatedRecord(rel, r, lookup);
       if (!target) return null;
-      const f = schema.get(target.type.toLowerCase())!.fields.get(key)!;
+      const f = fieldOn.get(target.type)!;
       return f.computed ? f.computed(target) : (target.values[f.name] ?? null);
     },
   };
