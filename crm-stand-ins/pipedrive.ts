@@ -1,8 +1,8 @@
 // A stand-in for the parts of Pipedrive's API a sync daemon uses: persons (API v2, cursor paging, update), call logs (add, list, read), v2 webhooks, token-budget rate limits.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { intOption, parseStandInArgs, stopOnSignals } from './command-line.ts';
 import { generatePeople, validPhone } from './contacts.ts';
 
 export interface PersonContact { value: string; primary: boolean; label: string }
@@ -863,48 +863,33 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
 async function main(): Promise<void> {
   const usage = 'usage: ./dev node crm-stand-ins/pipedrive.ts [--port 4200] [--host 127.0.0.1] [--persons 300] [--seed 1] [--token pd-test-token]\n' +
     '  [--burst 20] [--daily-tokens 30000] [--webhook-url URL --webhook-user U --webhook-password P]';
-  let values;
-  try {
-    values = parseArgs({
-      options: {
-        port: { type: 'string', default: '4200' },
-        host: { type: 'string', default: '127.0.0.1' },
-        persons: { type: 'string', default: '300' },
-        seed: { type: 'string', default: '1' },
-        token: { type: 'string', default: DEFAULT_TOKEN },
-        burst: { type: 'string', default: '20' },
-        'daily-tokens': { type: 'string', default: '30000' },
-        'webhook-url': { type: 'string' },
-        'webhook-user': { type: 'string', default: '' },
-        'webhook-password': { type: 'string', default: '' },
-        help: { type: 'boolean', default: false },
-      },
-    }).values;
-  } catch (err) {
-    console.error(`${(err as Error).message}\n${usage}`);
-    process.exit(2);
-  }
-  if (values.help) { console.log(usage); return; }
-  const num = (name: string, raw: string, min: number): number => {
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min) { console.error(`--${name} must be an integer >= ${min}; got ${raw}\n${usage}`); process.exit(2); }
-    return n;
-  };
+  const args = parseStandInArgs(usage, {
+    port: { default: '4200' },
+    host: { default: '127.0.0.1' },
+    persons: { default: '300' },
+    seed: { default: '1' },
+    token: { default: DEFAULT_TOKEN },
+    burst: { default: '20' },
+    'daily-tokens': { default: '30000' },
+    'webhook-url': {},
+    'webhook-user': { default: '' },
+    'webhook-password': { default: '' },
+  });
+  if (!args) return;
+  const num = (name: string, min: number): number => intOption(args, name, min, usage);
   const standIn = await startPipedriveStandIn({
-    port: num('port', values.port, 0),
-    host: values.host,
-    persons: num('persons', values.persons, 0),
-    seed: num('seed', values.seed, 0),
-    apiToken: values.token,
-    burstPer2Seconds: num('burst', values.burst, 1),
-    dailyTokens: num('daily-tokens', values['daily-tokens'], 0),
-    webhook: values['webhook-url'] ? { url: values['webhook-url'], user: values['webhook-user'], password: values['webhook-password'] } : undefined,
+    port: num('port', 0),
+    host: args.host,
+    persons: num('persons', 0),
+    seed: num('seed', 0),
+    apiToken: args.token,
+    burstPer2Seconds: num('burst', 1),
+    dailyTokens: num('daily-tokens', 0),
+    webhook: args['webhook-url'] ? { url: args['webhook-url'], user: args['webhook-user'] ?? '', password: args['webhook-password'] ?? '' } : undefined,
   });
   console.log(`Pipedrive stand-in at ${standIn.url} (${standIn.persons().length} persons)`);
   console.log(`API token: ${standIn.apiToken}   e.g. curl -H 'x-api-token: ${standIn.apiToken}' '${standIn.url}/api/v2/persons?limit=2'`);
-  const stop = () => { void standIn.close().then(() => process.exit(0)); };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  stopOnSignals(() => standIn.close());
 }
 
 if (import.meta.main) await main();
