@@ -4,6 +4,7 @@ import got, { type Got, type Method, type Response } from 'got';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
+import { budgetOfGate, countRequest } from '../history/history.ts';
 
 /** A source failure a run cannot get past (bad credentials, a bad selection, a spent budget): the run fails with it. */
 export class SourceError extends Error {
@@ -115,6 +116,7 @@ export class CrmHttp {
         await sleep(Math.min(30_000, 500 * 2 ** failures));
         continue;
       }
+      countRequest(budgetOfGate(gate.key));
       if (res.statusCode === 429) {
         // Not a failure: the CRM's budget says wait. Everyone sharing the gate waits too.
         const wait = this.waitOf(res);

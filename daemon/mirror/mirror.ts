@@ -11,6 +11,8 @@ import type { Metrics } from '../metrics.ts';
 import { DialerError, type DialerClient } from '../push/dialer.ts';
 import type { Activity, Sink, WriteResult } from '../sinks/sink.ts';
 import type { SyncKeys } from '../sync/state.ts';
+import type { SyncHistory } from '../history/history.ts';
+import { LagMeter } from './lag.ts';
 import { formatWall, offsetAt, readFrom, toUtc, wallMs } from './local-time.ts';
 import { DEFAULT_RULES, outcomeOf, type CallDetail, type Rule } from './outcomes.ts';
 
@@ -27,6 +29,7 @@ export interface MirrorRuntime {
   keys: SyncKeys;
   log: Logger;
   metrics: Metrics;
+  history: SyncHistory;
 }
 
 export interface MirrorRunResult { read: number; written: number; skipped: number; parked: number; resolved: number; durationMs: number }
@@ -96,7 +99,7 @@ async function readPage(rt: MirrorRuntime, first: number, from: string | null, s
 }
 
 /** Writes activities and records each result; what the answer leaves unsettled stays pending. */
-async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: MirrorRunResult, signal?: AbortSignal): Promise<void> {
+async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: MirrorRunResult, signal?: AbortSignal, lag?: LagMeter): Promise<void> {
   const mk = mirrorKeys(rt.keys);
   for (let i = 0; i < activities.length; i += rt.sink.maxBatch) {
     const batch = activities.slice(i, i + rt.sink.maxBatch);
@@ -141,12 +144,13 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
     }
     m.hincrby(mk.meta, 'mirrored', results.filter((r) => r.ok).length);
     await m.exec();
-    const now = Date.now();
+    const written = results.flatMap((r) => (r.ok && byKey.has(r.key) ? [byKey.get(r.key)!.endedAt] : []));
+    lag?.wrote(written);
+    rt.history.record({ activities: written.length });
     for (const r of results) {
       const a = byKey.get(r.key);
       if (!r.ok || !a) continue;
       rt.metrics.mirrored.inc({ sync: rt.syncId });
-      rt.metrics.mirrorLag.observe({ sync: rt.syncId }, Math.max(0, now - a.endedAt) / 1000);
       const status = finalStatus(a.record);
       if (status && a.contactId && rt.config.statusProperty && rt.sink.writeStatus) {
         // Best effort: the activity is what must not be lost or doubled; the property is written again by a later attempt's record.
@@ -154,7 +158,7 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
       }
     }
     const last = batch[batch.length - 1]!;
-    await rt.redis.hset(mk.meta, 'lagMs', Math.max(0, now - last.endedAt), 'lastRecordAt', new Date(last.endedAt).toISOString());
+    await rt.redis.hset(mk.meta, 'lastRecordAt', new Date(last.endedAt).toISOString());
   }
 }
 
@@ -167,6 +171,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
   const mk = mirrorKeys(rt.keys);
   const rules = rt.config.rules ?? DEFAULT_RULES;
   const counts: MirrorRunResult = { read: 0, written: 0, skipped: 0, parked: 0, resolved: 0, durationMs: 0 };
+  const lag = new LagMeter();
 
   // 1. Attempts whose write was under way when a process died: the CRM says whether it has them.
   const pending = await rt.redis.hgetall(mk.pending);
@@ -210,6 +215,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     if (raw.length === PAGE) next = prefetch(first + PAGE);
     const page = raw.map(record).filter((r): r is CallDetail => r !== null);
     counts.read += page.length;
+    lag.read(page.map((r) => toUtc(r.endedAtLocal, rt.timeZone)));
     const keys = page.map((r) => attemptKey(rt.campaignId, r.number, r.attempt));
     const done = await Promise.all(page.map((r, i) => rt.redis.hexists(mk.done(r.endedAtLocal), keys[i]!)));
     const isPending = page.length ? await rt.redis.hmget(mk.pending, ...keys) : [];
@@ -232,7 +238,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
       }
       activities.push(a);
     }
-    await writeAll(rt, activities, counts, options.signal);
+    await writeAll(rt, activities, counts, options.signal, lag);
     for (const r of page) if (r.endedAtLocal > watermark) watermark = r.endedAtLocal;
     if (watermark) await rt.redis.hset(mk.meta, 'watermark', watermark);
     if (raw.length < PAGE) break;
@@ -241,6 +247,12 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
   if (verify && !options.signal?.aborted) await rt.redis.hdel(mk.meta, 'verify');
   counts.parked = await rt.redis.hlen(mk.parked);
   await rt.redis.hset(mk.meta, 'parked', counts.parked, 'lastRun', JSON.stringify({ ...counts, at: new Date().toISOString() }));
+  const lagMs = lag.lagMs();
+  if (lagMs !== null) {
+    await rt.redis.hset(mk.meta, 'lagMs', lagMs);
+    rt.metrics.mirrorLag.observe({ sync: rt.syncId }, lagMs / 1000);
+  }
+  rt.history.record(lagMs === null ? {} : { lagMs, lagRuns: 1 }, { mirrorParked: counts.parked });
   // Runs come with every call.finished event: routine ones are debug; settled crashes and parked records are news.
   if (counts.resolved || counts.parked) rt.log.info({ sync: rt.syncId, ...counts }, 'mirror run');
   else rt.log.debug({ sync: rt.syncId, ...counts }, 'mirror run');
