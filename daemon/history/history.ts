@@ -31,7 +31,7 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 export const RESOLUTIONS = {
   hour: { stepMs: MINUTE, blockMs: 10 * MINUTE, keepMs: 2 * HOUR, points: 60 },
-  day: { stepMs: 10 * MINUTE, blockMs: 2 * HOUR, keepMs: 24 * HOUR, points: 144 },
+  day: { stepMs: 10 * MINUTE, blockMs: HOUR, keepMs: 24 * HOUR, points: 144 },
 } as const satisfies Record<string, Resolution>;
 export type View = keyof typeof RESOLUTIONS;
 

@@ -16,16 +16,19 @@ export class LagMeter {
   private lastReadAt: number | null = null;
   private lastWriteAt: number | null = null;
 
-  /** A page of the report was read: the end times (ms, dialer's clock) of its records. */
-  read(endTimes: number[], at = Date.now()): void {
-    for (const t of endTimes) if (t > this.newestEnd) this.newestEnd = t;
+  /** A page of the report was read: the end time (ms, dialer's clock) of its newest record. */
+  read(newestEnd: number, at = Date.now()): void {
+    if (newestEnd > this.newestEnd) this.newestEnd = newestEnd;
     this.lastReadAt = at;
   }
 
   /** Activities of records read by this run were written: their calls' end times (ms, dialer's clock). */
   wrote(endTimes: number[], at = Date.now()): void {
     if (!endTimes.length) return;
-    for (const t of endTimes) if (t < this.oldestWritten) this.oldestWritten = t;
+    for (const t of endTimes) {
+      if (t < this.oldestWritten) this.oldestWritten = t;
+      if (t > this.newestEnd) this.newestEnd = t;
+    }
     this.lastWriteAt = at;
   }
 

@@ -215,7 +215,8 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     if (raw.length === PAGE) next = prefetch(first + PAGE);
     const page = raw.map(record).filter((r): r is CallDetail => r !== null);
     counts.read += page.length;
-    lag.read(page.map((r) => toUtc(r.endedAtLocal, rt.timeZone)));
+    const newest = page.reduce<string | null>((n, r) => (n === null || r.endedAtLocal > n ? r.endedAtLocal : n), null);
+    if (newest) lag.read(toUtc(newest, rt.timeZone));
     const keys = page.map((r) => attemptKey(rt.campaignId, r.number, r.attempt));
     const done = await Promise.all(page.map((r, i) => rt.redis.hexists(mk.done(r.endedAtLocal), keys[i]!)));
     const isPending = page.length ? await rt.redis.hmget(mk.pending, ...keys) : [];
