@@ -3,11 +3,11 @@
 // `--batches-per-minute` batches a minute, each flushed in one pipeline every 5 simulated seconds) against the real
 // Redis (REDIS_URL) under a fresh prefix. Figures: keys and bytes (MEMORY USAGE) per sync once a day is written
 // (expired blocks gone: what stays is what the charts show), time per flush, and time to read a chart's view.
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { History, type Budget, type Counter } from '../daemon/history/history.ts';
+import { REDIS_URL, testPrefix } from '../test/support/daemon.ts';
 
 const { values } = parseArgs({ options: { syncs: { type: 'string', default: '10' }, 'batches-per-minute': { type: 'string', default: '60' } } });
 const syncs = Number(values.syncs);
@@ -17,8 +17,8 @@ if (!(syncs >= 1 && syncs <= 1000) || !(perMinute >= 1 && perMinute <= 10_000)) 
   process.exit(2);
 }
 
-const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-const prefix = `bench-hist-${randomBytes(4).toString('hex')}`;
+const redis = new Redis(REDIS_URL);
+const { prefix, cleanup } = testPrefix();
 const history = new History(redis, prefix, pino({ level: 'silent' }));
 const budgets: Budget[] = ['dialer', 'hubspot', 'hubspot-search'];
 
@@ -72,11 +72,6 @@ try {
   console.log(`  read one sync's view (hour or day): p50 ${pct(readTimes, 0.5)} ms, p99 ${pct(readTimes, 0.99)} ms`);
 } finally {
   await history.close();
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (found.length) await redis.unlink(...found);
-  } while (cursor !== '0');
+  await cleanup();
   redis.disconnect();
 }
