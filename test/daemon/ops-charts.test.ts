@@ -172,7 +172,7 @@ describe('operations page charts and mirror lag', () => {
     expect(hour.runs.length).toBeGreaterThanOrEqual(3);
     const day = await api('/ops/api/syncs/leads/history?view=day');
     expect(day).toMatchObject({ stepMs: 600_000, points: 144 });
-    expect((day.series.added as (number | null)[]).reduce((n, v) => n + (v ?? 0), 0)).toBe(sum('added'));
+    expect((day.series.added as (number | null)[]).reduce<number>((n, v) => n + (v ?? 0), 0)).toBe(sum('added'));
 
     for (const bad of ['week', '']) {
       const res = await fetch(`${d.address}/ops/api/syncs/leads/history?view=${bad}`, { headers: { authorization: basic } });
