@@ -192,8 +192,11 @@ export class History {
     return { stepMs: r.stepMs, points: r.points, start: first * r.stepMs, series };
   }
 
-  async close(): Promise<void> {
+  /** Writes what is left, waiting at most `timeoutMs`: with Redis away its commands would wait forever, and so would shutdown. */
+  async close(timeoutMs = 1000): Promise<void> {
     clearInterval(this.timer);
-    await this.flush();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.flush(), new Promise((r) => { timer = setTimeout(r, timeoutMs); })]);
+    clearTimeout(timer);
   }
 }

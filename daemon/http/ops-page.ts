@@ -162,7 +162,7 @@ ${CHARTS_SCRIPT}
         fact('Open batches', s.openBatches, 'openBatches'), fact('Parked', s.parked, 'parked'),
         fact('Mirror lag \u2020', m ? span(m.lagMs) : dash, 'mirrorLag'), fact('Mirrored', m ? show(m.mirrored) : dash, 'mirrored'),
         fact('Mirror parked', m ? show(m.parked) : dash, 'mirrorParked'), fact('Last record', m ? when(m.lastRecordAt) : dash, 'mirrorLastRecord')),
-      el('p', { class: 'note', text: LAG_NOTE }),
+      m ? el('p', { class: 'note', text: LAG_NOTE }) : null,
       el('h3', { text: 'History (runs shaded on the time axis)' }), chartsFor(s.sync),
       el('h3', { text: 'Last runs' }), runsTable(s.runs),
       el('h3', { text: 'Parked records' }), parkedTable(s),
