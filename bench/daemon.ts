@@ -68,9 +68,10 @@ import { VALID_PHONE_COUNT, generatePeople, validPhone } from '../crm-stand-ins/
 import { parseConfig } from '../daemon/config.ts';
 import { spacing } from '../daemon/crm/http.ts';
 import { toUtc } from '../daemon/mirror/local-time.ts';
-import { attemptKey, mirrorKeys } from '../daemon/mirror/mirror.ts';
+import { attemptKey } from '../daemon/mirror/mirror.ts';
 import { readRun } from '../daemon/sync/run.ts';
-import { SyncKeys, campaignKey, type RunRecord } from '../daemon/sync/state.ts';
+import { SyncKeys, campaignKey } from '../daemon/state/keys.ts';
+import type { RunRecord } from '../daemon/state/sync-state.ts';
 import { RealTimeDriver, SimulationClock } from '../server/clock.ts';
 import { DEFAULT_OUTCOMES, type OutcomeModel } from '../server/dialer/model.ts';
 import { DEFAULT_RATE_LIMIT } from '../server/rate-limit.ts';
@@ -1107,7 +1108,7 @@ async function mirrorThroughput(): Promise<MirrorThroughput> {
     }
     if (calls >= made) break;
     if (t > opts['import-seconds']) {
-      const meta = await r.hgetall(mirrorKeys(keys).meta);
+      const meta = await r.hgetall(keys.mirror.meta);
       throw new Error(`mirror not done after ${opts['import-seconds']} s: ${calls} of ${made} calls; mirror ${JSON.stringify(meta)}; log:\n${logTail(files.log)}`);
     }
     await sleep(200);
@@ -1116,7 +1117,7 @@ async function mirrorThroughput(): Promise<MirrorThroughput> {
   clearInterval(rssSampler);
   const endMetrics = await (await fetch(`${publicUrl}/metrics`)).text();
   const mem = procMemory(pid);
-  const mk = mirrorKeys(keys);
+  const mk = keys.mirror;
   const meta = await r.hgetall(mk.meta);
   const parked = await r.hlen(mk.parked);
   const pending = await r.hlen(mk.pending);

@@ -1,15 +1,22 @@
-// `./dev bench n8n`: the n8n nodes inside n8n's engine against the reference server: how fast Return All reads
-// a large campaign page by page, how fast Add sends many input items in batches, and how fast the trigger drains
-// a backlog of call-detail records; with the requests each took and the process's peak RSS.
+// `./dev bench n8n`: the n8n nodes inside n8n's engine against the reference server under its default rate limit
+// (10 requests/s per key, bursts of 50): Return All over a large campaign through the node, side by side with a plain
+// client paging the same list, at several page sizes; Add of many input items in batches; and the trigger's polls over
+// a large call-details report (the activation poll and one draining the whole backlog); with the requests each took,
+// the 429s it was answered, and the heap each item of the output holds.
 //
 // Runs the built package (./dev build first; this command builds it when dist/ is missing) through
 // test/support/n8n.ts (n8n-core's WorkflowExecute and PollTriggerExecutor), with the server in this process on a
-// manual clock, rate limit off and SQLite in memory. Results go to bench/results/n8n.json.
+// manual clock and SQLite in memory. Each measurement gets an API key of its own, so each starts with a full bucket,
+// as a workflow run with a key nobody else uses. Results go to bench/results/n8n.json.
 import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { encodeListQuery, MAX_PAGE_SIZE } from '../api/list-query.ts';
 import type { Campaign } from '../api/records.ts';
 import { SimulationClock } from '../server/clock.ts';
+import { DEFAULT_RATE_LIMIT } from '../server/rate-limit.ts';
 import { Store } from '../server/store/store.ts';
 import { loadPackage, pollTrigger, runNode } from '../test/support/n8n.ts';
 import {
@@ -18,15 +25,23 @@ import {
 
 const FLAGS = {
   numbers: { def: 100_000, help: 'numbers of the campaign that Get Many (Return All) reads' },
+  sizes: { def: '1000,2000,5000,10000', help: 'page sizes at which the node and the plain client read it (comma list)' },
   items: { def: 20_000, help: 'input items of the Add operation' },
   batch: { def: 1_000, help: 'Batch Size of the Add operation' },
-  calls: { def: 20_000, help: 'about how many call-detail records the trigger drains in one poll' },
+  calls: { def: 100_000, help: 'about how many call-detail records the trigger\'s polls read' },
   seed: { def: 7, help: 'seed of the dialer' },
 };
 const opts = readFlags(FLAGS, { command: 'n8n', example: 'BENCH_NUMBERS=20000', width: 10 });
+const sizes = opts.sizes.split(',').map((v) => Number(v.trim()));
+if (!sizes.every((n) => Number.isInteger(n) && n >= 1 && n <= MAX_PAGE_SIZE)) throw new Error(`--sizes must be page sizes from 1 to ${MAX_PAGE_SIZE}; got ${opts.sizes}`);
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 if (!existsSync(`${ROOT}dist/nodes/CampaignDialing/CampaignDialing.node.js`)) execFileSync('./dev', ['build'], { cwd: ROOT, stdio: 'inherit' });
+
+// A full collection before and after a run tells the heap its output holds.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+const heapUsed = () => { gc(); return process.memoryUsage().heapUsed; };
 
 let peakRss = process.memoryUsage.rss();
 const sampler = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage.rss()); }, 50);
@@ -34,12 +49,20 @@ const started = loadAverage();
 const store = new Store(':memory:');
 const clock = new SimulationClock(Date.parse('2026-01-05T09:00:00Z'));
 let apiRequests = 0;
-const server = await startServer(store, { clock, clockMode: 'manual', seed: opts.seed }, (app) => {
+let tooMany = 0;
+const server = await startServer(store, { clock, clockMode: 'manual', seed: opts.seed, rateLimit: DEFAULT_RATE_LIMIT }, (app) => {
   app.addHook('onRequest', async (request) => { if (request.url.startsWith('/v1/')) apiRequests++; });
+  app.addHook('onResponse', async (request, reply) => { if (request.url.startsWith('/v1/') && reply.statusCode === 429) tooMany++; });
 });
 const account = await openAccount(server, 'Bench n8n', 'UTC');
 const pkg = await loadPackage(ROOT);
-const credentials = { campaignDialingApi: { baseUrl: server.base, accountId: account.id, apiToken: account.token } };
+let keys = 0;
+/** A fresh API key of the account: a full bucket of the rate limit. */
+async function freshToken(): Promise<string> {
+  const { token } = await server.consolePost<{ token: string }>(`/accounts/${account.id}/apiKeys`, { name: `bench ${++keys}`, roles: ['CampaignAdmin'] });
+  return token;
+}
+const credentialsOf = (apiToken: string) => ({ campaignDialingApi: { baseUrl: server.base, accountId: account.id, apiToken } });
 const byId = (id: string) => ({ __rl: true, mode: 'id', value: id });
 const ALL_DAY = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] };
 
@@ -53,67 +76,133 @@ async function load(c: Campaign, count: number, offset: number): Promise<void> {
   }
 }
 
-interface Figure { name: string; records: number; seconds: number; requests: number; perSecond: number }
-const figures: Figure[] = [];
-async function measure(name: string, run: () => Promise<number>): Promise<void> {
-  const before = apiRequests;
-  const t0 = performance.now();
-  const records = await run();
-  const seconds = (performance.now() - t0) / 1000;
-  const figure = { name, records, seconds: round(seconds, 2), requests: apiRequests - before, perSecond: Math.round(records / seconds) };
-  figures.push(figure);
-  console.log(`${name}: ${records.toLocaleString('en-US')} in ${figure.seconds} s (${figure.perSecond.toLocaleString('en-US')}/s), ${figure.requests} requests`);
+/** GET of a list page as a plain script makes it, waiting out a 429's Retry-After. */
+async function getPage(path: string, token: string): Promise<{ records: unknown[]; total: number | undefined }> {
+  for (;;) {
+    const res = await fetch(`${server.base}/v1/accounts/${account.id}${path}`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+    if (res.status === 429) {
+      await res.arrayBuffer();
+      await new Promise((resolve) => setTimeout(resolve, Number(res.headers.get('retry-after') ?? 1) * 1000));
+      continue;
+    }
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+    const count = res.headers.get('x-total-count');
+    return { records: (await res.json()) as unknown[], total: count === null ? undefined : Number(count) };
+  }
 }
 
-// Get Many, Return All: pages of 200, filter and sort on every page.
+interface Figure {
+  name: string; records: number; seconds: number; requests: number; tooMany: number; perSecond: number;
+  firstMs?: number; bytesPerItem?: number;
+}
+const figures: Figure[] = [];
+/** Runs `run` once; it answers how many records it got and, when it knows, the ms to its first record and the output it holds. */
+async function measure(name: string, run: () => Promise<{ records: number; firstMs?: number; output?: unknown }>): Promise<Figure> {
+  const [requestsBefore, tooManyBefore, heapBefore] = [apiRequests, tooMany, heapUsed()];
+  const t0 = performance.now();
+  const result = await run();
+  const seconds = (performance.now() - t0) / 1000;
+  const held = result.output === undefined ? undefined : heapUsed() - heapBefore;
+  const figure: Figure = {
+    name, records: result.records, seconds: round(seconds, 2), requests: apiRequests - requestsBefore, tooMany: tooMany - tooManyBefore,
+    perSecond: Math.round(result.records / seconds),
+    ...(result.firstMs === undefined ? {} : { firstMs: Math.round(result.firstMs) }),
+    ...(held === undefined || !result.records ? {} : { bytesPerItem: Math.round(held / result.records) }),
+  };
+  figures.push(figure);
+  console.log(`${name}: ${figure.records.toLocaleString('en-US')} in ${figure.seconds} s (${figure.perSecond.toLocaleString('en-US')}/s), `
+    + `${figure.requests} requests, ${figure.tooMany} answered 429${figure.firstMs === undefined ? '' : `, first record after ${figure.firstMs} ms`}`
+    + `${figure.bytesPerItem === undefined ? '' : `, ${figure.bytesPerItem} B of heap per item`}`);
+  return figure;
+}
+
+// Get Many, Return All, filter and sort on every page: the node at each page size (and at its default) beside a
+// plain client paging the same list.
 const big = await campaign('Read all', { startDate: '2027-01-01T00:00:00Z' });
 await load(big, opts.numbers, 0);
-await measure('Campaign Number > Get Many (Return All, filter + sort)', async () => {
-  const res = await runNode({ pkg, type: 'campaignDialing', credentials, parameters: {
+const filter = { status: ['NotContacted'] };
+const sort: [string, 'ASC' | 'DESC'] = ['number', 'DESC'];
+async function plainClient(size: number) {
+  const token = await freshToken();
+  const t0 = performance.now();
+  const out: unknown[] = [];
+  let firstMs: number | undefined;
+  for (let first = 0; ;) {
+    const { records, total } = await getPage(`/campaigns/${big.id}/numbers?${encodeListQuery({ filter, sort, range: [first, first + size - 1] })}`, token);
+    firstMs ??= performance.now() - t0;
+    for (const r of records) out.push(r);
+    first += records.length;
+    if (records.length < size || (total !== undefined && first >= total)) break;
+  }
+  return { records: out.length, firstMs, output: out };
+}
+async function throughNode(pageSize: number | undefined) {
+  const res = await runNode({ pkg, type: 'campaignDialing', credentials: credentialsOf(await freshToken()), parameters: {
     resource: 'campaignNumber', operation: 'getAll', campaignId: byId(big.id), returnAll: true,
-    filters: { status: ['NotContacted'] }, options: { sortBy: 'number', sortDirection: 'DESC' } } });
+    filters: { status: ['NotContacted'] }, options: { sortBy: 'number', sortDirection: 'DESC', ...(pageSize ? { pageSize } : {}) } } });
   if (res.error) throw new Error(res.error.message);
-  return res.items.length;
-});
+  return { records: res.items.length, output: res };
+}
+const plainAt = new Map<number, Figure>();
+for (const size of sizes) {
+  plainAt.set(size, await measure(`Plain client, pages of ${size.toLocaleString('en-US')}`, () => plainClient(size)));
+  await measure(`Get Many (Return All), Page Size ${size.toLocaleString('en-US')}`, () => throughNode(size));
+}
+const plainLargest = plainAt.get(MAX_PAGE_SIZE) ?? await measure(`Plain client, pages of ${MAX_PAGE_SIZE.toLocaleString('en-US')}`, () => plainClient(MAX_PAGE_SIZE));
+const nodeDefault = await measure('Get Many (Return All), default Page Size', () => throughNode(undefined));
 
 // Add: the items of one campaign in batches, phone number and two variables mapped from each item.
 const target = await campaign('Add', { startDate: '2027-01-01T00:00:00Z' });
 const items = Array.from({ length: opts.items }, (_, i) => ({ json: { phone: phone(5_000_000 + i), first: `F${i}`, company: `C${i % 97}` } }));
 await measure(`Campaign Number > Add (${opts.batch} per request)`, async () => {
-  const res = await runNode({ pkg, type: 'campaignDialing', credentials, items, parameters: {
+  const res = await runNode({ pkg, type: 'campaignDialing', credentials: credentialsOf(await freshToken()), items, parameters: {
     resource: 'campaignNumber', operation: 'add', campaignId: byId(target.id), phoneNumber: '={{ $json.phone }}',
     variables: { variable: [{ name: 'firstName', value: '={{ $json.first }}' }, { name: 'company', value: '={{ $json.company }}' }] },
     addOptions: { batchSize: opts.batch } } });
   if (res.error) throw new Error(res.error.message);
-  return res.items.filter((i) => i.json.error === undefined).length;
+  return { records: res.items.filter((i) => i.json.error === undefined).length };
 });
 
-// Trigger: one poll after a backlog of calls built up since the last one.
-const dialing = await campaign('Dialing', { dialer: { mode: 'Power', agents: 200, callingHours: ALL_DAY } });
+// Trigger: activated on an empty report, then one poll after a backlog of calls built up since; and the first poll
+// of a trigger activated on that whole report.
+const dialing = await campaign('Dialing', { dialer: { mode: 'Power', agents: 500, callingHours: ALL_DAY } });
 await load(dialing, Math.ceil(opts.calls / 1.7), 8_000_000);
 const parameters = { event: 'callFinished', campaignId: byId(dialing.id) };
-const first = await pollTrigger({ pkg, type: 'campaignDialingTrigger', mode: 'trigger', credentials, parameters });
+const activated = await pollTrigger({ pkg, type: 'campaignDialingTrigger', mode: 'trigger', credentials: credentialsOf(await freshToken()), parameters });
+const counter = await freshToken();
 let pending = 0;
-for (let hours = 0; hours < 240 && pending < opts.calls; hours++) {
+for (let hours = 0; hours < 480 && pending < opts.calls; hours++) {
   await server.consolePost('/clock/advance', { seconds: 3600 });
-  pending = Number((await fetch(`${server.base}/v1/accounts/${account.id}/campaigns/${dialing.id}/reports/callDetails?range=[0,0]`,
-    { headers: { authorization: `Bearer ${account.token}` } })).headers.get('x-total-count'));
+  pending = (await getPage(`/campaigns/${dialing.id}/reports/callDetails?range=[0,0]`, counter)).total ?? 0;
 }
-await measure('Trigger poll (New Call Detail Record backlog)', async () => {
-  const res = await pollTrigger({ pkg, type: 'campaignDialingTrigger', mode: 'trigger', credentials, parameters, staticData: first.staticData });
+await measure(`Trigger poll draining a backlog of ${pending.toLocaleString('en-US')} records`, async () => {
+  const res = await pollTrigger({ pkg, type: 'campaignDialingTrigger', mode: 'trigger', credentials: credentialsOf(await freshToken()), parameters,
+    staticData: activated.staticData });
   if (res.error) throw new Error(res.error.message);
-  return res.items?.length ?? 0;
+  return { records: res.items?.length ?? 0, output: res };
+});
+await measure(`Trigger activation poll over ${pending.toLocaleString('en-US')} records`, async () => {
+  const res = await pollTrigger({ pkg, type: 'campaignDialingTrigger', mode: 'trigger', credentials: credentialsOf(await freshToken()), parameters });
+  if (res.error) throw new Error(res.error.message);
+  const cursor = (res.staticData['node:Campaign Dialing Trigger'] as { cursor?: { seen?: Record<string, string[]> } } | undefined)?.cursor;
+  return { records: Object.values(cursor?.seen ?? {}).flat().length };
 });
 
 clearInterval(sampler);
 const m = machine(started);
-const line = printFiguresHeading(100, [`Node ${process.version}`, `${m.cpus} CPUs`, `load average ${m.loadAverageAtStart.join('/')}`]);
-console.log(tableRow('operation', ['records', 'seconds', 'records/s', 'requests'], 58, 10));
+const line = printFiguresHeading(128, [`Node ${process.version}`, `${m.cpus} CPUs`, `load average ${m.loadAverageAtStart.join('/')}`,
+  `rate limit ${DEFAULT_RATE_LIMIT.rate}/s, bursts of ${DEFAULT_RATE_LIMIT.burst}`]);
+console.log(tableRow('measurement', ['records', 'seconds', 'records/s', 'requests', '429s', 'first ms', 'B/item'], 58, 10));
 for (const f of figures) {
-  console.log(tableRow(f.name, [f.records.toLocaleString('en-US'), String(f.seconds), f.perSecond.toLocaleString('en-US'), String(f.requests)], 58, 10));
+  console.log(tableRow(f.name, [f.records.toLocaleString('en-US'), String(f.seconds), f.perSecond.toLocaleString('en-US'), String(f.requests),
+    String(f.tooMany), f.firstMs === undefined ? '' : String(f.firstMs), f.bytesPerItem === undefined ? '' : String(f.bytesPerItem)], 58, 10));
 }
-console.log(`peak RSS (server, n8n engine and client in one process): ${Math.round(peakRss / MB)} MB`);
+const ratio = round(plainLargest.seconds / nodeDefault.seconds, 2);
+console.log(`Return All through the node at its default page size vs the plain client at ${MAX_PAGE_SIZE.toLocaleString('en-US')}: `
+  + `${ratio} of its speed (target >= 0.9)`);
+console.log(`peak RSS (server, n8n engine and clients in one process): ${Math.round(peakRss / MB)} MB`);
 console.log(line);
-writeResults('n8n', { date: new Date().toISOString(), node: process.version, options: opts, machine: m, figures, peakRssMb: Math.round(peakRss / MB) });
+writeResults('n8n', { date: new Date().toISOString(), node: process.version, options: opts, machine: m, rateLimit: DEFAULT_RATE_LIMIT,
+  figures, nodeVsPlainClient: ratio, peakRssMb: Math.round(peakRss / MB) });
 await server.app.close();
 await store.close();

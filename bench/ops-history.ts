@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { History, type Budget, type Counter } from '../daemon/history/history.ts';
+import { DaemonKeys } from '../daemon/state/keys.ts';
 import { REDIS_URL, testPrefix } from '../test/support/daemon.ts';
 
 const { values } = parseArgs({ options: { syncs: { type: 'string', default: '10' }, 'batches-per-minute': { type: 'string', default: '60' } } });
@@ -19,7 +20,7 @@ if (!(syncs >= 1 && syncs <= 1000) || !(perMinute >= 1 && perMinute <= 10_000)) 
 
 const redis = new Redis(REDIS_URL);
 const { prefix, cleanup } = testPrefix();
-const history = new History(redis, prefix, pino({ level: 'silent' }));
+const history = new History(redis, new DaemonKeys(prefix), pino({ level: 'silent' }));
 const budgets: Budget[] = ['dialer', 'hubspot', 'hubspot-search'];
 
 try {

@@ -10,35 +10,31 @@ import { createLogger } from './log.ts';
 import { Metrics } from './metrics.ts';
 import { History, inSync } from './history/history.ts';
 import { PushQueue, pushQueueName, type PushTarget } from './push/push-queue.ts';
-import { SourceError } from './crm/http.ts';
+import type { CrmContext } from './crm/crm.ts';
+import { crmOf } from './crm/registry.ts';
+import { SourceError } from './errors.ts';
 import { CsvSource } from './sources/csv.ts';
-import { HubSpotSource } from './sources/hubspot.ts';
-import { PipedriveSource } from './sources/pipedrive.ts';
 import type { Source } from './sources/source.ts';
 import { WebhookSource } from './sources/webhook.ts';
 import { Interrupted, planDirty, resumeBatches, runSync, type SyncRuntime } from './sync/run.ts';
-import { HubSpotApi } from './crm/hubspot.ts';
-import { PipedriveApi } from './crm/pipedrive.ts';
-import { DialerClient } from './push/dialer.ts';
-import { mirrorKeys, mirrorRun, type MirrorRuntime } from './mirror/mirror.ts';
+import { DialerClient } from './dialer.ts';
+import { mirrorRun, type MirrorRuntime } from './mirror/mirror.ts';
 import { FileSink } from './sinks/file.ts';
-import { HubSpotSink } from './sinks/hubspot.ts';
-import { PipedriveSink } from './sinks/pipedrive.ts';
 import type { Sink } from './sinks/sink.ts';
 import { WebhookSink } from './sinks/webhook.ts';
-import { SyncKeys, SyncState, campaignKey } from './sync/state.ts';
+import { DaemonKeys, campaignKey } from './state/keys.ts';
+import { SyncState } from './state/sync-state.ts';
 
 export interface SyncJobData { syncId: string; trigger?: string; kind?: 'pull' | 'mirror' }
 
 /** Where a sync's call activities go. */
-function createSink(sync: SyncConfig, redis: Redis, prefix: string, log: Logger, metrics: Metrics): Sink {
+function createSink(sync: SyncConfig, ctx: CrmContext): Sink {
   const mirror = sync.mirror!;
-  const statusProperty = mirror.statusProperty ?? null;
   if (mirror.sink.type === 'webhook') return new WebhookSink(mirror.sink.url, mirror.sink.secret);
   if (mirror.sink.type === 'file') return new FileSink(mirror.sink.path);
-  if (sync.source.type === 'hubspot') return new HubSpotSink(new HubSpotApi(sync.source, redis, prefix, log, metrics), mirror.dispositions ?? {}, statusProperty);
-  if (sync.source.type === 'pipedrive') return new PipedriveSink(new PipedriveApi(sync.source, redis, prefix, log, metrics), statusProperty);
-  throw new Error(`sync ${sync.id}: no sink for a ${sync.source.type} source`); // configuration refuses this
+  const crm = crmOf(sync.source.type);
+  if (!crm) throw new Error(`sync ${sync.id}: no sink for a ${sync.source.type} source`); // configuration refuses this
+  return crm.sink(sync, ctx);
 }
 
 export interface DaemonOptions {
@@ -51,13 +47,10 @@ export interface DaemonOptions {
   schedules?: boolean;
 }
 
-function createSource(sync: SyncConfig, redis: Redis, prefix: string, log: Logger, metrics: Metrics): Source {
-  switch (sync.source.type) {
-    case 'hubspot': return new HubSpotSource(sync, redis, prefix, log, metrics);
-    case 'pipedrive': return new PipedriveSource(sync, redis, prefix, log, metrics);
-    case 'webhook': return new WebhookSource(sync);
-    case 'csv': return new CsvSource(sync);
-  }
+function createSource(sync: SyncConfig, ctx: CrmContext): Source {
+  if (sync.source.type === 'webhook') return new WebhookSource(sync);
+  if (sync.source.type === 'csv') return new CsvSource(sync);
+  return crmOf(sync.source.type)!.source(sync, ctx);
 }
 
 export class Daemon {
@@ -74,6 +67,7 @@ export class Daemon {
   private syncWorker: Worker<SyncJobData> | null = null;
   private http: HttpServer | null = null;
   private readonly prefix: string;
+  readonly keys: DaemonKeys;
   private closing = false;
   /** Aborted by close(): running pulls stop at the next page and their jobs go back to the queue. */
   private readonly stopping = new AbortController();
@@ -82,13 +76,14 @@ export class Daemon {
     this.config = config;
     this.log = log;
     this.prefix = config.redis.prefix;
+    this.keys = new DaemonKeys(this.prefix);
     // BullMQ's workers wait for Redis forever (maxRetriesPerRequest null), so a Redis restart pauses them.
     this.redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
     this.redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
-    this.history = new History(this.redis, this.prefix, log);
+    this.history = new History(this.redis, this.keys, log);
     // Every emitter that can see Redis go away has a listener: the error goes to the log, not to the console.
     this.syncQueue = new Queue<SyncJobData>('syncs', {
-      connection: this.redis, prefix: this.prefix,
+      connection: this.redis, prefix: this.keys.queuePrefix,
       defaultJobOptions: { attempts: 5, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: { age: 86_400, count: 1000 }, removeOnFail: { age: 7 * 86_400 } },
     });
     this.syncQueue.on('error', (err) => log.warn({ err: err.message }, 'sync queue error'));
@@ -97,6 +92,7 @@ export class Daemon {
   static async start(config: Config, options: DaemonOptions = {}): Promise<Daemon> {
     const log = options.log ?? createLogger(config.log.level);
     const d = new Daemon(config, log);
+    const ctx: CrmContext = { redis: d.redis, keys: d.keys, log, metrics: d.metrics };
     await d.redis.ping();
     await d.checkRedis();
     for (const sync of config.syncs) {
@@ -105,19 +101,19 @@ export class Daemon {
       const pushName = pushQueueName(dialer);
       let push = d.pushQueues.get(pushName);
       if (!push) {
-        push = new PushQueue(dialer, d.redis, d.prefix, d.targets, log, d.metrics);
+        push = new PushQueue(dialer, d.redis, d.keys.queuePrefix, d.targets, log, d.metrics);
         d.pushQueues.set(pushName, push);
       }
-      const keys = new SyncKeys(d.prefix, sync.id, campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId));
+      const keys = d.keys.sync(sync.id, campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId));
       const state = new SyncState(d.redis, keys, sync.id);
-      const rt: SyncRuntime = { config: sync, state, source: createSource(sync, d.redis, d.prefix, log, d.metrics), push, log, metrics: d.metrics };
+      const rt: SyncRuntime = { config: sync, state, source: createSource(sync, ctx), push, log, metrics: d.metrics };
       d.runtimes.set(sync.id, rt);
       if (sync.mirror) {
         d.mirrors.set(sync.id, {
           syncId: sync.id, campaignId: sync.campaignId, config: sync.mirror, timeZone: dialer.timeZone,
-          sink: createSink(sync, d.redis, d.prefix, log, d.metrics),
+          sink: createSink(sync, ctx),
           // Its own client: the report read needs a key that may read reports, and spends the key's budget like any call.
-          dialer: new DialerClient(dialer), redis: d.redis, keys, log, metrics: d.metrics, history: d.history.of(sync.id),
+          dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id),
         });
       }
       d.targets.set(sync.id, {
@@ -132,7 +128,7 @@ export class Daemon {
     if (options.workers !== false) {
       const lockDuration = config.takeoverAfter;
       d.syncWorker = new Worker<SyncJobData>('syncs', (job, token) => inSync(d.history.of(job.data.syncId), () => d.process(job, token)), {
-        connection: d.redis, prefix: d.prefix, concurrency: 4, lockDuration,
+        connection: d.redis, prefix: d.keys.queuePrefix, concurrency: 4, lockDuration,
         stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 100,
       });
       d.syncWorker.on('error', (err) => log.error({ err: err.message }, 'sync worker error'));
@@ -184,14 +180,14 @@ export class Daemon {
   private async noticeRedisRestart(): Promise<void> {
     const info = await this.redis.info('server');
     const runId = /run_id:(\w+)/.exec(info)?.[1] ?? '';
-    const key = `${this.prefix}:redis-run-id`;
+    const key = this.keys.redisRunId;
     const previous = await this.redis.getset(key, runId);
     if (previous === runId) return;
     if (previous) this.log.warn('Redis restarted since it was last seen: each sync reconciles with its campaign on its next run');
     for (const rt of this.runtimes.values()) await this.redis.hset(rt.state.keys.meta, 'reconcile', 'Redis restarted');
     // The mirror's last marks may be lost too: its next run asks the CRM before writing what it finds unmarked.
     // (Not on a first start: there is nothing to lose, and asking costs a search per record.)
-    if (previous) for (const m of this.mirrors.values()) await this.redis.hset(mirrorKeys(m.keys).meta, 'verify', '1');
+    if (previous) for (const m of this.mirrors.values()) await this.redis.hset(m.state.keys.mirror.meta, 'verify', '1');
     if (previous && this.syncWorker) for (const id of this.runtimes.keys()) await this.triggerPull(id, 'redis restart');
   }
 
@@ -200,12 +196,12 @@ export class Daemon {
    * schedulers misbehave when many processes upsert at once (duplicate or missing next jobs).
    */
   private async reconcileSchedulers(): Promise<Set<string>> {
-    const lock = `${this.prefix}:lock:schedulers`;
+    const lock = this.keys.schedulersLock;
     const token = createHash('sha256').update(`${process.pid}-${Math.random()}`).digest('hex');
     const upserted = new Set<string>();
     if ((await this.redis.set(lock, token, 'PX', 30_000, 'NX')) !== 'OK') return upserted;
     try {
-      const storedKey = `${this.prefix}:schedulers`;
+      const storedKey = this.keys.schedulers;
       const stored = await this.redis.hgetall(storedKey);
       for (const sync of this.config.syncs) {
         const spec = JSON.stringify(sync.schedule);
@@ -245,7 +241,7 @@ export class Daemon {
 
   /** Queues a mirror run; call.finished events and the schedule coalesce like pulls. */
   async triggerMirror(syncId: string, trigger: string, since?: string): Promise<void> {
-    if (since) await this.redis.hset(mirrorKeys(this.runtimes.get(syncId)!.state.keys).meta, 'backfillSince', since);
+    if (since) await this.redis.hset(this.runtimes.get(syncId)!.state.keys.mirror.meta, 'backfillSince', since);
     await this.syncQueue.add('mirror', { syncId, trigger }, { deduplication: { id: `mirror-${syncId}`, keepLastIfActive: true } });
   }
 
@@ -265,7 +261,7 @@ export class Daemon {
     if (job.name === 'mirror') {
       const mirror = this.mirrors.get(rt.config.id);
       if (!mirror) return 'no mirror configured';
-      const mk = mirrorKeys(rt.state.keys);
+      const mk = rt.state.keys.mirror;
       const since = (await this.redis.hget(mk.meta, 'backfillSince')) ?? undefined;
       const result = await mirrorRun(mirror, { since, signal: this.stopping.signal });
       if (since && !this.stopping.signal.aborted) {

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { Daemon } from './app.ts';
 import { ConfigError, dialerOf, loadConfig, type Config } from './config.ts';
-import { backfillStart, mirrorKeys } from './mirror/mirror.ts';
+import { backfillStart } from './mirror/mirror.ts';
 import { createLogger } from './log.ts';
 import { dryRun } from './sync/dry-run.ts';
 import { readRun } from './sync/run.ts';
@@ -123,7 +123,7 @@ if (command === 'start') {
     fail((err as Error).message);
   }
   const daemon = await Daemon.start(config, { log, http: false, schedules: false });
-  const meta = mirrorKeys(daemon.runtimes.get(id)!.state.keys).meta;
+  const meta = daemon.runtimes.get(id)!.state.keys.mirror.meta;
   const asked = Date.now();
   await daemon.triggerMirror(id, 'backfill', since);
   let done: { at: string } | null = null;

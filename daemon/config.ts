@@ -3,22 +3,12 @@ import { readFileSync } from 'node:fs';
 import { getCountries, type CountryCode } from 'libphonenumber-js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod/v4';
+import { duration, id, secret, url } from './config-fields.ts';
+import { CRMS, crmSchemas } from './crm/registry.ts';
 import { isTimeZone } from './mirror/local-time.ts';
-import { OUTCOMES, ruleSchema } from './mirror/outcomes.ts';
+import { OUTCOMES, ruleSchema } from './outcomes.ts';
 
 const COUNTRIES = new Set<string>(getCountries());
-
-/** A duration such as `90s`, `15m`, `2h`, `1d` (or a number of seconds), in milliseconds. */
-const DURATION = 'a duration such as 30s, 15m, 2h or 1d (or a number of seconds)';
-const duration = z.union([z.number().positive(), z.string().regex(/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/)], { error: DURATION }).transform((v) => {
-  if (typeof v === 'number') return v * 1000;
-  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/.exec(v)!;
-  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'ms'];
-});
-
-const url = z.url({ protocol: /^https?$/, error: 'an http(s) URL' }).transform((u) => u.replace(/\/+$/, ''));
-const secret = z.string().min(1, 'a non-empty secret (use ${ENV_NAME})');
-const id = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, "_", "." or "-" (at most 64)');
 
 const rateLimit = z.strictObject({
   perSecond: z.number().positive().default(10),
@@ -43,53 +33,6 @@ const dialer = z.strictObject({
   timeZone: z.string().refine(isTimeZone, 'an IANA time zone such as America/New_York').default('UTC'),
 });
 
-const hubspotFilter = z.strictObject({
-  propertyName: z.string().min(1),
-  operator: z.enum(['EQ', 'NEQ', 'LT', 'LTE', 'GT', 'GTE', 'BETWEEN', 'IN', 'NOT_IN', 'HAS_PROPERTY', 'NOT_HAS_PROPERTY',
-    'CONTAINS_TOKEN', 'NOT_CONTAINS_TOKEN']),
-  value: z.union([z.string(), z.number(), z.boolean()]).optional(),
-  highValue: z.union([z.string(), z.number()]).optional(),
-  values: z.array(z.union([z.string(), z.number()])).optional(),
-});
-
-const hubspotSource = z.strictObject({
-  type: z.literal('hubspot'),
-  baseUrl: url.default('https://api.hubapi.com'),
-  accessToken: secret,
-  /** The date-versioned path segment of HubSpot's CRM APIs (`/crm/objects/2026-09/...`). */
-  apiVersion: z.string().regex(/^(\d{4}-\d{2}(-beta)?|v3)$/, 'a HubSpot API version such as 2026-09 (or v3)').default('2026-09'),
-  /** Verifies X-HubSpot-Signature-v3 on webhooks (the app's client secret). Without it, webhooks are refused. */
-  clientSecret: secret.optional(),
-  searchPerSecond: z.number().positive().max(50).default(5),
-  requestsPer10Seconds: z.number().int().positive().default(100),
-  pageSize: z.number().int().min(1).max(200).default(200),
-  /** Contacts modified this long before the last run's start are read again (indexing lag, clock skew). */
-  overlap: duration.default(300_000),
-  selection: z.strictObject({
-    /** OR of AND-groups, HubSpot's own filterGroups shape. */
-    filterGroups: z.array(z.strictObject({ filters: z.array(hubspotFilter).min(1).max(6) })).max(4).optional(),
-    listId: z.string().regex(/^\d+$/, 'a HubSpot list id (digits)').optional(),
-  }).refine((s) => !(s.filterGroups && s.listId), 'give filterGroups or listId, not both').default({}),
-  /** Properties to read besides those the mapping names. */
-  properties: z.array(z.string()).default([]),
-});
-
-const pipedriveSource = z.strictObject({
-  type: z.literal('pipedrive'),
-  baseUrl: url.default('https://api.pipedrive.com'),
-  apiToken: secret,
-  /** Requests per rolling 2 s for the API token (Lite 20, Growth 40, Premium 100, Ultimate 120). */
-  burstPer2Seconds: z.number().int().positive().default(20),
-  /** The company's daily token budget (30,000 × plan multiplier × seats); the daemon stops reading at it. */
-  dailyTokens: z.number().int().positive().default(30_000),
-  pageSize: z.number().int().min(1).max(500).default(500),
-  overlap: duration.default(300_000),
-  selection: z.strictObject({ filterId: z.number().int().positive().optional() }).default({}),
-  /** HTTP Basic credentials Pipedrive sends with webhooks (http_auth_user / http_auth_password). */
-  webhookUser: z.string().min(1).optional(),
-  webhookPassword: secret.optional(),
-});
-
 const webhookSource = z.strictObject({
   type: z.literal('webhook'),
   /** Standard Webhooks secret (`whsec_` + base64), as the reference server's endpoints have. */
@@ -102,8 +45,9 @@ const csvSource = z.strictObject({
   delimiter: z.string().length(1).default(','),
 });
 
-const source = z.discriminatedUnion('type', [hubspotSource, pipedriveSource, webhookSource, csvSource], {
-  error: (issue) => issue.code === 'invalid_union' ? 'type must be one of hubspot, pipedrive, webhook, csv' : undefined,
+const SOURCE_TYPES = [...CRMS.map((c) => c.type), 'webhook', 'csv'].join(', ');
+const source = z.discriminatedUnion('type', [...crmSchemas, webhookSource, csvSource], {
+  error: (issue) => issue.code === 'invalid_union' ? `type must be one of ${SOURCE_TYPES}` : undefined,
 });
 
 const mapping = z.strictObject({

@@ -1,12 +1,14 @@
 // Builds the reference server: fastify with the /v1 API, the /console API, auth, rate limits and problem+json errors.
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Operation } from '../api/enums.ts';
 import { AllowedMethods } from './allowed-methods.ts';
 import { docsRoutes } from './api-docs.ts';
 import { authenticate, authorize } from './auth.ts';
-import { ApiError } from './errors.ts';
+import { ConsoleAccess, type SessionOptions } from './console-access.ts';
+import { ApiError, notFound } from './errors.ts';
+import { redactUrl } from './log-redaction.ts';
 import { bodyParams, sendProblem } from './http.ts';
 import { SimulationClock } from './clock.ts';
 import { Dialer } from './dialer/dialer.ts';
@@ -20,6 +22,7 @@ import type { Account, KeyRecord } from './store/accounts.ts';
 import type { Store } from './store/store.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { consoleRoutes } from './routes/console.ts';
+import { consolePageRoutes } from './routes/console-page.ts';
 import { numberRoutes } from './routes/numbers.ts';
 import { reportRoutes } from './routes/reports.ts';
 
@@ -58,6 +61,8 @@ export interface ServerOptions {
   outcomes?: OutcomeModel;
   /** Overrides the clock for request-time stamps (tests of expiry). */
   now?: () => Date;
+  /** The web console's sessions: their lifetime, and the real-time clock they expire by (tests move it). */
+  consoleSessions?: Partial<SessionOptions>;
   logger?: boolean;
 }
 
@@ -89,7 +94,15 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const authResults = new WeakMap<FastifyRequest, KeyRecord | ApiError>();
 
   const app = Fastify({
-    logger: options.logger ? { level: 'info' } : false,
+    // A token pasted into a URL (`?token=cdk_…`) must not reach the log: every logged URL is redacted.
+    logger: options.logger ? {
+      level: 'info',
+      serializers: {
+        req: (req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+          method: req.method, url: redactUrl(req.url, options.consoleToken), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort,
+        }),
+      },
+    } : false,
     bodyLimit: limits.jsonBodyBytes,
     // The problem+json error handler answers every error; fastify's own 4xx become problems there.
     return503OnClosing: true,
@@ -163,14 +176,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     sendProblem(reply, allowedMethods.problem(request.method, request.url));
   });
 
-  const consoleHash = createHash('sha256').update(options.consoleToken).digest();
-  const guardConsole = (request: FastifyRequest): void => {
-    const m = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-    const given = createHash('sha256').update(m?.[1] ?? '').digest();
-    if (!m || !timingSafeEqual(given, consoleHash)) {
-      throw new ApiError('unauthorized', 'The console needs "Authorization: Bearer <console token>" (CONSOLE_TOKEN)');
-    }
-  };
+  const access = new ConsoleAccess(options.consoleToken, options.consoleSessions);
 
   const validator = new PhoneValidator();
   clock.runChunksWith((run) => store.db.transaction(run), (err) => app.log.error({ err }, 'a simulation event failed; skipped'));
@@ -204,11 +210,36 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     reportRoutes(v1, deps);
   }, { prefix: '/v1/accounts/:accountId' });
   await app.register(async (d) => docsRoutes(d, { limits: { ...limits, getBodyBytes: GET_BODY_BYTES }, rateLimit: limiter.policy }));
+  // The console acts as a Campaign Admin of every account: the v1 operations under /console/v1, with their own rules and messages.
+  const consoleDeps: Deps = {
+    ...deps,
+    guard(request) {
+      const id = (request.params as { accountId: string }).accountId;
+      const account = store.accounts.byId(id);
+      if (!account) throw notFound('Account', id, 'on this server');
+      return { account, key: consoleKey(account) };
+    },
+  };
   await app.register(async (c) => {
-    c.addHook('onRequest', async (request) => guardConsole(request));
+    // Before anything is read: a refused request's body is never parsed.
+    c.addHook('onRequest', async (request) => access.guard(request));
     consoleRoutes(c, deps);
+    await c.register(async (v1) => {
+      campaignRoutes(v1, consoleDeps);
+      numberRoutes(v1, consoleDeps);
+      reportRoutes(v1, consoleDeps);
+    }, { prefix: '/v1/accounts/:accountId' });
   }, { prefix: '/console' });
+  await app.register(async (p) => consolePageRoutes(p, access));
   return app;
+}
+
+/** The key the console acts with: a Campaign Admin of the account, restricted to nothing. */
+function consoleKey(account: Account): KeyRecord {
+  return {
+    pk: 0, accountPk: account.pk, id: 'console', name: 'console', roles: ['CampaignAdmin'], campaignIds: null, tokenPrefix: '',
+    createdAt: account.createdAt, expiresAt: null, deletedAt: null,
+  };
 }
 
 function hasBody(request: FastifyRequest): boolean {

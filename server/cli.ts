@@ -78,7 +78,8 @@ driver?.start();
 const address = await app.listen({ port, host: args.host });
 const base = address.replace('[::1]', 'localhost');
 
-console.log(`Reference server listening on ${base}  (API: ${base}/v1, console: ${base}/console, db: ${args.db})`);
+console.log(`Reference server listening on ${base}  (API: ${base}/v1, console API: ${base}/console/…, db: ${args.db})`);
+console.log(`Web console: ${base}/console  (sign in with the console token)`);
 console.log(`API reference: ${base}/docs  (OpenAPI 3.1 document: ${base}/v1/openapi.json)`);
 console.log(`Rate limit per key: ${rateLimit.rate}/s, bursts of ${rateLimit.burst}`);
 console.log(`Clock: ${args.clock}${driver ? ` at ${speed}x` : ' (POST /console/clock/advance {"seconds": N})'}, now ${new Date(clock.now()).toISOString()}; random seed ${randomSeed}`);

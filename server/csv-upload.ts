@@ -15,7 +15,8 @@ export const UPLOAD_REJECTIONS_SHOWN = 1_000;
 
 const PARAMS = ['firstRowIsHeader', 'varCount'] as const;
 
-export async function uploadCsv(deps: Deps, request: FastifyRequest, row: CampaignRow): Promise<UploadResult> {
+/** `anyState`: the console's upload, which fills a campaign of any type and state (as its JSON add does). */
+export async function uploadCsv(deps: Deps, request: FastifyRequest, row: CampaignRow, anyState = false): Promise<UploadResult> {
   if (!request.isMultipart()) {
     throw new ApiError('unsupported-media-type', 'Upload the CSV file as multipart/form-data with one file part named "file"');
   }
@@ -26,7 +27,7 @@ export async function uploadCsv(deps: Deps, request: FastifyRequest, row: Campai
   const p = params(request);
   onlyParams(p, PARAMS);
   const settings: Record<string, string | undefined> = { ...p };
-  assertAcceptsNumbers(row);
+  if (!anyState) assertAcceptsNumbers(row);
 
   for await (const part of request.parts()) {
     if (part.type === 'field') {
@@ -45,13 +46,13 @@ export async function uploadCsv(deps: Deps, request: FastifyRequest, row: Campai
     }
     const header = booleanParam('firstRowIsHeader', settings.firstRowIsHeader);
     const varCount = integerParam('varCount', settings.varCount, 0, MAX_VARIABLES);
-    return await ingest(deps, row, part.file, header, varCount);
+    return await ingest(deps, row, part.file, header, varCount, anyState);
   }
   throw invalid([{ in: 'body', name: 'file', detail: 'The multipart body has no file part named "file"' }]);
 }
 
 async function ingest(deps: Deps, row: CampaignRow, file: NodeJS.ReadableStream & { truncated?: boolean },
-  headerSetting: boolean | undefined, varCountSetting: number | undefined): Promise<UploadResult> {
+  headerSetting: boolean | undefined, varCountSetting: number | undefined, anyState: boolean): Promise<UploadResult> {
   const rejected: Rejection[] = [];
   let rejectedCount = 0;
   const reject = (r: Rejection) => {
@@ -65,7 +66,7 @@ async function ingest(deps: Deps, row: CampaignRow, file: NodeJS.ReadableStream 
     const now = deps.store.campaigns.byPk(row.pk);
     const added = `${counted(createdCount, 'number')} had been added`;
     if (!now) throw new ApiError('not-found', `Campaign ${JSON.stringify(row.name)} was deleted during the upload; ${added}`);
-    if (now.type !== 'Dynamic' || now.state !== 'Active') {
+    if (!anyState && (now.type !== 'Dynamic' || now.state !== 'Active')) {
       throw new ApiError('conflict', `Campaign ${JSON.stringify(row.name)} became ${now.state} during the upload; ${added}`,
         { extensions: { createdCount, rejectedCount } });
     }

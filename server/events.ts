@@ -3,7 +3,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { Store } from './store/store.ts';
 import type { CampaignRow } from './store/campaigns.ts';
-import type { Delivery } from './store/webhooks.ts';
+import type { Delivery, DeliveryAttempt } from './store/webhooks.ts';
 
 export type EventType = 'call.finished' | 'number.status_changed' | 'campaign.state_changed';
 
@@ -102,6 +102,7 @@ export class Events {
       if (this.stopping.signal.aborted) return;
       if (res.status >= 200 && res.status < 300) {
         this.store.webhooks.delivered(d.id);
+        this.logAttempt(d, d.attempts + 1, 'delivered', null);
         return;
       }
       error = `HTTP ${res.status}`;
@@ -113,5 +114,11 @@ export class Events {
     const retryAt = attempts >= this.options.maxAttempts ? null
       : Date.now() + Math.min(3_600_000, this.options.retryBaseMs * 2 ** (attempts - 1));
     this.store.webhooks.failedAttempt(d.id, attempts, error, retryAt, Date.now());
+    this.logAttempt(d, attempts, retryAt === null ? 'failed' : 'retrying', error);
+  }
+
+  private logAttempt(d: Delivery, attempt: number, outcome: DeliveryAttempt['outcome'], detail: string | null): void {
+    const type = (JSON.parse(d.body) as { type: string }).type;
+    this.store.webhooks.logAttempt(d.endpoint_pk, { eventId: d.event_id, type, attempt, at: new Date().toISOString(), outcome, detail });
   }
 }

@@ -75,6 +75,10 @@ it('syncs the stand-in\'s contacts, calls them, mirrors the calls back, and stop
   const configFile = /Daemon config\s+(\S+)/.exec(out)?.[1];
   for (const v of [serverUrl, hubspotUrl, daemonUrl, prefix, configFile]) expect(v, out).toBeTruthy();
   const urls = [serverUrl!, hubspotUrl!, daemonUrl!];
+  expect(out).toContain(`web console ${serverUrl}/console (sign in with the console token below)`);
+  const consolePage = await fetch(`${serverUrl}/console`);
+  expect(consolePage.status).toBe(200);
+  expect(await consolePage.text()).toContain('<label for="token">Console token</label>');
   expect(await Promise.all(urls.map(listening))).toEqual([true, true, true]);
   expect(await keysUnder(prefix!)).toBeGreaterThan(0);
   expect(existsSync(configFile!)).toBe(true);

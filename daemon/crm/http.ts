@@ -1,68 +1,33 @@
-// Requests to a CRM: paced by a gate in Redis that every daemon process shares (a CRM's limit is per account, not
+// Requests to a CRM (every CRM's client sends through here): paced by a gate in Redis that every daemon process shares (a CRM's limit is per account, not
 // per process), 429s waited out without spending an attempt, 5xx and network errors retried with backoff.
 import got, { type Got, type Method, type Response } from 'got';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
+import { SourceError } from '../errors.ts';
+import { withScripts } from '../state/scripts.ts';
 import { budgetOfGate, countRequest } from '../history/history.ts';
-
-/** A source failure a run cannot get past (bad credentials, a bad selection, a spent budget): the run fails with it. */
-export class SourceError extends Error {
-  readonly status: number | null;
-  /** Trying again will not help before something changes (credentials, configuration, a new day's budget). */
-  readonly final: boolean;
-  constructor(message: string, status: number | null = null, final = status !== null && status < 500) {
-    super(message);
-    this.status = status;
-    this.final = final;
-  }
-}
-
-// Reserves the next slot of a fixed spacing and says how long to wait for it (GCRA: after a pause, up to `burst`
-// requests may go at once, so slots lost to a gap are made up). The clock is Redis's own, so processes on several
-// machines agree.
-const TAKE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local interval, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
-local tat = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now)
-local wait = math.max(0, tat - now - burst * interval)
-redis.call('SET', KEYS[1], tat + interval, 'PX', math.ceil(tat + interval - now) + 1000)
-return wait
-`;
-const HOLD = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-local until_ = now + tonumber(ARGV[1])
-if until_ > tat then redis.call('SET', KEYS[1], until_, 'PX', tonumber(ARGV[1]) + 1000) end
-return 0
-`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** One request every `intervalMs`, across every process using the same key. */
+/** One request every `intervalMs`, across every process using the same key (state/commands/gateTake-1.lua). */
 export class RateGate {
   private readonly redis: Redis;
   readonly key: string;
   readonly intervalMs: number;
   readonly burst: number;
   constructor(redis: Redis, key: string, intervalMs: number, burst = 0) {
-    this.redis = redis; this.key = key; this.intervalMs = intervalMs; this.burst = burst;
-    if (!(redis as any).cdsGateTake) {
-      redis.defineCommand('cdsGateTake', { numberOfKeys: 1, lua: TAKE });
-      redis.defineCommand('cdsGateHold', { numberOfKeys: 1, lua: HOLD });
-    }
+    this.redis = withScripts(redis); this.key = key; this.intervalMs = intervalMs; this.burst = burst;
   }
 
   async take(): Promise<void> {
-    const wait = Number(await (this.redis as any).cdsGateTake(this.key, this.intervalMs, this.burst));
+    const wait = Number(await this.redis.cdsGateTake(this.key, this.intervalMs, this.burst));
     if (wait > 0) await sleep(wait);
   }
 
   /** Nobody passes for `ms` (a 429 told us to wait). */
   async hold(ms: number): Promise<void> {
-    await (this.redis as any).cdsGateHold(this.key, Math.ceil(ms));
+    await this.redis.cdsGateHold(this.key, Math.ceil(ms));
   }
 }
 

@@ -4,6 +4,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { DialerConfig, SyncConfig } from '../config.ts';
+import type { DaemonKeys } from '../state/keys.ts';
 
 /**
  * Added up within a point: numbers added, deleted and rejected by the dialer, activities written, mirror lag (sum
@@ -35,14 +36,6 @@ export const RESOLUTIONS = {
 } as const satisfies Record<string, Resolution>;
 export type View = keyof typeof RESOLUTIONS;
 
-/** Every Redis key of a sync's history: one hash per block of points of one resolution. */
-export function historyKeys(prefix: string, syncId: string) {
-  const base = `${prefix}:sync:${syncId}:history`;
-  return {
-    block: (view: View, blockIndex: number) => `${base}:${view}:${blockIndex}`,
-  };
-}
-
 /** How many seconds' worth each budget allows, per second (null when this sync does not use it). */
 export function budgetLimits(sync: SyncConfig, dialer: DialerConfig): Partial<Record<Budget, number>> {
   const limits: Partial<Record<Budget, number>> = { dialer: dialer.rateLimit.perSecond };
@@ -52,7 +45,7 @@ export function budgetLimits(sync: SyncConfig, dialer: DialerConfig): Partial<Re
   return limits;
 }
 
-/** The budget a CRM gate's key spends (`<prefix>:gate:<budget>:<account hash>`, crm/*.ts). */
+/** The budget a CRM gate's key spends (`<prefix>:gate:<budget>:<account hash>`, DaemonKeys.gate). */
 export function budgetOfGate(gateKey: string): Budget | null {
   const name = /:gate:([a-z-]+):[^:]+$/.exec(gateKey)?.[1];
   return name === 'hubspot' || name === 'hubspot-search' || name === 'pipedrive' ? name : null;
@@ -99,7 +92,7 @@ export interface HistoryView { stepMs: number; points: number; start: number; se
 /** The histories of one daemon's syncs. */
 export class History {
   private readonly redis: Redis;
-  private readonly prefix: string;
+  private readonly keys: DaemonKeys;
   private readonly log: Logger;
   private readonly syncs = new Map<string, SyncHistory>();
   /** Per sync, per minute (its index since the epoch): what is not written yet. */
@@ -107,8 +100,8 @@ export class History {
   private readonly timer: NodeJS.Timeout;
   private writing: Promise<void> = Promise.resolve();
 
-  constructor(redis: Redis, prefix: string, log: Logger) {
-    this.redis = redis; this.prefix = prefix; this.log = log;
+  constructor(redis: Redis, keys: DaemonKeys, log: Logger) {
+    this.redis = redis; this.keys = keys; this.log = log;
     this.timer = setInterval(() => { void this.flush(); }, FLUSH_MS);
     this.timer.unref();
   }
@@ -142,14 +135,13 @@ export class History {
     this.pending = new Map();
     const m = this.redis.pipeline();
     for (const [syncId, minutes] of pending) {
-      const keys = historyKeys(this.prefix, syncId);
       // Minutes in time order, so a level's last value within a 10-minute point is its latest.
       for (const minute of [...minutes.keys()].sort((a, b) => a - b)) {
         const p = minutes.get(minute)!;
         const at = minute * MINUTE;
         for (const [view, r] of Object.entries(RESOLUTIONS) as [View, Resolution][]) {
           const block = Math.floor(at / r.blockMs);
-          const key = keys.block(view, block);
+          const key = this.keys.history(syncId, view, block);
           const point = Math.floor(at / r.stepMs);
           for (const [k, v] of p.counters) m.hincrby(key, `${point}:${k}`, v);
           for (const [k, v] of p.gauges) m.hset(key, `${point}:${k}`, v);
@@ -173,11 +165,10 @@ export class History {
     const r: Resolution = RESOLUTIONS[view];
     const last = Math.floor(now / r.stepMs);
     const first = last - r.points + 1;
-    const keys = historyKeys(this.prefix, syncId);
     const blocks: number[] = [];
     for (let b = Math.floor((first * r.stepMs) / r.blockMs); b <= Math.floor((last * r.stepMs) / r.blockMs); b++) blocks.push(b);
     const m = this.redis.pipeline();
-    for (const b of blocks) m.hgetall(keys.block(view, b));
+    for (const b of blocks) m.hgetall(this.keys.history(syncId, view, b));
     const hashes = ((await m.exec()) ?? []).map(([err, v]) => (err ? {} : v as Record<string, string>));
     const series: Record<string, (number | null)[]> = {};
     for (const h of hashes) {

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Daemon } from '../app.ts';
-import { verifyStandardWebhook } from '../sources/webhook.ts';
+import { verifyStandardWebhook } from '../signing.ts';
 import type { InboxItem } from '../sync/run.ts';
 import { registerOps } from './ops.ts';
 
@@ -43,13 +43,13 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
         return reply.code(verdict.status).send({ error: verdict.reason });
       }
       if (verdict.replayKey) {
-        const key = `${prefix}:sync:${syncId}:replay:${createHash('sha256').update(verdict.replayKey).digest('base64url')}`;
+        const key = rt.state.keys.replay(createHash('sha256').update(verdict.replayKey).digest('base64url'));
         if ((await d.redis.set(key, '1', 'PX', REPLAY_TTL_MS, 'NX')) !== 'OK') {
           d.metrics.webhooks.inc({ sync: syncId, result: 'replayed' });
           return reply.code(401).send({ error: 'replayed: this exact signed request was already received' });
         }
       }
-      const eventKeys = verdict.eventIds.map((id) => `${prefix}:sync:${syncId}:event:${createHash('sha256').update(id).digest('base64url').slice(0, 22)}`);
+      const eventKeys = verdict.eventIds.map((id) => rt.state.keys.event(createHash('sha256').update(id).digest('base64url').slice(0, 22)));
       const seen = eventKeys.length ? await d.redis.mget(...eventKeys) : [];
       if (eventKeys.length && seen.every((v) => v !== null)) {
         d.metrics.webhooks.inc({ sync: syncId, result: 'duplicate' });

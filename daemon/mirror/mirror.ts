@@ -3,18 +3,17 @@
 // the contact the number came from. Exactly once: an attempt is marked pending before it is written and done with
 // the CRM's id after; a pending attempt found after a crash is looked up in the CRM before it is written again.
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { SyncConfig } from '../config.ts';
-import { SourceError } from '../crm/http.ts';
+import { SourceError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
-import { DialerError, type DialerClient } from '../push/dialer.ts';
+import { DialerError, type DialerClient } from '../dialer.ts';
 import type { Activity, Sink, WriteResult } from '../sinks/sink.ts';
-import type { SyncKeys } from '../sync/state.ts';
+import type { SyncState } from '../state/sync-state.ts';
 import type { SyncHistory } from '../history/history.ts';
 import { LagMeter } from './lag.ts';
 import { formatWall, offsetAt, readFrom, toUtc, wallMs } from './local-time.ts';
-import { DEFAULT_RULES, outcomeOf, type CallDetail, type Rule } from './outcomes.ts';
+import { DEFAULT_RULES, outcomeOf, type CallDetail, type Rule } from '../outcomes.ts';
 
 type MirrorConfig = NonNullable<SyncConfig['mirror']>;
 
@@ -25,8 +24,8 @@ export interface MirrorRuntime {
   timeZone: string;
   sink: Sink;
   dialer: DialerClient;
-  redis: Redis;
-  keys: SyncKeys;
+  /** The sync's state: the mirror's own keys are under it, and it tells which contact holds a number. */
+  state: SyncState;
   log: Logger;
   metrics: Metrics;
   history: SyncHistory;
@@ -41,17 +40,6 @@ export function attemptKey(campaignId: string, number: string, attempt: number):
   return createHash('sha256').update(`${campaignId}\n${number}\n${attempt}`).digest('base64url').slice(0, 20);
 }
 
-export function mirrorKeys(keys: SyncKeys) {
-  const base = `${keys.sync}:mirror`;
-  return {
-    meta: base,
-    pending: `${base}:pending`,
-    parked: `${base}:parked`,
-    /** Done attempts, one hash per day of the records' end (so old days expire). */
-    done: (endedAtLocal: string) => `${base}:done:${endedAtLocal.slice(0, 10)}`,
-  };
-}
-
 function record(raw: Record<string, unknown>): CallDetail | null {
   if (typeof raw.number !== 'string' || typeof raw.attempt !== 'number' || typeof raw.endedAtLocal !== 'string' || typeof raw.startedAtLocal !== 'string') return null;
   return raw as unknown as CallDetail;
@@ -61,11 +49,10 @@ function record(raw: Record<string, unknown>): CallDetail | null {
 async function contactOf(rt: MirrorRuntime, numbers: string[]): Promise<Map<string, string | null>> {
   const out = new Map<string, string | null>();
   if (!numbers.length) return out;
-  const [held, owners] = await Promise.all([rt.redis.hmget(rt.keys.have, ...numbers), rt.redis.hmget(rt.keys.phones, ...numbers)]);
+  const [held, owners] = await Promise.all([rt.state.held(numbers), rt.state.firstOwners(numbers)]);
   numbers.forEach((n, i) => {
-    const h = held[i] ? (JSON.parse(held[i]!) as { c: string | null; s: string }) : null;
-    const owner = owners[i]?.split('\n')[0] ?? null;
-    out.set(n, h?.s === rt.syncId && h.c ? h.c : owner);
+    const h = held[i];
+    out.set(n, h?.syncId === rt.syncId && h.contactId ? h.contactId : owners[i] ?? null);
   });
   return out;
 }
@@ -100,10 +87,10 @@ async function readPage(rt: MirrorRuntime, first: number, from: string | null, s
 
 /** Writes activities and records each result; what the answer leaves unsettled stays pending. */
 async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: MirrorRunResult, signal?: AbortSignal, lag?: LagMeter): Promise<void> {
-  const mk = mirrorKeys(rt.keys);
+  const mk = rt.state.keys.mirror;
   for (let i = 0; i < activities.length; i += rt.sink.maxBatch) {
     const batch = activities.slice(i, i + rt.sink.maxBatch);
-    const pending = rt.redis.multi();
+    const pending = rt.state.redis.multi();
     for (const a of batch) pending.hset(mk.pending, a.key, JSON.stringify(a));
     await pending.exec();
     let results: WriteResult[];
@@ -128,7 +115,7 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
       }
     }
     const byKey = new Map(batch.map((a) => [a.key, a]));
-    const m = rt.redis.multi();
+    const m = rt.state.redis.multi();
     for (const r of results) {
       const a = byKey.get(r.key);
       if (!a) continue;
@@ -158,7 +145,7 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
       }
     }
     const last = batch[batch.length - 1]!;
-    await rt.redis.hset(mk.meta, 'lastRecordAt', new Date(last.endedAt).toISOString());
+    await rt.state.redis.hset(mk.meta, 'lastRecordAt', new Date(last.endedAt).toISOString());
   }
 }
 
@@ -168,19 +155,19 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
  */
 export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; signal?: AbortSignal } = {}): Promise<MirrorRunResult> {
   const started = performance.now();
-  const mk = mirrorKeys(rt.keys);
+  const mk = rt.state.keys.mirror;
   const rules = rt.config.rules ?? DEFAULT_RULES;
   const counts: MirrorRunResult = { read: 0, written: 0, skipped: 0, parked: 0, resolved: 0, durationMs: 0 };
   const lag = new LagMeter();
 
   // 1. Attempts whose write was under way when a process died: the CRM says whether it has them.
-  const pending = await rt.redis.hgetall(mk.pending);
+  const pending = await rt.state.redis.hgetall(mk.pending);
   const rewrite: Activity[] = [];
   for (const raw of Object.values(pending)) {
     const a = JSON.parse(raw) as Activity;
     const id = await rt.sink.find(a, options.signal);
     if (id) {
-      await rt.redis.multi().hset(mk.done(a.record.endedAtLocal), a.key, id).expire(mk.done(a.record.endedAtLocal), rt.config.keepDays * 86_400)
+      await rt.state.redis.multi().hset(mk.done(a.record.endedAtLocal), a.key, id).expire(mk.done(a.record.endedAtLocal), rt.config.keepDays * 86_400)
         .hdel(mk.pending, a.key).hincrby(mk.meta, 'mirrored', 1).exec();
       counts.resolved++;
     } else {
@@ -188,7 +175,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     }
   }
   // Attempts the CRM refused (nothing was written) are tried again by every run, their contact looked up afresh.
-  const parked = Object.values(await rt.redis.hgetall(mk.parked)).map((raw) => (JSON.parse(raw) as { activity: Activity }).activity);
+  const parked = Object.values(await rt.state.redis.hgetall(mk.parked)).map((raw) => (JSON.parse(raw) as { activity: Activity }).activity);
   const parkedContacts = await contactOf(rt, [...new Set(parked.map((a) => a.record.number))]);
   for (const a of parked) {
     a.contactId = parkedContacts.get(a.record.number) ?? a.contactId;
@@ -197,7 +184,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
   if (rewrite.length) await writeAll(rt, rewrite, counts, options.signal);
 
   // 2. New records, from the watermark (or the backfill's start).
-  const meta = await rt.redis.hgetall(mk.meta);
+  const meta = await rt.state.redis.hgetall(mk.meta);
   const verify = meta.verify === '1';
   const from = options.since ?? (meta.watermark ? readFrom(meta.watermark, rt.timeZone, rt.config.late) : null);
   const oldest = formatWall(Date.now() - rt.config.keepDays * 86_400_000);
@@ -218,8 +205,8 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     const newest = page.reduce<string | null>((n, r) => (n === null || r.endedAtLocal > n ? r.endedAtLocal : n), null);
     if (newest) lag.read(toUtc(newest, rt.timeZone));
     const keys = page.map((r) => attemptKey(rt.campaignId, r.number, r.attempt));
-    const done = await Promise.all(page.map((r, i) => rt.redis.hexists(mk.done(r.endedAtLocal), keys[i]!)));
-    const isPending = page.length ? await rt.redis.hmget(mk.pending, ...keys) : [];
+    const done = await Promise.all(page.map((r, i) => rt.state.redis.hexists(mk.done(r.endedAtLocal), keys[i]!)));
+    const isPending = page.length ? await rt.state.redis.hmget(mk.pending, ...keys) : [];
     const fresh = page.filter((_, i) => !done[i] && !isPending[i]);
     counts.skipped += page.length - fresh.length;
     const contacts = await contactOf(rt, [...new Set(fresh.map((r) => r.number))]);
@@ -233,7 +220,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
         if (id) { counts.skipped++; continue; }
       }
       if (rt.sink.needsContact && !a.contactId) {
-        await rt.redis.hset(mk.parked, a.key, JSON.stringify({ reason: 'no contact of this sync holds the number', at: Date.now(), activity: a }));
+        await rt.state.redis.hset(mk.parked, a.key, JSON.stringify({ reason: 'no contact of this sync holds the number', at: Date.now(), activity: a }));
         counts.parked++;
         continue;
       }
@@ -241,16 +228,16 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     }
     await writeAll(rt, activities, counts, options.signal, lag);
     for (const r of page) if (r.endedAtLocal > watermark) watermark = r.endedAtLocal;
-    if (watermark) await rt.redis.hset(mk.meta, 'watermark', watermark);
+    if (watermark) await rt.state.redis.hset(mk.meta, 'watermark', watermark);
     if (raw.length < PAGE) break;
   }
   counts.durationMs = Math.round(performance.now() - started);
-  if (verify && !options.signal?.aborted) await rt.redis.hdel(mk.meta, 'verify');
-  counts.parked = await rt.redis.hlen(mk.parked);
-  await rt.redis.hset(mk.meta, 'parked', counts.parked, 'lastRun', JSON.stringify({ ...counts, at: new Date().toISOString() }));
+  if (verify && !options.signal?.aborted) await rt.state.redis.hdel(mk.meta, 'verify');
+  counts.parked = await rt.state.redis.hlen(mk.parked);
+  await rt.state.redis.hset(mk.meta, 'parked', counts.parked, 'lastRun', JSON.stringify({ ...counts, at: new Date().toISOString() }));
   const lagMs = lag.lagMs();
   if (lagMs !== null) {
-    await rt.redis.hset(mk.meta, 'lagMs', lagMs);
+    await rt.state.redis.hset(mk.meta, 'lagMs', lagMs);
     rt.metrics.mirrorLag.observe({ sync: rt.syncId }, lagMs / 1000);
   }
   rt.history.record(lagMs === null ? {} : { lagMs, lagRuns: 1 }, { mirrorParked: counts.parked });

@@ -7,8 +7,8 @@ import type { Logger } from 'pino';
 import type { DialerConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import { inSync, type SyncHistory } from '../history/history.ts';
-import type { AddEntry, DeleteEntry, SyncState } from '../sync/state.ts';
-import { DialerClient, DialerError, type CampaignNumber } from './dialer.ts';
+import type { AddEntry, DeleteEntry, SyncState } from '../state/sync-state.ts';
+import { DialerClient, DialerError, type CampaignNumber } from '../dialer.ts';
 
 export interface PushJobData { batchId: string; syncId: string }
 type Counts = { pushed: number; deleted: number; rejected: number; kept: number };
@@ -116,14 +116,12 @@ export class PushQueue {
     const batch = await target.state.batch(job.data.batchId);
     if (!batch) return 'already recorded';
     const started = performance.now();
-    const counts = batch.k === 'add'
-      ? await this.processAdd(job, target, batch.e as AddEntry[])
-      : await this.processDelete(job, target, batch.e as DeleteEntry[]);
-    this.metrics.pushSeconds.observe({ kind: batch.k }, (performance.now() - started) / 1000);
+    const counts = batch.kind === 'add'
+      ? await this.processAdd(job, target, batch.entries)
+      : await this.processDelete(job, target, batch.entries);
+    this.metrics.pushSeconds.observe({ kind: batch.kind }, (performance.now() - started) / 1000);
     this.log.debug({ batch: job.data.batchId, ...counts }, 'batch recorded');
-    const runKey = target.state.keys.run(batch.r);
-    await target.state.redis.multi().hincrby(runKey, 'pushed', counts.pushed).hincrby(runKey, 'deleted', counts.deleted)
-      .hincrby(runKey, 'rejected', counts.rejected).exec();
+    await target.state.countRun(batch.runId, { pushed: counts.pushed, deleted: counts.deleted, rejected: counts.rejected });
     target.history.record({ added: counts.pushed, deleted: counts.deleted, rejected: counts.rejected }, { parked: await target.state.redis.hlen(target.state.keys.parked) });
     await target.afterBatch();
     return `added ${counts.pushed}, deleted ${counts.deleted}, kept ${counts.kept}, rejected ${counts.rejected}`;
@@ -152,11 +150,10 @@ export class PushQueue {
 
   private async processAdd(job: Job<PushJobData>, target: PushTarget, all: AddEntry[]): Promise<Counts> {
     const { state, campaignId } = target;
-    const keys = state.keys;
     const created: [string, string, 0 | 1][] = [];
     const rejected: [string, string, string][] = [];
     let entries = all;
-    if (await state.redis.hexists(keys.inflight, job.data.batchId)) {
+    if (await state.inflight(job.data.batchId)) {
       // An earlier attempt sent this batch and died before recording the answer: whatever the campaign has now
       // was added by it, and sending those again would duplicate them on a server that allows duplicates.
       const found = await this.lookUp(campaignId, new Set(entries.map((e) => e[0])));
@@ -164,19 +161,19 @@ export class PushQueue {
       entries = entries.filter((e) => !found.has(e[0]));
     }
     if (entries.length) {
-      await state.redis.hset(keys.inflight, job.data.batchId, Date.now());
+      await state.markInflight(job.data.batchId);
       let answer;
       try {
         answer = await this.client.addNumbers(campaignId, entries.map((e) => ({ number: e[0], varValues: e[2] })), target.varNames);
       } catch (err) {
         if (!(err instanceof DialerError)) throw err;
         if (err.kind === 'rate-limited') {
-          await state.redis.hdel(keys.inflight, job.data.batchId); // refused whole: nothing was added
+          await state.clearInflight(job.data.batchId); // refused whole: nothing was added
           return this.rateLimited(err);
         }
         if (err.kind === 'transient' && !this.isLastAttempt(job)) throw err;
         if (err.kind === 'transient') await target.needsReconcile(`batch ${job.data.batchId}: ${err.message}`);
-        else await state.redis.hdel(keys.inflight, job.data.batchId); // a 4xx: the server added nothing
+        else await state.clearInflight(job.data.batchId); // a 4xx: the server added nothing
         for (const e of entries) rejected.push([e[0], err.message, err.status ? `http_${err.status}` : 'network']);
         this.metrics.records.inc({ sync: job.data.syncId, outcome: 'rejected' }, rejected.length);
         return state.record(job.data.batchId, { created, rejected });

@@ -1,6 +1,6 @@
 // What every sink (one module per CRM, plus the generic ones) does with call activities: write a batch, say per
 // activity what happened, and find an activity it may have written before a crash by the key written into it.
-import type { CallDetail, Outcome } from '../mirror/outcomes.ts';
+import type { CallDetail, Outcome } from '../outcomes.ts';
 
 /** One call attempt, ready to be written anywhere. */
 export interface Activity {

@@ -2,7 +2,7 @@
 // webhook-id the attempt's key, so a receiver that drops ids it has seen gets each attempt once.
 import { randomUUID } from 'node:crypto';
 import got from 'got';
-import { standardWebhookSignature } from '../sources/webhook.ts';
+import { standardWebhookSignature } from '../signing.ts';
 import type { Activity, Sink, WriteResult } from './sink.ts';
 
 export function activityJson(a: Activity) {

@@ -3,8 +3,8 @@
 import { createReadStream } from 'node:fs';
 import { parse } from 'csv-parse';
 import type { SourceConfig, SyncConfig } from '../config.ts';
-import type { SourceContact } from '../sync/contacts.ts';
-import { SourceError } from '../crm/http.ts';
+import type { SourceContact } from './source.ts';
+import { SourceError } from '../errors.ts';
 import type { PullOptions, PullPage, Source, WebhookVerdict } from './source.ts';
 
 type CsvConfig = Extract<SourceConfig, { type: 'csv' }>;

@@ -1,6 +1,12 @@
 // What every source (one module per CRM) gives the sync: pages of contacts to pull, and webhook verification.
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { SourceContact } from '../sync/contacts.ts';
+
+/** A contact as a source delivers it: its id in the CRM and its fields (flat; values as the CRM gives them). */
+export interface SourceContact {
+  id: string;
+  fields: Record<string, unknown>;
+  /** Where it came from in a file (CSV), for error reports. */
+  line?: number;
+}
 
 export interface PullOptions {
   /** Read the whole selection (a first run, `sync --full`), else what changed since `since`. */
@@ -57,20 +63,4 @@ export interface Source {
   /** Whether pulling reads the CRM (webhook sources only drain what webhooks delivered). */
   readonly pulls: boolean;
   verifyWebhook(req: WebhookRequest): WebhookVerdict;
-}
-
-export const FIVE_MINUTES = 5 * 60_000;
-
-export function header(req: WebhookRequest, name: string): string | undefined {
-  const v = req.headers[name.toLowerCase()];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-/** Constant-time equality of two byte strings (a length difference is an answer, not an exception). */
-export function sameBytes(a: Buffer, b: Buffer): boolean {
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-export function hmacSha256(key: Buffer | string, text: Buffer | string): Buffer {
-  return createHmac('sha256', key).update(text).digest();
 }

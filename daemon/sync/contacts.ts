@@ -2,14 +2,7 @@
 import { createHash } from 'node:crypto';
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
 import type { Mapping } from '../config.ts';
-
-/** A contact as a source delivers it: its id in the CRM and its fields (flat; values as the CRM gives them). */
-export interface SourceContact {
-  id: string;
-  fields: Record<string, unknown>;
-  /** Where it came from in a file (CSV), for error reports. */
-  line?: number;
-}
+import type { SourceContact } from '../sources/source.ts';
 
 /** A contact mapped for the campaign: the state the daemon keeps per contact. */
 export interface MappedContact {

@@ -6,8 +6,9 @@ import type { SyncConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { PushQueue } from '../push/push-queue.ts';
 import type { PullPage, Source } from '../sources/source.ts';
-import { hashValues, mapContact, type MappedContact, type RecordError, type SourceContact } from './contacts.ts';
-import { storableId, type SyncState, type RunRecord } from './state.ts';
+import type { SourceContact } from '../sources/source.ts';
+import { hashValues, mapContact, type MappedContact, type RecordError } from './contacts.ts';
+import { storableId, type SyncState, type RunRecord } from '../state/sync-state.ts';
 
 export interface SyncRuntime {
   config: SyncConfig;
@@ -68,21 +69,15 @@ export async function planDirty(rt: SyncRuntime, runId: string): Promise<number>
  * batch is deleted (when its answer is recorded) before its job completes.
  */
 export async function resumeBatches(rt: SyncRuntime): Promise<number> {
-  const redis = redisOf(rt);
-  let cursor = '0';
   let resumed = 0;
-  do {
-    const [next, flat] = await redis.hscan(rt.state.keys.batches, cursor, 'COUNT', 200);
-    cursor = next;
-    for (let i = 0; i < flat.length; i += 2) {
-      const id = flat[i]!;
-      const b = JSON.parse(flat[i + 1]!) as { s: string };
-      if (b.s !== rt.config.id) continue;
+  for await (const page of rt.state.scanBatches()) {
+    for (const [id, b] of page) {
+      if (b.syncId !== rt.config.id) continue;
       const job = await rt.push.queue.getJob(id);
       if (!job) { await rt.push.enqueue(rt.config.id, [id]); resumed++; }
       else if (await job.isFailed()) { await job.retry(); resumed++; }
     }
-  } while (cursor !== '0');
+  }
   if (resumed) rt.log.info({ sync: rt.config.id, resumed }, 'queued batches left open by an earlier plan');
   return resumed;
 }
@@ -93,8 +88,6 @@ export async function resumeBatches(rt: SyncRuntime): Promise<number> {
  * forgotten and planned again.
  */
 export async function reconcileCampaign(rt: SyncRuntime): Promise<{ adopted: number; updated: number; forgotten: number; numbers: number }> {
-  const redis = redisOf(rt);
-  const { keys } = rt.state;
   const started = Date.now();
   const seen = new Set<string>();
   let chunk: [string, string, string][] = [];
@@ -113,21 +106,10 @@ export async function reconcileCampaign(rt: SyncRuntime): Promise<{ adopted: num
   }
   if (chunk.length) await flush();
   let forgotten = 0;
-  let cursor = '0';
-  do {
-    const [next, flat] = await redis.hscan(keys.have, cursor, 'COUNT', 1000);
-    cursor = next;
-    const gone: string[] = [];
-    for (let i = 0; i < flat.length; i += 2) {
-      const held = JSON.parse(flat[i + 1]!) as { s: string; t: number };
-      if (held.s === rt.config.id && held.t < started && !seen.has(flat[i]!)) gone.push(flat[i]!);
-    }
-    for (const e164 of gone) {
-      if (await redis.hexists(keys.claims, e164)) continue; // a batch is on it; its answer decides
-      await redis.multi().hdel(keys.have, e164).sadd(keys.dirty, e164).exec();
-      forgotten++;
-    }
-  } while (cursor !== '0');
+  for await (const page of rt.state.scanHeld()) {
+    // The script checks again, atomically, that each is still this sync's, older than the scan and unclaimed.
+    forgotten += await rt.state.forget(started, page.filter(([phone, h]) => h.syncId === rt.config.id && h.recordedAt < started && !seen.has(phone)).map(([phone]) => phone));
+  }
   rt.log.info({ sync: rt.config.id, numbers: seen.size, adopted, updated, forgotten, ms: Date.now() - started }, 'reconciled with the campaign');
   return { adopted, updated, forgotten, numbers: seen.size };
 }

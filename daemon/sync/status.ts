@@ -1,8 +1,7 @@
 // What `status` and the operations page show of a sync: its last runs, what it holds, its parked records, its mirror's lag.
-import { mirrorKeys } from '../mirror/mirror.ts';
 import { redactPhone } from './contacts.ts';
 import { readRun, type SyncRuntime } from './run.ts';
-import type { Parked, RunRecord } from './state.ts';
+import type { RunRecord } from '../state/sync-state.ts';
 
 export interface SyncStatus {
   sync: string; source: string; campaignId: string;
@@ -26,20 +25,17 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20): Promi
   const { redis, keys } = rt.state;
   const [contacts, numbers, dirty, openBatches, parkedCount, runIds, mirror] = await Promise.all([
     redis.hlen(keys.contacts), redis.hlen(keys.have), redis.scard(keys.dirty), redis.hlen(keys.batches), redis.hlen(keys.parked),
-    redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(mirrorKeys(keys).meta),
+    redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(keys.mirror.meta),
   ]);
   const records = (await Promise.all(runIds.map((id) => readRun(redis, keys.run(id))))).filter((r): r is RunRecord => r !== null);
   // HSCAN's COUNT is a hint: follow the cursor until enough are read or the hash is done.
-  const parkedRecords = [];
-  let cursor = '0';
-  do {
-    const [next, flat] = await redis.hscan(keys.parked, cursor, 'COUNT', parked);
-    cursor = next;
-    for (let i = 0; i < flat.length && parkedRecords.length < parked; i += 2) {
-      const p = JSON.parse(flat[i + 1]!) as Parked;
-      parkedRecords.push({ phone: redactPhone(flat[i]!), contactId: p.c, reason: p.r, code: p.code, at: new Date(p.t).toISOString() });
+  const parkedRecords: SyncStatus['parkedRecords'] = [];
+  for await (const page of rt.state.scanParked(parked)) {
+    for (const [phone, p] of page.slice(0, parked - parkedRecords.length)) {
+      parkedRecords.push({ phone: redactPhone(phone), contactId: p.contactId, reason: p.reason, code: p.code, at: new Date(p.at).toISOString() });
     }
-  } while (cursor !== '0' && parkedRecords.length < parked);
+    if (parkedRecords.length >= parked) break;
+  }
   return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, runs: records, parkedRecords,
     mirror: readMirror(mirror) };
 }

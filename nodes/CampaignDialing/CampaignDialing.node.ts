@@ -1,6 +1,6 @@
 // The Campaign Dialing action node: every operation of the API, by resource.
 import type {
-  IExecuteFunctions, INodeExecutionData, INodeProperties, INodePropertyOptions, INodeType, INodeTypeDescription,
+  IExecuteFunctions, INodeExecutionData, INodeProperties, INodePropertyOptions, INodeType, INodeTypeDescription, NodeOperationError,
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 import { campaignFields, campaignOperations, executeCampaign } from './resources/campaign.ts';
@@ -9,6 +9,7 @@ import { executeReport, reportFields, reportOperations } from './resources/repor
 import { campaignDialingApiTest } from './shared/credential-test.ts';
 import { searchCampaigns } from './shared/search.ts';
 import { operationError } from './shared/errors.ts';
+import { accountUrl, baseUrlOf, CREDENTIAL_TYPE } from './shared/transport.ts';
 
 const resources: INodePropertyOptions[] = [
   { name: 'Campaign', value: 'campaign' },
@@ -19,6 +20,25 @@ const resources: INodePropertyOptions[] = [
 const operationsByResource: Record<string, INodeProperties> = {
   campaign: campaignOperations, campaignNumber: numberOperations, report: reportOperations,
 };
+
+/**
+ * The option n8n adds to the Resource and Operation of every node whose credential can authenticate other nodes'
+ * requests (this one's adds a bearer header): n8n's editor then hides the node's fields and points to its HTTP
+ * Request node, which makes the call with this credential.
+ */
+const CUSTOM_API_CALL = '__CUSTOM_API_CALL__';
+
+/** What to do instead of running Custom API Call here: the HTTP Request node, and the URL of this credential's account. */
+async function customApiCallError(ctx: IExecuteFunctions): Promise<NodeOperationError> {
+  const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
+  const base = baseUrlOf(credentials.baseUrl);
+  const url = 'url' in base ? `${accountUrl(base.url, credentials.accountId)}/` : '<Base URL>/v1/accounts/<Account ID>/';
+  return operationError(ctx.getNode(), 'Custom API Call is made with n8n\'s HTTP Request node, not with this node', {
+    description: 'Add an HTTP Request node and set Authentication to "Predefined Credential Type", Credential Type to '
+      + `"Campaign Dialing API" and the credential of this node: it sends the API token. The URL is ${url} followed by the `
+      + 'path of the API operation, e.g. campaigns.',
+  });
+}
 
 export class CampaignDialing implements INodeType {
   description: INodeTypeDescription = {
@@ -59,7 +79,9 @@ export class CampaignDialing implements INodeType {
   async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
     const items = this.getInputData();
     const resource = this.getNodeParameter('resource', 0) as string;
-    const operation = this.getNodeParameter('operation', 0) as string;
+    // With n8n's Custom API Call as the resource no operation is shown, so none may be set.
+    const operation = this.getNodeParameter('operation', 0, '') as string;
+    if (resource === CUSTOM_API_CALL || operation === CUSTOM_API_CALL) throw await customApiCallError(this);
     const known = (operationsByResource[resource]?.options as INodePropertyOptions[] | undefined)?.some((o) => o.value === operation);
     if (!known) {
       throw operationError(this.getNode(), `This node has no operation "${operation}" for the resource "${resource}"`, {

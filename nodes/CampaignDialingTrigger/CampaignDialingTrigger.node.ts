@@ -2,7 +2,7 @@
 // status change, once; its place is kept in the workflow's static data.
 import type { IDataObject, INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
-import { campaignLocator } from '../CampaignDialing/shared/fields.ts';
+import { campaignLocator, pageSizeOf, pageSizeOption } from '../CampaignDialing/shared/fields.ts';
 import { searchCampaigns } from '../CampaignDialing/shared/search.ts';
 import { campaignPath, CREDENTIAL_TYPE, listRecords, readPages } from '../CampaignDialing/shared/transport.ts';
 import { readCallCursor, readNewCalls, startingCallCursor, type CallCursor } from './call-cursor.ts';
@@ -83,6 +83,14 @@ export class CampaignDialingTrigger implements INodeType {
         default: 'callFinished',
       },
       campaignLocator(undefined, 'The campaign to watch'),
+      {
+        displayName: 'Options',
+        name: 'options',
+        type: 'collection',
+        placeholder: 'Add Option',
+        default: {},
+        options: [pageSizeOption],
+      },
     ],
   };
 
@@ -94,6 +102,7 @@ export class CampaignDialingTrigger implements INodeType {
     const campaignId = String(this.getNodeParameter('campaignId', '', { extractValue: true }) ?? '').trim();
     if (!campaignId) throw new NodeOperationError(this.getNode(), 'No campaign given: pick one, or give its ID or URL');
     const reports = `${campaignPath(campaignId)}/reports`;
+    const pageSize = pageSizeOf(this.getNodeParameter('options', {}) as IDataObject);
     const toItems = (records: IDataObject[]) => records.length ? [this.helpers.returnJsonArray(records)] : null;
 
     if (this.getMode() === 'manual') {
@@ -105,14 +114,14 @@ export class CampaignDialingTrigger implements INodeType {
     const cursor = readCursor(staticData.cursor, campaignId, event);
     if (!cursor) {
       // First poll: what happened before activation is not new.
-      staticData.cursor = await startingCursor(this, reports, campaignId, event);
+      staticData.cursor = await startingCursor(this, reports, campaignId, event, pageSize);
       return null;
     }
     // n8n before 2.41 gives no poll budget: a minute is what its scheduler tolerates comfortably.
     const budget = (typeof this.getPollBudgetMs === 'function' ? this.getPollBudgetMs() : 60_000) * BUDGET_SHARE;
-    const calls = await readNewCalls(this, `${reports}/callDetails`, cursor, () => Date.now() - started > budget);
+    const calls = await readNewCalls(this, `${reports}/callDetails`, cursor, () => Date.now() - started > budget, pageSize);
     let records = event === 'callFinished' ? calls : calls.map(statusChangeOf);
-    if (event === 'numberStatusChanged') records = [...records, ...(await calllessChanges(this, reports, cursor, true))];
+    if (event === 'numberStatusChanged') records = [...records, ...(await calllessChanges(this, reports, cursor, true, pageSize))];
     staticData.cursor = cursor;
     return toItems(records);
   }
@@ -131,11 +140,11 @@ function readCursor(data: unknown, campaignId: string, event: Event): Cursor | n
   return { campaignId, event, ...calls, ...(callless ? { callless } : {}) };
 }
 
-async function startingCursor(ctx: IPollFunctions, reports: string, campaignId: string, event: Event): Promise<Cursor> {
-  const cursor: Cursor = { campaignId, event, ...(await startingCallCursor(ctx, `${reports}/callDetails`)) };
+async function startingCursor(ctx: IPollFunctions, reports: string, campaignId: string, event: Event, pageSize: number): Promise<Cursor> {
+  const cursor: Cursor = { campaignId, event, ...(await startingCallCursor(ctx, `${reports}/callDetails`, pageSize)) };
   if (event === 'numberStatusChanged') {
     cursor.callless = {};
-    await calllessChanges(ctx, reports, cursor, false);
+    await calllessChanges(ctx, reports, cursor, false, pageSize);
   }
   return cursor;
 }
@@ -144,7 +153,9 @@ async function startingCursor(ctx: IPollFunctions, reports: string, campaignId: 
  * Numbers that became Blacklisted or Deleted since the last poll: one count per status each poll, and a read of
  * that status's records only when the count moved.
  */
-async function calllessChanges(ctx: IPollFunctions, reports: string, cursor: Cursor, emit: boolean): Promise<IDataObject[]> {
+async function calllessChanges(
+  ctx: IPollFunctions, reports: string, cursor: Cursor, emit: boolean, pageSize: number,
+): Promise<IDataObject[]> {
   const out: IDataObject[] = [];
   const known = (cursor.callless ??= {});
   for (const status of CALLLESS_STATUSES) {
@@ -154,7 +165,7 @@ async function calllessChanges(ctx: IPollFunctions, reports: string, cursor: Cur
     for await (const page of readPages(ctx, path, { filter: { status } }, 1)) total = page.total;
     if (total === undefined || total === state.count) continue;
     const seen = new Set(state.ids);
-    for (const record of await listRecords(ctx, path, { filter: { status }, sort: ['number', 'ASC'] })) {
+    for (const record of await listRecords(ctx, path, { filter: { status }, sort: ['number', 'ASC'] }, undefined, undefined, pageSize)) {
       const id = String(record.id);
       if (seen.has(id)) continue;
       seen.add(id);

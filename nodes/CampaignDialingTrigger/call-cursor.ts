@@ -54,12 +54,14 @@ export function readCallCursor(stored: IDataObject): CallCursor | null {
  * The place at activation: the newest record, and the ids of every record of the hour before it, so that none of
  * them is taken for new when the clock falls back. What happened before activation is not emitted.
  */
-export async function startingCallCursor(ctx: IPollFunctions, path: string): Promise<CallCursor> {
+export async function startingCallCursor(ctx: IPollFunctions, path: string, pageSize: number): Promise<CallCursor> {
   const cursor: CallCursor = { version: 2, endedAt: null, since: null, seen: {} };
   // A page may repeat the end of the one before when a record is written between the two.
   const read = new Set<string>();
   let cut = false;
-  reading: for await (const page of readPages(ctx, path, { sort: ['endedAtLocal', 'DESC'] })) {
+  // No more records are kept than MAX_REMEMBERED_CALLS, and the one after them tells that some were cut.
+  const size = Math.min(pageSize, MAX_REMEMBERED_CALLS + 1);
+  reading: for await (const page of readPages(ctx, path, { sort: ['endedAtLocal', 'DESC'] }, undefined, undefined, size)) {
     for (const call of page.records) {
       const [endedAt, id] = [endedAtOf(call), String(call.id)];
       if (!endedAt || read.has(id)) continue;
@@ -87,8 +89,9 @@ export async function startingCallCursor(ctx: IPollFunctions, path: string): Pro
  * read only when the count moved; then the records from the newest read on, sorted by endedAtLocal, until the poll's
  * reading budget is spent (the rest comes next poll).
  */
-export async function readNewCalls(ctx: IPollFunctions, path: string, cursor: CallCursor, overBudget: () => boolean)
-  : Promise<IDataObject[]> {
+export async function readNewCalls(
+  ctx: IPollFunctions, path: string, cursor: CallCursor, overBudget: () => boolean, pageSize: number,
+): Promise<IDataObject[]> {
   const known = new Set(Object.values(cursor.seen).flat());
   const calls: IDataObject[] = [];
   const take = (call: IDataObject, endedAt: string) => {
@@ -107,7 +110,7 @@ export async function readNewCalls(ctx: IPollFunctions, path: string, cursor: Ca
       const fresh: Record<string, string[]> = {};
       const inWindow = new Set<string>();
       let whole = true;
-      for await (const page of readPages(ctx, path, { sort: ['endedAtLocal', 'ASC'], filter: window })) {
+      for await (const page of readPages(ctx, path, { sort: ['endedAtLocal', 'ASC'], filter: window }, undefined, undefined, pageSize)) {
         for (const call of page.records) {
           const [endedAt, id] = [endedAtOf(call), String(call.id)];
           if (!endedAt || inWindow.has(id)) continue;
@@ -126,7 +129,7 @@ export async function readNewCalls(ctx: IPollFunctions, path: string, cursor: Ca
   }
 
   const from = cursor.endedAt ? { endedAtLocal_gte: cursor.endedAt } : {};
-  for await (const page of readPages(ctx, path, { sort: ['endedAtLocal', 'ASC'], filter: from })) {
+  for await (const page of readPages(ctx, path, { sort: ['endedAtLocal', 'ASC'], filter: from }, undefined, undefined, pageSize)) {
     for (const call of page.records) {
       const endedAt = endedAtOf(call);
       if (!endedAt) continue;

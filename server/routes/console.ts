@@ -11,12 +11,15 @@ import type { Deps } from '../app.ts';
 import { ApiError, invalid, notFound } from '../errors.ts';
 import { admit, rejectedEntry } from '../numbers-intake.ts';
 import { publicKey, type Account } from '../store/accounts.ts';
-import { campaignRecord } from '../store/campaigns.ts';
+import { campaignRecord, type CampaignRow } from '../store/campaigns.ts';
 import { numberRecord } from '../store/numbers.ts';
+import { callDetailRecord } from '../store/call-details.ts';
 import { isTimeZone } from '../time-zones.ts';
 import { MAX_VAR_VALUE, MAX_VARIABLES } from '../numbers-intake.ts';
 import { varNamesParam } from './numbers.ts';
-import { jsonParam, onlyParams, params } from '../http.ts';
+import { jsonParam, listQuery, onlyParams, params, sendList } from '../http.ts';
+import { LIST_SPECS } from '../../api/list-query.ts';
+import { uploadCsv } from '../csv-upload.ts';
 
 const id = z.string().min(1).max(200);
 const timestamp = z.string().refine((s) => parseTimestamp(s) !== null, 'must be a timestamp YYYY-MM-DDTHH:MM:SS (optionally with Z or an offset)')
@@ -104,6 +107,10 @@ function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   })));
 }
 
+/** Records in the console's call log, and delivery attempts shown per webhook endpoint. */
+const CALL_LOG_SIZE = 50;
+const DELIVERIES_SHOWN = 20;
+
 const AdvanceBody = z.strictObject({ seconds: z.number().positive().max(366 * 24 * 3600) });
 
 export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
@@ -127,12 +134,33 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
     return a;
   };
 
+  const campaign = (request: FastifyRequest): CampaignRow => {
+    const cid = (request.params as { campaignId: string }).campaignId;
+    const row = store.campaigns.byId(account(request).pk, cid);
+    if (!row) throw notFound('Campaign', cid);
+    return row;
+  };
+
+  app.get('/accounts', async () => store.accounts.list().map(accountRecord));
+
   app.post('/accounts', async (request, reply) => {
     const b = parseBody(AccountBody, request.body);
     return reply.code(201).send(accountRecord(store.accounts.create(b.name, b.timezone, deps.now())));
   });
 
   app.get('/accounts/:accountId', async (request) => accountRecord(account(request)));
+
+  // The v1 list (same range, sort and filter) with each campaign's live counters: numbers by status, calls, answer rate.
+  app.get('/accounts/:accountId/campaigns', async (request, reply) => {
+    const a = account(request);
+    const query = listQuery(request, LIST_SPECS.campaigns);
+    const { rows, total } = store.campaigns.list(a.pk, query, a.timezone);
+    return sendList(reply, 'campaigns', query.range, rows.map((row) => {
+      const { calls, answered } = store.callDetails.tally(row);
+      const { Deleted: _deleted, ...numbers } = store.numbers.counts(row.pk);
+      return { ...campaignRecord(row), counters: { numbers, calls, answered, answerRate: calls ? answered / calls : null } };
+    }), total);
+  });
 
   app.post('/accounts/:accountId/campaigns', async (request, reply) => {
     const a = account(request);
@@ -147,10 +175,7 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
 
   // Any type and state: this is how Static campaigns get their lists.
   app.post('/accounts/:accountId/campaigns/:campaignId/numbers', async (request, reply) => {
-    const a = account(request);
-    const cid = (request.params as { campaignId: string }).campaignId;
-    const row = store.campaigns.byId(a.pk, cid);
-    if (!row) throw notFound('Campaign', cid);
+    const row = campaign(request);
     const p = params(request);
     onlyParams(p, ['varNames']);
     const entries = parseBody(NumbersBody, request.body);
@@ -163,6 +188,22 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
       created: store.numbers.byIds(row.pk, admitted.map((x) => x.id)).map(numberRecord),
       rejected: rejected.map(rejectedEntry),
     });
+  });
+
+  // The console's live call log: the newest 50 records and the campaign's call count from its tally. Polled every few
+  // seconds, so it is read off the index backwards; the v1 report would count every record of the campaign each time.
+  app.get('/accounts/:accountId/campaigns/:campaignId/callLog', async (request) => {
+    const row = campaign(request);
+    onlyParams(params(request), []);
+    return { calls: store.callDetails.tally(row).calls, records: store.callDetails.newest(row.pk, CALL_LOG_SIZE).map(callDetailRecord) };
+  });
+
+  // The v1 upload, but for any type and state, like the JSON add above.
+  app.post('/accounts/:accountId/campaigns/:campaignId/numbers/upload', async (request, reply) => {
+    const row = campaign(request);
+    const result = await uploadCsv(deps, request, row, true);
+    deps.dialer.wake(row.pk);
+    return reply.code(201).send(result);
   });
 
   app.post('/accounts/:accountId/apiKeys', async (request, reply) => {
@@ -203,6 +244,14 @@ export function consoleRoutes(app: FastifyInstance, deps: Deps): void {
     const eid = (request.params as { endpointId: string }).endpointId;
     if (!store.webhooks.delete(a.pk, eid, deps.now())) throw notFound('Webhook endpoint', eid);
     return reply.code(204).send();
+  });
+
+  app.get('/accounts/:accountId/webhookEndpoints/:endpointId/deliveries', async (request) => {
+    const a = account(request);
+    const eid = (request.params as { endpointId: string }).endpointId;
+    const e = store.webhooks.byId(a.pk, eid);
+    if (!e) throw notFound('Webhook endpoint', eid);
+    return store.webhooks.recentAttempts(e.pk, DELIVERIES_SHOWN);
   });
 
   app.get('/accounts/:accountId/apiKeys', async (request) => store.accounts.keys(account(request)).map(publicKey));

@@ -48,6 +48,12 @@ export class Accounts {
     return row && { pk: row.pk, id: row.id, name: row.name, timezone: row.timezone, createdAt: row.created_at };
   }
 
+  /** Every account, oldest first (the console lists them). */
+  list(): Account[] {
+    return this.db.all<AccountRow>('SELECT * FROM accounts ORDER BY pk')
+      .map((row) => ({ pk: row.pk, id: row.id, name: row.name, timezone: row.timezone, createdAt: row.created_at }));
+  }
+
   byPk(pk: number): Account | undefined {
     const row = this.db.get<AccountRow>('SELECT * FROM accounts WHERE pk = ?', pk);
     return row && { pk: row.pk, id: row.id, name: row.name, timezone: row.timezone, createdAt: row.created_at };

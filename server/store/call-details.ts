@@ -42,9 +42,28 @@ const INSERT = `INSERT INTO call_details(campaign_pk, number_id, number, attempt
 
 export type NewCallDetail = Omit<CallDetail, 'id' | 'numberId'> & { numberId: number };
 
+/** How many calls a campaign made and how many of them were answered. */
+export interface CallTally { calls: number; answered: number }
+
 export class CallDetails {
   private readonly db: Database;
+  /**
+   * Tallies by campaign id (never reused, unlike a deleted campaign's pk), with the last record id counted: records
+   * are only ever appended (or go with their campaign), so a refresh counts just the records written since, not a
+   * campaign's million calls on every look.
+   */
+  private readonly tallies = new Map<string, CallTally & { lastId: number }>();
   constructor(db: Database) { this.db = db; }
+
+  tally(campaign: { pk: number; id: string }): CallTally {
+    const t = this.tallies.get(campaign.id) ?? { calls: 0, answered: 0, lastId: 0 };
+    const r = this.db.get<{ calls: number; answered: number; last: number | null }>(
+      `SELECT count(*) AS calls, count(answered_at_local) AS answered, max(id) AS last FROM call_details
+       WHERE id > ? AND campaign_pk = ?`, t.lastId, campaign.pk)!;
+    const next = { calls: t.calls + r.calls, answered: t.answered + r.answered, lastId: r.last ?? t.lastId };
+    this.tallies.set(campaign.id, next);
+    return { calls: next.calls, answered: next.answered };
+  }
 
   list(campaignPk: number, query: ListQuery, timeZone: string): { rows: CallDetailRow[]; total: number } {
     const w = where(TABLE, query.conditions, timeZone);
@@ -54,6 +73,12 @@ export class CallDetails {
       `SELECT * FROM call_details WHERE ${cond} ORDER BY ${orderBy(TABLE, query.sort)} ${limitOffset(query.range)}`,
       campaignPk, ...w.params);
     return { rows, total };
+  }
+
+  /** The campaign's newest records, newest first: read backwards off the campaign's index, with nothing to count. */
+  newest(campaignPk: number, limit: number): CallDetailRow[] {
+    return this.db.all<CallDetailRow>(
+      'SELECT * FROM call_details INDEXED BY call_details_by_campaign WHERE campaign_pk = ? ORDER BY id DESC LIMIT ?', campaignPk, limit);
   }
 
   /** One record (one per call, the dialer's hottest write): its id. */

@@ -44,6 +44,11 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries(
   id INTEGER PRIMARY KEY, endpoint_pk INTEGER NOT NULL, event_id TEXT NOT NULL, body TEXT NOT NULL,
   attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL, failed_at INTEGER, last_error TEXT);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE failed_at IS NULL;
+-- Every delivery attempt's result, the last 100 per endpoint (the console shows them); outcome delivered|retrying|failed.
+CREATE TABLE IF NOT EXISTS webhook_attempts(
+  id INTEGER PRIMARY KEY, endpoint_pk INTEGER NOT NULL, event_id TEXT NOT NULL, event_type TEXT NOT NULL,
+  attempt INTEGER NOT NULL, at TEXT NOT NULL, outcome TEXT NOT NULL, detail TEXT);
+CREATE INDEX IF NOT EXISTS webhook_attempts_by_endpoint ON webhook_attempts(endpoint_pk, id);
 CREATE TABLE IF NOT EXISTS blacklist(
   account_pk INTEGER NOT NULL, number TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY(account_pk, number)) WITHOUT ROWID;
 -- deleted is 0 for a live number and the row's own id once deleted, so deleted rows stay for the

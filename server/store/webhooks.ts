@@ -5,6 +5,18 @@ import type { Database } from './db.ts';
 export interface Endpoint { pk: number; id: string; accountPk: number; url: string; createdAt: string }
 export interface Delivery { id: number; endpoint_pk: number; event_id: string; body: string; attempts: number; url: string; endpoint_id: string }
 
+/** One attempt to deliver an event, as the console lists them. */
+export interface DeliveryAttempt {
+  eventId: string; type: string; attempt: number; at: string;
+  /** delivered (2xx), retrying (failed, another attempt is scheduled) or failed (no attempts left). */
+  outcome: 'delivered' | 'retrying' | 'failed';
+  /** What went wrong: `HTTP 500`, a network error. */
+  detail: string | null;
+}
+
+/** Attempts kept per endpoint. */
+const ATTEMPTS_KEPT = 100;
+
 interface EndpointRow { pk: number; id: string; account_pk: number; url: string; created_at: string }
 
 export class Webhooks {
@@ -35,6 +47,7 @@ export class Webhooks {
     this.db.transaction(() => {
       this.db.run('UPDATE webhook_endpoints SET deleted_at = ? WHERE pk = ?', now.toISOString(), e.pk);
       this.db.run('DELETE FROM webhook_deliveries WHERE endpoint_pk = ?', e.pk);
+      this.db.run('DELETE FROM webhook_attempts WHERE endpoint_pk = ?', e.pk);
     });
     return true;
   }
@@ -52,6 +65,26 @@ export class Webhooks {
 
   delivered(id: number): void {
     this.db.run('DELETE FROM webhook_deliveries WHERE id = ?', id);
+  }
+
+  /** Logs an attempt's result, keeping the endpoint's last ATTEMPTS_KEPT. */
+  logAttempt(endpointPk: number, a: DeliveryAttempt): void {
+    this.db.transaction(() => {
+      const { lastInsertRowid } = this.db.run(
+        'INSERT INTO webhook_attempts(endpoint_pk, event_id, event_type, attempt, at, outcome, detail) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        endpointPk, a.eventId, a.type, a.attempt, a.at, a.outcome, a.detail?.slice(0, 500) ?? null);
+      this.db.run('DELETE FROM webhook_attempts WHERE endpoint_pk = ? AND id <= ?', endpointPk, lastInsertRowid - ATTEMPTS_KEPT);
+    });
+  }
+
+  /** The endpoint's most recent attempts, newest first, and how many events wait in its outbox. */
+  recentAttempts(endpointPk: number, limit: number): { attempts: DeliveryAttempt[]; waiting: number } {
+    const attempts = this.db.all<{ event_id: string; event_type: string; attempt: number; at: string; outcome: DeliveryAttempt['outcome']; detail: string | null }>(
+      'SELECT * FROM webhook_attempts WHERE endpoint_pk = ? ORDER BY id DESC LIMIT ?', endpointPk, limit)
+      .map((r) => ({ eventId: r.event_id, type: r.event_type, attempt: r.attempt, at: r.at, outcome: r.outcome, detail: r.detail }));
+    const waiting = this.db.get<{ n: number }>(
+      'SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_pk = ? AND failed_at IS NULL', endpointPk)!.n;
+    return { attempts, waiting };
   }
 
   failedAttempt(id: number, attempts: number, error: string, retryAt: number | null, now: number): void {

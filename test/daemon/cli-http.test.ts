@@ -14,8 +14,8 @@ import { Daemon } from '../../daemon/app.ts';
 import { parseConfig, type Config } from '../../daemon/config.ts';
 import { createLogger } from '../../daemon/log.ts';
 import { readRun } from '../../daemon/sync/run.ts';
-import { SyncKeys, campaignKey } from '../../daemon/sync/state.ts';
-import type { RunRecord } from '../../daemon/sync/state.ts';
+import { SyncKeys, campaignKey } from '../../daemon/state/keys.ts';
+import type { RunRecord } from '../../daemon/state/sync-state.ts';
 import { REDIS_URL, campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createCampaign } from '../support/server.ts';
 

@@ -148,14 +148,14 @@ describe('HubSpot: import, incremental runs, webhooks', () => {
     await pullAndSettle(d, 'hs');
     let numbers = await expectCampaign(f, expected(hs));
     expect(numbers.get(shared)?.varValues).toEqual(vars(a));
-    expect((await held(d, 'hs', shared))?.c).toBe(a.id);
+    expect((await held(d, 'hs', shared))?.contactId).toBe(a.id);
 
     hs.updateContact(a.id, { phone: validPhone(6001) });
     await pullAndSettle(d, 'hs');
     numbers = await expectCampaign(f, expected(hs));
     expect(numbers.get(shared)?.varValues).toEqual(vars(b));
     expect(numbers.get(validPhone(6001))?.varValues).toEqual(vars(hs.getContact(a.id)!));
-    expect((await held(d, 'hs', shared))?.c).toBe(b.id);
+    expect((await held(d, 'hs', shared))?.contactId).toBe(b.id);
     // The dialer never refused a duplicate: the daemon did not send the shared number twice.
     await noRejections(d, 'hs');
   });
@@ -279,7 +279,7 @@ describe('HubSpot: import, incremental runs, webhooks', () => {
     const numbers = await expectCampaign(f, expected(hs, kept));
     expect(numbers.get(phone)).toMatchObject({ id: number.id, status: 'Success' });
     const h = await held(d, 'hs', phone);
-    expect(h?.k).toMatch(/Success/);
+    expect(h?.keptBecause).toMatch(/Success/);
     await noRejections(d, 'hs');
     // Later runs leave it alone rather than trying again.
     const run = await pullAndSettle(d, 'hs');
@@ -422,7 +422,7 @@ describe('HubSpot: selection by filterGroups, onLeave delete and keep', () => {
     await expectCampaign(f, leads());
     expect(await held(d, 'leads', phone)).toBeNull();
     await expectCampaign(keepCampaign, { ...leads(), [phone]: before[phone]! });
-    expect((await held(d, 'leads-kept', phone))?.k).toMatch(/onLeave: keep/);
+    expect((await held(d, 'leads-kept', phone))?.keptBecause).toMatch(/onLeave: keep/);
     await noRejections(d, 'leads');
     await noRejections(d, 'leads-kept');
   });

@@ -12,7 +12,7 @@ import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hu
 import { startPipedriveStandIn, type PipedriveStandIn } from '../../crm-stand-ins/pipedrive.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { formatWall, offsetAt } from '../../daemon/mirror/local-time.ts';
-import { attemptKey, mirrorKeys } from '../../daemon/mirror/mirror.ts';
+import { attemptKey } from '../../daemon/mirror/mirror.ts';
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../daemon/config.ts';
 import { callDetailRecords, daemonConfig, freePort, numberCount, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
@@ -95,7 +95,7 @@ describe('mirror into HubSpot across a fall-back hour', () => {
     // Calls ended in the repeated hour on both of its passes: its wall-clock times run backwards once in end order.
     const repeated = all.filter((r) => r.endedAtLocal.startsWith('2026-11-01T01:'));
     expect(repeated.length).toBeGreaterThan(10);
-    const ends = await d.redis.hget(mirrorKeys(d.runtimes.get('hs')!.state.keys).meta, 'watermark');
+    const ends = await d.redis.hget(d.runtimes.get('hs')!.state.keys.mirror.meta, 'watermark');
     expect(ends! >= '2026-11-01T01:59:00').toBe(true);
     const calls = hs.calls();
     expectOnePerAttempt(f, all, calls.map((c) => c.properties.hs_call_title));
@@ -124,7 +124,7 @@ describe('mirror into HubSpot across a fall-back hour', () => {
     const refused = fresh[0]!.number;
     hs.failCalls((p) => (p.hs_call_to_number === refused ? 'hs_call_to_number: refused by a validation rule' : false));
     await d.triggerMirror('hs', 'test');
-    const mk = mirrorKeys(d.runtimes.get('hs')!.state.keys);
+    const mk = d.runtimes.get('hs')!.state.keys.mirror;
     const refusedCount = fresh.filter((r) => r.number === refused).length;
     await waitFor(async () => (await d.redis.hlen(mk.parked)) === refusedCount && hs.calls().length === all.length - refusedCount, 'the refused records parked, the rest written');
     const parked = Object.values(await d.redis.hgetall(mk.parked)).map((v) => JSON.parse(v));
@@ -137,7 +137,7 @@ describe('mirror into HubSpot across a fall-back hour', () => {
 
   it('backfills from the start without adding an activity that exists', async () => {
     const all = await mirrorAll();
-    const mk = mirrorKeys(d.runtimes.get('hs')!.state.keys);
+    const mk = d.runtimes.get('hs')!.state.keys.mirror;
     await d.triggerMirror('hs', 'backfill', '2026-11-01T00:00:00');
     const backfill = await waitFor(async () => (await d.redis.hget(mk.meta, 'backfill')), 'the backfill to end');
     expect(JSON.parse(backfill)).toMatchObject({ read: all.length, written: 0, skipped: all.length });

@@ -10,9 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validPhone } from '../../crm-stand-ins/contacts.ts';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 import { Daemon } from '../../daemon/app.ts';
-import { historyKeys, RESOLUTIONS } from '../../daemon/history/history.ts';
+import { RESOLUTIONS } from '../../daemon/history/history.ts';
 import { toUtc } from '../../daemon/mirror/local-time.ts';
-import { mirrorKeys } from '../../daemon/mirror/mirror.ts';
 import { launchChromium } from '../support/browser.ts';
 import { callDetailRecords, daemonConfig, numberCount, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
@@ -69,7 +68,7 @@ describe('operations page charts and mirror lag', () => {
     const triggered = new Date().toISOString();
     await d.triggerMirror(sync, 'test');
     // Done when the run that wrote them ended (it sets the lag last).
-    const meta = mirrorKeys(d.runtimes.get(sync)!.state.keys).meta;
+    const meta = d.runtimes.get(sync)!.state.keys.mirror.meta;
     await waitFor(async () => written() >= all.length && JSON.parse(await d.redis.hget(meta, 'lastRun') ?? '{}').at > triggered, `${all.length} activities of ${sync}`);
     const seen = new Set(before.map((r) => `${r.number}/${r.attempt}`));
     return { all, fresh: all.filter((r) => !seen.has(`${r.number}/${r.attempt}`)) };
@@ -145,7 +144,7 @@ describe('operations page charts and mirror lag', () => {
       const view = key.split(':').at(-2) as keyof typeof RESOLUTIONS;
       const r = RESOLUTIONS[view];
       const block = Number(key.split(':').at(-1));
-      expect(key).toBe(historyKeys(redis.prefix, 'leads').block(view, block));
+      expect(key).toBe(d.keys.history('leads', view, block));
       // Expires when its points leave the chart's window, never later.
       const ttl = await d.redis.pttl(key);
       expect(ttl).toBeGreaterThan(0);

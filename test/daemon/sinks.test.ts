@@ -3,10 +3,10 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_RULES, outcomeOf, ruleSchema, type CallDetail } from '../../daemon/mirror/outcomes.ts';
+import { DEFAULT_RULES, outcomeOf, ruleSchema, type CallDetail } from '../../daemon/outcomes.ts';
 import type { Activity } from '../../daemon/sinks/sink.ts';
 import { WebhookSink } from '../../daemon/sinks/webhook.ts';
-import { verifyStandardWebhook } from '../../daemon/sources/webhook.ts';
+import { verifyStandardWebhook } from '../../daemon/signing.ts';
 
 const SECRET = `whsec_${Buffer.from('a sink secret of enough bytes').toString('base64')}`;
 

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { INodeExecutionData, INodeProperties, INodePropertyCollection, INodePropertyOptions } from 'n8n-workflow';
 import { LIST_SPECS } from '../../api/list-query.ts';
 import type { CallDetail, Campaign, CampaignNumber } from '../../api/records.ts';
-import { loadPackage, nodeSubtitle, runNode, testCredential, type N8nPackage } from '../support/n8n.ts';
+import { loadPackage, nodeSubtitle, runAsTool, runNode, testCredential, type N8nPackage } from '../support/n8n.ts';
 import { startProxy, type Proxy } from '../support/proxy.ts';
-import { addNumbers, createAccount, createCampaign, createKey, phoneNumbers, q, startServer, type TestServer } from '../support/server.ts';
+import { addNumbers, createAccount, createCampaign, createKey, phoneNumbers, q, setNumber, startServer, type TestServer } from '../support/server.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const NODE = 'campaignDialing';
@@ -196,17 +196,38 @@ describe('Campaign Number', () => {
     const c = await createCampaign(s, acc, { name: 'Paging', type: 'Dynamic', state: 'Active', startDate: '2027-01-01T00:00:00Z' });
     const berlin = Array.from({ length: 1_234 }, (_, i) => `+4930${String(1_000_000 + i * 7)}`);
     await addNumbers(s, acc, c.id, [...berlin, ...phoneNumbers(400, 5000)]);
-    const before = proxy.exchanges.length;
-    const res = await run({ resource: 'campaignNumber', operation: 'getAll', campaignId: byId(c.id), returnAll: true,
-      filters: { number: '+4930', status: ['NotContacted'] }, options: { sortBy: 'number', sortDirection: 'DESC' } });
-    expect(res.error).toBeUndefined();
-    const got = json(res.items).map((n) => n.number as string);
-    expect(got).toEqual([...berlin].sort().reverse());
-    const pages = proxy.exchanges.slice(before).map((e) => new URL(e.path, 'http://x').searchParams);
-    expect(pages.length).toBe(Math.ceil(1_234 / 200));
+    const filters = { number: '+4930', status: ['NotContacted'] };
+    const pagesOf = async (options: Record<string, unknown>) => {
+      const before = proxy.exchanges.length;
+      const res = await run({ resource: 'campaignNumber', operation: 'getAll', campaignId: byId(c.id), returnAll: true, filters, options });
+      expect(res.error).toBeUndefined();
+      expect(json(res.items).map((n) => n.number as string)).toEqual([...berlin].sort().reverse());
+      return proxy.exchanges.slice(before).map((e) => new URL(e.path, 'http://x').searchParams);
+    };
+    // By default, pages as large as the API serves: all 1,234 in one request.
+    expect((await pagesOf({ sortBy: 'number', sortDirection: 'DESC' })).map((p) => JSON.parse(p.get('range')!))).toEqual([[0, 9_999]]);
+    // A lower Page Size for a server that caps pages: the last page asks only for the records the total leaves.
+    const pages = await pagesOf({ sortBy: 'number', sortDirection: 'DESC', pageSize: 500 });
+    expect(pages.map((p) => JSON.parse(p.get('range')!))).toEqual([[0, 499], [500, 999], [1_000, 1_233]]);
     for (const p of pages) {
-      expect(JSON.parse(p.get('filter')!)).toEqual({ number: '+4930', status: ['NotContacted'] });
+      expect(JSON.parse(p.get('filter')!)).toEqual(filters);
       expect(JSON.parse(p.get('sort')!)).toEqual(['number', 'DESC']);
+    }
+    // A server that serves at most 300 records a page, whatever the range asks (its Content-Range and X-Total-Count
+    // say so): each page is read on from where the one before ended.
+    proxy.rewritePath = (path) => {
+      const url = new URL(path, 'http://x');
+      const range = url.searchParams.get('range');
+      if (!url.pathname.endsWith('/numbers') || !range) return path;
+      const [first, last] = JSON.parse(range) as [number, number];
+      url.searchParams.set('range', JSON.stringify([first, Math.min(last, first + 299)]));
+      return `${url.pathname}${url.search}`;
+    };
+    try {
+      expect((await pagesOf({ sortBy: 'number', sortDirection: 'DESC' })).map((p) => JSON.parse(p.get('range')!)))
+        .toEqual([[0, 9_999], [300, 1_233], [600, 1_233], [900, 1_233], [1_200, 1_233]]);
+    } finally {
+      proxy.rewritePath = null;
     }
     const limited = await run({ resource: 'campaignNumber', operation: 'getAll', campaignId: byId(c.id), limit: 450, options: { sortBy: 'number' } });
     expect(json(limited.items).map((n) => n.number)).toEqual([...berlin, ...phoneNumbers(400, 5000)].sort().slice(0, 450));
@@ -291,7 +312,7 @@ describe('errors', () => {
       try {
         const creds = { campaignDialingApi: { baseUrl: front.url, accountId: a, apiToken: token } };
         const res = await runNode({ pkg, type: NODE, credentials: creds,
-          parameters: { resource: 'campaignNumber', operation: 'getAll', campaignId: byId(c.id), returnAll: true, options: { sortBy: 'number' } } });
+          parameters: { resource: 'campaignNumber', operation: 'getAll', campaignId: byId(c.id), returnAll: true, options: { sortBy: 'number', pageSize: 100 } } });
         expect(res.error).toBeUndefined();
         expect(res.items).toHaveLength(1_000);
         expect(front.exchanges.filter((e) => e.status === 429).length).toBeGreaterThan(0);
@@ -534,5 +555,106 @@ describe('labels', () => {
     expect(count).toBe(11);
     // The defaults, as a node just dropped on the canvas shows them.
     expect(nodeSubtitle({ pkg, type: NODE, parameters: {} })).toBe('Get Many: Campaign');
+  });
+});
+
+// Tracker issue 20 §4: what a user (or a model) stumbled on.
+describe('rough edges', () => {
+  it('the credential test passes for a key that can only add numbers, and says what it can do', async () => {
+    const check = (token: string, accountId = acc) => testCredential({ pkg, credentialType: 'campaignDialingApi',
+      data: { baseUrl: s.url, accountId, apiToken: token } });
+    const provider = await createKey(s, acc, ['CampaignNumberProvider']);
+    const numbersOnly = await check(provider);
+    expect(numbersOnly).toEqual({ status: 'OK', message: expect.stringMatching(/^Connection successful\. This API key cannot list campaigns: it works for the numbers of campaigns only/) });
+    expect(await check(await createKey(s, acc, ['CampaignNumberAdmin']))).toEqual(numbersOnly);
+    // The same key for another account is refused, with the API's reason in words.
+    const other = (await createAccount(s, 'Provider elsewhere')).id;
+    expect(await check(provider, other)).toEqual({ status: 'Error',
+      message: expect.stringMatching(/^The API token is valid but was refused for this account \(403\): check the Account ID.*The API said: This API key belongs to another account/) });
+    // And the key does what the test says it does.
+    const c = await createCampaign(s, acc, { name: 'Provided', type: 'Dynamic', state: 'Active', startDate: '2027-01-01T00:00:00Z' });
+    const added = await run({ resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: '+12125556001' }, { token: provider });
+    expect(added.error).toBeUndefined();
+    expect(added.items[0]!.json).toMatchObject({ number: '+12125556001', status: 'NotContacted' });
+  });
+
+  it('Number Details\' "Attempts Less Than" starts at 1, as the Numbers list\'s does, and so matches numbers not yet called', async () => {
+    const { properties } = pkg.nodeTypes.getByNameAndVersion(`${pkg.packageName}.${NODE}`).description;
+    const lessThan = (resource: string, operation: string) => (properties.find((p) => p.name === 'filters'
+      && p.displayOptions?.show?.resource?.includes(resource) && p.displayOptions.show.operation?.includes(operation))!
+      .options as INodeProperties[]).find((o) => o.name === 'attempts_lt')!;
+    expect(lessThan('report', 'numberDetails').default).toBe(1);
+    expect(lessThan('report', 'numberDetails').default).toBe(lessThan('campaignNumber', 'getAll').default);
+    const c = await createCampaign(s, acc, { name: 'Not yet called', type: 'Dynamic', state: 'Active', startDate: '2027-01-01T00:00:00Z' });
+    await addNumbers(s, acc, c.id, phoneNumbers(4, 8100));
+    const res = await run({ resource: 'report', operation: 'numberDetails', campaignId: byId(c.id), returnAll: true,
+      filters: { attempts_lt: lessThan('report', 'numberDetails').default } });
+    expect(res.error).toBeUndefined();
+    expect(json(res.items).map((r) => r.attempts)).toEqual([0, 0, 0, 0]);
+  });
+
+  it('Custom API Call, which n8n offers because the credential authenticates, points to the HTTP Request node with this credential', async () => {
+    for (const parameters of [{ resource: '__CUSTOM_API_CALL__' }, { resource: 'campaign', operation: '__CUSTOM_API_CALL__' }]) {
+      const res = await run(parameters);
+      expect(res.error?.message).toBe('Custom API Call is made with n8n\'s HTTP Request node, not with this node');
+      expect(res.error?.description).toContain(`"Predefined Credential Type", Credential Type to "Campaign Dialing API"`);
+      expect(res.error?.description).toContain(`The URL is ${proxy.url}/v1/accounts/${acc}/ followed by`);
+    }
+    // What the HTTP Request node sends with this credential (its generic authenticate block) is what the API takes.
+    const { authenticate } = pkg.credentialTypes.getByName('campaignDialingApi');
+    expect(authenticate).toEqual({ type: 'generic', properties: { headers: { Authorization: '=Bearer {{$credentials.apiToken}}' } } });
+    const answer = await fetch(`${proxy.url}/v1/accounts/${acc}/campaigns?range=[0,0]`, { headers: { Authorization: `Bearer ${admin}` } });
+    expect(answer.status).toBe(200);
+  });
+
+  it('run as an AI agent\'s tool, an error tells the model what was wrong with its input, not which setting to change', async () => {
+    const c = await createCampaign(s, acc, { name: 'Tool', type: 'Dynamic', state: 'Active', startDate: '2027-01-01T00:00:00Z' });
+    const rejected = await runAsTool({ pkg, type: NODE, credentials: credentials(),
+      parameters: { resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: 'call me maybe' } });
+    expect(rejected.error).toMatch(/^The phone number "call me maybe" of item 0 was rejected: .*\n\nDetails: No phone number was added\. Call again with only the rejected phone numbers, corrected: each in international format/);
+    expect(rejected.error).not.toMatch(/Settings|On Error/);
+    const unknown = await runAsTool({ pkg, type: NODE, credentials: credentials(),
+      parameters: { resource: 'campaign', operation: 'changeState', campaignId: byId('00000000-0000-4000-8000-000000000000'), state: 'Paused' } });
+    expect(unknown.error).toMatch(/\n\nDetails: An ID in the input does not exist: get campaign IDs with the Get Many operation/);
+    expect(unknown.error).not.toMatch(/Settings|Base URL/);
+    const added = await runAsTool({ pkg, type: NODE, credentials: credentials(),
+      parameters: { resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: '+12125556101' } });
+    expect(added).toEqual({ items: [expect.objectContaining({ json: expect.objectContaining({ number: '+12125556101' }) })] });
+    // The same failure in a workflow still tells its user the setting.
+    const inWorkflow = await run({ resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: 'call me maybe' });
+    expect(inWorkflow.error?.description).toMatch(/Settings > On Error/);
+  });
+
+  it('says the API\'s spellings in words: roles, operations and statuses', async () => {
+    const c = await createCampaign(s, acc, { name: 'Spelled', type: 'Dynamic', state: 'Active', startDate: '2027-01-01T00:00:00Z' });
+    const denied = await run({ resource: 'campaign', operation: 'changeState', campaignId: byId(c.id), state: 'Paused' }, { token: reader });
+    expect(denied.error?.message).toBe('The key\'s role (Campaign Reader) does not allow changing the state of campaigns; Campaign Admin would');
+    await addNumbers(s, acc, c.id, phoneNumbers(1, 8200));
+    const [called] = await api<CampaignNumber[]>(`/campaigns/${c.id}/numbers`);
+    setNumber(s, called!.id, 'Success', 1);
+    const refused = await run({ resource: 'campaignNumber', operation: 'delete', campaignId: byId(c.id), numberIds: called!.id });
+    expect((refused.error as { httpCode?: string }).httpCode).toBe('409');
+    expect(refused.error?.message).toMatch(/only Not Contacted or Retry Pending numbers can be/);
+    expect(refused.error?.message).not.toMatch(/NotContacted|RetryPending/);
+  });
+
+  it('a refused Delete Many or Delete points at the item whose ID is at fault, not at the first item', async () => {
+    const drafts = [await createCampaign(s, acc, { name: 'Blame draft 0' }), await createCampaign(s, acc, { name: 'Blame draft 1' })];
+    const active = await createCampaign(s, acc, { name: 'Blame active', type: 'Dynamic', state: 'Active' });
+    const many = await run({ resource: 'campaign', operation: 'deleteMany', campaignIds: '={{ $json.id }}' },
+      { items: [drafts[0]!, active, drafts[1]!].map((c) => ({ json: { id: c.id } })) });
+    expect((many.error as { httpCode?: string }).httpCode).toBe('409');
+    expect((many.error as { context?: { itemIndex?: number } }).context?.itemIndex).toBe(1);
+    expect(many.error?.description).toMatch(/^The IDs at fault come from item 1; nothing was deleted, for any item\./);
+    expect(await api<Campaign[]>(`/campaigns${q({ filter: { ids: drafts.map((d) => d.id) } })}`)).toHaveLength(2);
+
+    const c = await createCampaign(s, acc, { name: 'Blame numbers', type: 'Dynamic', state: 'Active', startDate: '2027-01-01T00:00:00Z' });
+    await addNumbers(s, acc, c.id, phoneNumbers(2, 8300));
+    const listed = await api<CampaignNumber[]>(`/campaigns/${c.id}/numbers`);
+    const numbers = await run({ resource: 'campaignNumber', operation: 'delete', campaignId: byId(c.id), numberIds: '={{ $json.id }}' },
+      { items: [{ json: { id: listed[0]!.id } }, { json: { id: listed[1]!.id } }, { json: { id: '999999999' } }] });
+    expect((numbers.error as { httpCode?: string }).httpCode).toBe('404');
+    expect((numbers.error as { context?: { itemIndex?: number } }).context?.itemIndex).toBe(2);
+    expect(numbers.error?.description).toMatch(/^The IDs at fault come from item 2/);
   });
 });

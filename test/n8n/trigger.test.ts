@@ -42,11 +42,12 @@ async function dialingCampaign(name: string, numbers: string[], site = main(), d
   return c;
 }
 
-function poller(campaignId: string, event: string, options: { pollBudgetMs?: number; site?: Site; staticData?: IDataObject } = {}) {
+function poller(campaignId: string, event: string, options: { pollBudgetMs?: number; site?: Site; staticData?: IDataObject; pageSize?: number } = {}) {
   let staticData: IDataObject = options.staticData ?? {};
   return async (mode: 'trigger' | 'manual' = 'trigger') => {
     const res = await pollTrigger({ pkg, type: 'campaignDialingTrigger', mode, staticData, credentials: credentials(options.site),
-      pollBudgetMs: options.pollBudgetMs, parameters: { event, campaignId: { __rl: true, mode: 'id', value: campaignId } } });
+      pollBudgetMs: options.pollBudgetMs, parameters: { event, campaignId: { __rl: true, mode: 'id', value: campaignId },
+        ...(options.pageSize ? { options: { pageSize: options.pageSize } } : {}) } });
     expect(res.error).toBeUndefined();
     staticData = res.staticData;
     return { items: res.items, staticData };
@@ -91,7 +92,7 @@ describe('Campaign Dialing Trigger', () => {
 
   it('drains a backlog larger than one poll\'s budget over several polls, none lost or repeated', async () => {
     const c = await dialingCampaign('Backlog', phoneNumbers(300, 1500));
-    const poll = poller(c.id, 'callFinished', { pollBudgetMs: 0 }); // no budget: one page a poll
+    const poll = poller(c.id, 'callFinished', { pollBudgetMs: 0, pageSize: 200 }); // no budget: one page (of Page Size) a poll
     expect((await poll()).items).toBeNull();
     await s.advance(24 * 3600);
     const all = await api<CallDetail[]>(`/campaigns/${c.id}/reports/callDetails${q({ range: [0, 9999] })}`);

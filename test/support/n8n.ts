@@ -7,7 +7,7 @@ import { Container } from '@n8n/di';
 import {
   BinaryDataService, CredentialTestContext, ExecuteContext, ExecutionLifecycleHooks, ExternalSecretsProxy,
   getAdditionalKeys, InstanceSettings, LoadOptionsContext, PackageDirectoryLoader, PollContext, PollTriggerExecutor,
-  RoutingNode, WorkflowExecute,
+  RoutingNode, SupplyDataContext, WorkflowExecute,
 } from 'n8n-core';
 import type {
   ExecutionError, ICredentialDataDecryptedObject, IExecuteFunctions, ICredentials, ICredentialsExpressionResolveValues, ICredentialTestFunction,
@@ -91,8 +91,10 @@ export async function loadPackage(dir: string): Promise<N8nPackage> {
   await loader.loadAll();
   const { packageName } = loader;
   const short = (type: string) => (type.startsWith(`${packageName}.`) ? type.slice(packageName.length + 1) : type);
+  const toolVariants = new Map<string, INodeType>();
   const nodeTypes: INodeTypes = {
-    getByName: (type) => (type === START_TYPE ? startType : type === PASS_TYPE ? passType : loader.getNode(short(type)).type),
+    getByName: (type) => (type === START_TYPE ? startType : type === PASS_TYPE ? passType
+      : toolVariants.get(short(type)) ?? loader.getNode(short(type)).type),
     getByNameAndVersion: (type, version) => wf.NodeHelpers.getVersionedNodeType(nodeTypes.getByName(type), version),
     getKnownTypes: () => Object.fromEntries(Object.entries(loader.known.nodes).map(([name, known]) => [`${packageName}.${name}`, known])),
   };
@@ -105,6 +107,14 @@ export async function loadPackage(dir: string): Promise<N8nPackage> {
       return parents.flatMap((parent) => [parent, ...credentialTypes.getParentTypes(parent)]);
     },
   };
+  // As n8n's createAiTools: each usableAsTool node also as `<name>Tool`, its output an AI tool connection, run by its execute().
+  for (const name of Object.keys(loader.known.nodes)) {
+    const base = loader.getNode(name).type as INodeType;
+    if (!base.description.usableAsTool) continue;
+    const description: INodeTypeDescription = { ...base.description, name: `${base.description.name}Tool`,
+      displayName: `${base.description.displayName} Tool`, inputs: [], outputs: [wf.NodeConnectionTypes.AiTool] };
+    toolVariants.set(`${name}Tool`, Object.assign(Object.create(Object.getPrototypeOf(base) as object) as INodeType, base, { description }));
+  }
   return { loader, packageName, nodeTypes, credentialTypes };
 }
 
@@ -361,6 +371,34 @@ export async function pollTrigger(spec: NodeSpec & { staticData?: IDataObject; m
   // n8n's default (in-memory) poll scheduler reuses this Workflow for the next poll; its __emit saves the static data.
   const [items, staticData] = [(emitted as INodeExecutionData[][] | null)?.[0] ?? null, JSON.parse(JSON.stringify(workflow.staticData))];
   return { items, staticData, saved: emitted !== null && workflow.staticData.__dataChanged === true, error };
+}
+
+/** What an AI agent gets back from a tool call: the items, or the error text as n8n words it for the model. */
+export interface ToolRun { items: INodeExecutionData[] | null; error?: string }
+
+/**
+ * Runs a node's tool variant (`type` is the node's, e.g. `campaignDialing`) as n8n-core's makeHandleToolInvocation
+ * does when an agent calls it: a SupplyDataContext on the AI tool connection, `args` as its one input item, and a
+ * failure as the text the model reads (the message, then "Details:" and the description).
+ */
+export async function runAsTool(spec: NodeSpec & { args?: IDataObject }): Promise<ToolRun> {
+  setUpInstance();
+  const node = nodeFor({ ...spec, type: `${spec.type.includes('.') ? spec.type : `${spec.pkg.packageName}.${spec.type}`}Tool` });
+  const workflow = new wf.Workflow({ id: 'test-workflow', name: 'Test workflow', nodes: [node], connections: {}, active: false,
+    nodeTypes: spec.pkg.nodeTypes, settings: { executionOrder: 'v1' } });
+  const additionalData = additionalDataFor(new HostCredentialsHelper(spec.pkg, spec.credentials));
+  const context = new SupplyDataContext(workflow, workflow.nodes[node.name]!, additionalData, 'manual',
+    wf.createRunExecutionData({ executionData: null }), 0, [], { [wf.NodeConnectionTypes.AiTool]: [[{ json: spec.args ?? {} }]] },
+    wf.NodeConnectionTypes.AiTool, { node, data: {}, source: null }, []);
+  const nodeType = workflow.nodeTypes.getByNameAndVersion(node.type, node.typeVersion);
+  try {
+    const result = await nodeType.execute!.call(context as unknown as IExecuteFunctions);
+    return { items: Array.isArray(result) ? result[0] ?? null : null };
+  } catch (caught) {
+    const error = new wf.NodeOperationError(node, caught as Error);
+    const details = error.description && !error.message.includes(error.description) ? `\n\nDetails: ${error.description}` : '';
+    return { items: null, error: `${error.message}${details}` };
+  }
 }
 
 /** A node and the name of one of its listSearch / loadOptions methods. */

@@ -13,13 +13,15 @@ export interface Proxy {
   exchanges: Exchange[];
   /** Answers matching requests itself (status, headers, body) instead of forwarding them. */
   intercept: ((req: IncomingMessage) => { status: number; headers?: Record<string, string>; body?: string } | undefined) | null;
+  /** Rewrites the path (and query) of each forwarded request, e.g. to play a server that serves smaller pages. */
+  rewritePath: ((path: string) => string) | null;
   /** Sees each upstream answer (its body whole) before it is relayed; returning 'drop' cuts the connection instead. */
   onAnswer: ((exchange: Exchange, body: Buffer) => 'drop' | void) | null;
   close(): Promise<void>;
 }
 
 export async function startProxy(target: string): Promise<Proxy> {
-  const proxy: Proxy = { url: '', exchanges: [], intercept: null, onAnswer: null, close: async () => {} };
+  const proxy: Proxy = { url: '', exchanges: [], intercept: null, rewritePath: null, onAnswer: null, close: async () => {} };
   const server = createServer((req, res) => {
     const answer = proxy.intercept?.(req);
     if (answer) {
@@ -28,7 +30,7 @@ export async function startProxy(target: string): Promise<Proxy> {
       res.writeHead(answer.status, answer.headers).end(answer.body ?? '');
       return;
     }
-    const upstream = httpRequest(new URL(req.url!, target), { method: req.method, headers: req.headers }, (up) => {
+    const upstream = httpRequest(new URL(proxy.rewritePath?.(req.url!) ?? req.url!, target), { method: req.method, headers: req.headers }, (up) => {
       const exchange = { method: req.method!, path: req.url!, status: up.statusCode! };
       proxy.exchanges.push(exchange);
       if (!proxy.onAnswer) {

@@ -27,13 +27,14 @@ export async function startServer(options: {
   db?: string; rateLimit?: RateLimitPolicy; limits?: ServerOptions['limits']; now?: () => Date;
   /** Random seed of the dialer and the start of the (manual) simulation clock. */
   seed?: number; clockStart?: string; webhookSender?: ServerOptions['webhookSender']; outcomes?: ServerOptions['outcomes'];
+  consoleSessions?: ServerOptions['consoleSessions'];
 } = {}): Promise<TestServer> {
   const store = new Store(options.db ?? ':memory:');
   const consoleToken = `console_${randomBytes(16).toString('hex')}`;
   const clock = options.clockStart ? new SimulationClock(Date.parse(options.clockStart)) : undefined;
   const app = await buildServer({
     store, consoleToken, rateLimit: options.rateLimit ?? NO_LIMIT, limits: options.limits, now: options.now, clock, seed: options.seed,
-    webhookSender: options.webhookSender, outcomes: options.outcomes,
+    webhookSender: options.webhookSender, outcomes: options.outcomes, consoleSessions: options.consoleSessions,
   });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   const request: TestServer['request'] = (path, init = {}) => {

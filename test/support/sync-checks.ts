@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Daemon } from '../../daemon/app.ts';
 import type { RecordError } from '../../daemon/sync/contacts.ts';
 import { readRun } from '../../daemon/sync/run.ts';
-import type { HeldNumber, RunRecord } from '../../daemon/sync/state.ts';
+import { decodeHeld, type HeldNumber, type RunRecord } from '../../daemon/state/sync-state.ts';
 import { waitFor } from './daemon.ts';
 
 /** A free loopback port, so that a daemon's `http.publicUrl` can be known before it starts. */
@@ -76,7 +76,7 @@ export async function allRunErrors(d: Daemon, syncId: string): Promise<RecordErr
 
 export async function held(d: Daemon, syncId: string, e164: string): Promise<HeldNumber | null> {
   const raw = await d.redis.hget(keysOf(d, syncId).have, e164);
-  return raw ? JSON.parse(raw) as HeldNumber : null;
+  return raw ? decodeHeld(raw) : null;
 }
 
 /** A counter's value for the given labels (0 when never incremented). */

@@ -5,7 +5,7 @@ import {
   campaignIdOf, campaignLocator, enumOptions, listRequest, filtersCollection, filtersOf, operationField, returnAllAndLimit, show, sortCollection, toIdList,
 } from '../shared/fields.ts';
 import { apiRequest, campaignPath, listRecords } from '../shared/transport.ts';
-import { collect, deletedRecords, forEachItem, groupBy, inBatches } from '../shared/items.ts';
+import { collect, deleteIds, deletedRecords, forEachItem, groupBy, inBatches } from '../shared/items.ts';
 
 const R = 'campaign';
 
@@ -117,8 +117,8 @@ export async function executeCampaign(ctx: IExecuteFunctions, operation: string,
   switch (operation) {
     case 'getAll':
       return forEachItem(ctx, items, async (i) => {
-        const { request, limit } = listRequest(ctx, 'campaigns', i, filtersOf(campaignFields, 'getAll'));
-        return listRecords(ctx, '/campaigns', request, limit, i);
+        const { request, limit, pageSize } = listRequest(ctx, 'campaigns', i, filtersOf(campaignFields, 'getAll'));
+        return listRecords(ctx, '/campaigns', request, limit, i, pageSize);
       });
     case 'duplicate':
       return forEachItem(ctx, items, async (i) => {
@@ -151,10 +151,7 @@ export async function executeCampaign(ctx: IExecuteFunctions, operation: string,
       return inBatches(ctx, groupBy(entries), {
         batchSize: DELETE_MANY_BATCH,
         emptyMessage: (i) => `The Campaign IDs field is empty for item ${i}`,
-        send: async (_key, ids, itemIndexes) => {
-          const res = await apiRequest(ctx, { method: 'DELETE', path: '/campaigns', json: ids, itemIndex: itemIndexes[0] });
-          return deletedRecords(res.body, ids);
-        },
+        send: async (_key, ids, itemIndexes) => deleteIds(ctx, '/campaigns', ids, itemIndexes),
       });
     }
   }

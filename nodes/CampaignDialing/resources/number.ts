@@ -5,9 +5,9 @@ import type { AddNumbersResult } from '../../../api/records.ts';
 import {
   campaignIdOf, campaignLocator, enumOptions, listRequest, filtersCollection, filtersOf, operationField, returnAllAndLimit, show, sortCollection, toIdList,
 } from '../shared/fields.ts';
-import { collect, deletedRecords, forEachItem, groupBy, inBatches, Rejected, type ItemRejection } from '../shared/items.ts';
-import { apiError, apiRequest, campaignPath, listRecords } from '../shared/transport.ts';
-import { operationError } from '../shared/errors.ts';
+import { collect, deleteIds, forEachItem, groupBy, inBatches, Rejected, type ItemRejection } from '../shared/items.ts';
+import { apiError, apiRequest, campaignPath, forModel, listRecords } from '../shared/transport.ts';
+import { apiTextInWords, operationError } from '../shared/errors.ts';
 
 const R = 'campaignNumber';
 
@@ -163,7 +163,7 @@ function rejection(number: string, itemIndex: number, r: ServerRejection, itemIn
     return new Rejected(`The phone number ${shown} of item ${itemIndex} ${why}`, `${shown}: ${why}`,
       { number, code: r.code, duplicateOfItem: earlier });
   }
-  const reason = String(r.reason ?? r.code).trim().replace(/\.$/, '');
+  const reason = apiTextInWords(String(r.reason ?? r.code).trim().replace(/\.$/, ''));
   return new Rejected(`The phone number ${shown} of item ${itemIndex} was rejected: ${reason}`, `${shown}: ${reason}`,
     { number, code: r.code });
 }
@@ -180,10 +180,12 @@ function rejectedError(ctx: IExecuteFunctions, rejections: ItemRejection[], sent
     : `${rejections.length} of ${sent} phone numbers ${rejections.length === 1 ? 'was' : 'were'} rejected: ${list}`;
   const addedText = added === 0 ? 'No phone number was added.'
     : added === 1 ? 'The other phone number was added to the campaign.' : `The other ${added} phone numbers were added to the campaign.`;
-  return operationError(ctx.getNode(), message, {
-    itemIndex: rejections[0]!.itemIndex,
-    description: `${addedText} To get each rejected phone number as an item instead of this error, set the node's Settings > On Error to "Continue" or "Continue (using error output)".`,
-  });
+  // A model cannot change the node's settings: it is told what to send instead.
+  const next = forModel(ctx)
+    ? 'Call again with only the rejected phone numbers, corrected: each in international format (such as +14155550100), '
+      + 'given once, and not already in the campaign.'
+    : 'To get each rejected phone number as an item instead of this error, set the node\'s Settings > On Error to "Continue" or "Continue (using error output)".';
+  return operationError(ctx.getNode(), message, { itemIndex: rejections[0]!.itemIndex, description: `${addedText} ${next}` });
 }
 
 async function addNumbers(ctx: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
@@ -251,8 +253,8 @@ export async function executeNumber(ctx: IExecuteFunctions, operation: string, i
   switch (operation) {
     case 'getAll':
       return forEachItem(ctx, items, async (i) => {
-        const { request, limit } = listRequest(ctx, 'numbers', i, filtersOf(numberFields, 'getAll'));
-        return listRecords(ctx, `${campaignPath(campaignIdOf(ctx, i))}/numbers`, request, limit, i);
+        const { request, limit, pageSize } = listRequest(ctx, 'numbers', i, filtersOf(numberFields, 'getAll'));
+        return listRecords(ctx, `${campaignPath(campaignIdOf(ctx, i))}/numbers`, request, limit, i, pageSize);
       });
     case 'add':
       return addNumbers(ctx, items);
@@ -275,10 +277,7 @@ export async function executeNumber(ctx: IExecuteFunctions, operation: string, i
       return inBatches(ctx, groupBy(entries), {
         batchSize: DELETE_BATCH,
         emptyMessage: (i) => `The Number IDs field is empty for item ${i}`,
-        send: async (campaignId, ids, itemIndexes) => {
-          const res = await apiRequest(ctx, { method: 'DELETE', path: `${campaignPath(campaignId)}/numbers`, json: ids, itemIndex: itemIndexes[0] });
-          return deletedRecords(res.body, ids);
-        },
+        send: async (campaignId, ids, itemIndexes) => deleteIds(ctx, `${campaignPath(campaignId)}/numbers`, ids, itemIndexes),
       });
     }
   }

@@ -23,15 +23,18 @@ const localTimeFilters = (field: string, label: string): INodeProperties[] => (
   description: `Only calls ${label.toLowerCase()} ${text} this time, on the account's local clock`,
 }));
 
-/** The four filters of the attempts count (`attempts_gte`, `_gt`, `_lte`, `_lt`). */
+/**
+ * The four filters of the attempts count (`attempts_gte`, `_gt`, `_lte`, `_lt`). Each starts at the least value that
+ * matches a number (no number is called fewer than 0 times), as the Numbers list's filters do.
+ */
 const attemptsFilters = (): INodeProperties[] => (
-  [['gte', 'at Least', 'at least'], ['gt', 'Greater Than', 'more than'], ['lte', 'at Most', 'at most'], ['lt', 'Less Than', 'fewer than']] as const
-).map(([op, words, text]) => ({
+  [['gte', 'at Least', 'at least', 0], ['gt', 'Greater Than', 'more than', 0], ['lte', 'at Most', 'at most', 0], ['lt', 'Less Than', 'fewer than', 1]] as const
+).map(([op, words, text, least]) => ({
   displayName: `Attempts ${words}`,
   name: `attempts_${op}`,
   type: 'number',
-  typeOptions: { minValue: 0 },
-  default: 0,
+  typeOptions: { minValue: least },
+  default: least,
   description: `Only numbers called ${text} this many times`,
 }));
 
@@ -70,7 +73,7 @@ export const reportFields: INodeProperties[] = [
 
 export async function executeReport(ctx: IExecuteFunctions, operation: 'callDetails' | 'numberDetails', items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
   return forEachItem(ctx, items, async (i) => {
-    const { request, limit } = listRequest(ctx, operation, i, filtersOf(reportFields, operation));
-    return listRecords(ctx, `${campaignPath(campaignIdOf(ctx, i))}/reports/${operation}`, request, limit, i);
+    const { request, limit, pageSize } = listRequest(ctx, operation, i, filtersOf(reportFields, operation));
+    return listRecords(ctx, `${campaignPath(campaignIdOf(ctx, i))}/reports/${operation}`, request, limit, i, pageSize);
   });
 }

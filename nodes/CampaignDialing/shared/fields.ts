@@ -1,7 +1,8 @@
 // Fields every resource shares (campaign picker, Return All / Limit, sort) and the reading of filters into the API's.
 import type { IDataObject, IDisplayOptions, IExecuteFunctions, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
-import { LIST_SPECS, type ListRequest, type ListSpec, type SortDirection } from '../../../api/list-query.ts';
-import { operationError } from './errors.ts';
+import { LIST_SPECS, MAX_PAGE_SIZE, type ListRequest, type ListSpec, type SortDirection } from '../../../api/list-query.ts';
+import { DEFAULT_PAGE_SIZE } from './transport.ts';
+import { inWords, operationError } from './errors.ts';
 
 type Shown = { resource: string[]; operation: string[] };
 
@@ -103,7 +104,23 @@ export function filtersOf(fields: INodeProperties[], operation: string): INodePr
   return fields.find((p) => p.name === 'filters' && p.displayOptions?.show?.operation?.includes(operation));
 }
 
-/** The Options collection of a list operation: Sort By (the endpoint's sort fields) and Sort Direction. */
+/** Page Size, an option of every list the nodes read (the Options collection of a list operation, the trigger's). */
+export const pageSizeOption: INodeProperties = {
+  displayName: 'Page Size',
+  name: 'pageSize',
+  type: 'number',
+  typeOptions: { minValue: 1, maxValue: MAX_PAGE_SIZE },
+  default: DEFAULT_PAGE_SIZE,
+  description: `Most records asked for in one request. The default is the most the API serves; lower it only for a server that caps pages lower (at most ${MAX_PAGE_SIZE.toLocaleString('en-US')}).`,
+};
+
+/** The Page Size option as set, or the default. */
+export function pageSizeOf(options: IDataObject): number {
+  const size = Number(options.pageSize);
+  return Number.isInteger(size) && size >= 1 ? Math.min(size, MAX_PAGE_SIZE) : DEFAULT_PAGE_SIZE;
+}
+
+/** The Options collection of a list operation: Sort By (the endpoint's sort fields), Sort Direction and Page Size. */
 export function sortCollection(resource: string, operation: string, fields: Array<{ name: string; value: string }>): INodeProperties {
   const first = fields[0]!.value;
   return {
@@ -132,13 +149,13 @@ export function sortCollection(resource: string, operation: string, fields: Arra
         ],
         default: 'ASC',
       },
+      pageSizeOption,
     ],
   };
 }
 
 /** The API's enum values as options, labelled in words ("RetryPending" as "Retry Pending", "Callflow" as "Call Flow"). */
-export const enumOptions = (values: readonly string[]) =>
-  [...values].sort().map((value) => ({ name: value.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/\bCallflow\b/, 'Call Flow'), value }));
+export const enumOptions = (values: readonly string[]) => [...values].sort().map((value) => ({ name: inWords(value), value }));
 
 /** Node fields that stand for one key of a nested API filter object. */
 const NESTED: Record<string, [string, string]> = {
@@ -208,10 +225,10 @@ export function toIdList(value: unknown): string[] {
   return parts.map((v) => String(v).trim()).filter(Boolean);
 }
 
-/** Sort, filter and limit of a list operation, read from its fields; `filtersField` names the filters in errors. */
+/** Sort, filter, limit and page size of a list operation, read from its fields; `filtersField` names the filters in errors. */
 export function listRequest(
   ctx: IExecuteFunctions, resource: keyof typeof LIST_SPECS, itemIndex: number, filtersField?: INodeProperties,
-): { request: Omit<ListRequest, 'range'>; limit: number | undefined } {
+): { request: Omit<ListRequest, 'range'>; limit: number | undefined; pageSize: number } {
   const returnAll = ctx.getNodeParameter('returnAll', itemIndex, false) as boolean;
   const limit = returnAll ? undefined : (ctx.getNodeParameter('limit', itemIndex, 50) as number);
   const filters = ctx.getNodeParameter('filters', itemIndex, {}) as IDataObject;
@@ -221,7 +238,7 @@ export function listRequest(
   if (typeof options.sortBy === 'string' && options.sortBy) {
     request.sort = [options.sortBy, (options.sortDirection as SortDirection | undefined) ?? 'ASC'];
   }
-  return { request, limit };
+  return { request, limit, pageSize: pageSizeOf(options) };
 }
 
 export function campaignIdOf(ctx: IExecuteFunctions, itemIndex: number): string {

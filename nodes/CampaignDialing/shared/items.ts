@@ -4,6 +4,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { operationError } from './errors.ts';
+import { apiError, apiRequest } from './transport.ts';
 
 type NodeError = NodeApiError | NodeOperationError;
 
@@ -180,4 +181,20 @@ export function deletedRecords(body: unknown, ids: string[]): IDataObject[] {
   // A single deleted record answers for the single ID asked, whatever its id field says.
   const only = ids.length === 1 && records.length === 1 ? records[0] : undefined;
   return ids.map((id) => ({ id, ...(byId.get(id) ?? only ?? {}), deleted: true }));
+}
+
+/**
+ * Deletes `ids` (of the items `itemIndexes`, in order) in one all-or-nothing request to `path`. A refusal names the
+ * ids at fault (`missingIds`, `blockingIds`): the error points at the item of the first of them, not at the
+ * batch's first item.
+ */
+export async function deleteIds(ctx: IExecuteFunctions, path: string, ids: string[], itemIndexes: number[]): Promise<IDataObject[]> {
+  const response = await apiRequest(ctx, { method: 'DELETE', path, json: ids, itemIndex: itemIndexes[0], accept: [404, 409] });
+  if (response.statusCode < 300) return deletedRecords(response.body, ids);
+  const body = (typeof response.body === 'object' && response.body !== null ? response.body : {}) as IDataObject;
+  const atFault = new Set([body.missingIds, body.blockingIds].flatMap((list) => (Array.isArray(list) ? list.map(String) : [])));
+  const faulty = [...new Set(ids.flatMap((id, n) => (atFault.has(id) ? [itemIndexes[n]!] : [])))];
+  const items = faulty.length === 1 ? `item ${faulty[0]}` : `items ${faulty.slice(0, -1).join(', ')} and ${faulty.at(-1)}`;
+  const more = faulty.length ? `The IDs at fault come from ${items}; nothing was deleted, for any item.` : undefined;
+  throw apiError(ctx, response, faulty[0] ?? itemIndexes[0], more);
 }

@@ -5,8 +5,8 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, sleep } from 'n8n-workflow';
 import { parseContentRange } from '../../../api/content-range.ts';
-import { encodeListQuery, RECOMMENDED_PAGE_SIZE, type ListRequest } from '../../../api/list-query.ts';
-import { keepMessage, operationError } from './errors.ts';
+import { encodeListQuery, MAX_PAGE_SIZE, type ListRequest } from '../../../api/list-query.ts';
+import { apiTextInWords, keepMessage, operationError } from './errors.ts';
 
 export const CREDENTIAL_TYPE = 'campaignDialingApi';
 
@@ -138,6 +138,7 @@ function retryAfterSeconds(header: string | undefined): number {
   return Number.isFinite(date) ? Math.max((date - Date.now()) / 1000, 0.05) : 1;
 }
 
+/** What a user of the editor can do about each refusal. */
 const HINTS: Record<number, string> = {
   401: 'Check the API token of the credential: it may be mistyped, expired or not a token of this service.',
   403: 'The API key was deleted, belongs to another account than the Account ID of the credential, or lacks a role that allows this operation (see Settings > API Keys in the web console).',
@@ -146,15 +147,35 @@ const HINTS: Record<number, string> = {
   429: 'The rate limit of the API was still exceeded after waiting: lower the Limit, or spread the work over time.',
 };
 
-/** The server's problem details (RFC 9457) as an n8n error carrying its detail message and each bad field. */
-export function apiError(ctx: ApiContext, response: ApiResponse<unknown>, itemIndex: number | undefined): NodeApiError {
+/** The same for an AI agent calling the node as a tool: what was wrong with its input, and whether calling again helps. */
+const TOOL_HINTS: Record<number, string> = {
+  401: 'The credential of this tool was refused: calling again will not help; tell the user to check the API token.',
+  403: 'This tool\'s API key may not do this operation: do not call it again for this; tell the user which operation was refused.',
+  404: 'An ID in the input does not exist: get campaign IDs with the Get Many operation of campaigns, and number IDs with the Get Many operation of a campaign\'s numbers, then call again with one of them.',
+  409: 'The campaign or number is in a state that does not allow this operation: read its current state with Get Many before choosing what to do.',
+  429: 'The API is busy: call again later with fewer records (a lower Limit).',
+};
+
+/** Whether an AI agent runs the node as a tool: errors then tell the model what was wrong with its input. */
+export function forModel(ctx: ApiContext): boolean {
+  if ('isToolExecution' in ctx && typeof ctx.isToolExecution === 'function' && ctx.isToolExecution()) return true;
+  // n8n names the tool variant it makes of a usableAsTool node `<type>Tool`, and some of its paths run it as a node.
+  return ctx.getNode().type.endsWith('Tool');
+}
+
+/**
+ * The server's problem details (RFC 9457) as an n8n error carrying its detail message and each bad field, the API's
+ * spellings said in words.
+ */
+export function apiError(ctx: ApiContext, response: ApiResponse<unknown>, itemIndex: number | undefined, more?: string): NodeApiError {
   const body = (typeof response.body === 'object' && response.body !== null ? response.body : { body: response.body }) as IDataObject;
-  const text = typeof body.detail === 'string' ? body.detail : typeof body.message === 'string' ? body.message : '';
+  const text = apiTextInWords(typeof body.detail === 'string' ? body.detail : typeof body.message === 'string' ? body.message : '');
   const detail = text.charAt(0).toUpperCase() + text.slice(1);
   const fields = Array.isArray(body.errors)
-    ? (body.errors as IDataObject[]).map((e) => `${String(e.name)}: ${String(e.detail)}`)
+    ? (body.errors as IDataObject[]).map((e) => `${String(e.name)}: ${apiTextInWords(String(e.detail))}`)
     : [];
-  const description = [...fields, HINTS[response.statusCode] ?? ''].filter(Boolean).join('\n');
+  const hint = (forModel(ctx) ? TOOL_HINTS : HINTS)[response.statusCode] ?? '';
+  const description = [...fields, more ?? '', hint].filter(Boolean).join('\n');
   const message = detail || `The Campaign Dialing API answered with HTTP status ${response.statusCode}`;
   return keepMessage(new NodeApiError(ctx.getNode(), body as JsonObject, { message, description, httpCode: String(response.statusCode), itemIndex }), message);
 }
@@ -166,24 +187,34 @@ export interface Page {
 }
 
 /**
+ * Records asked for per page when the node's Page Size option is not set. Pages as large as the API serves
+ * (MAX_PAGE_SIZE): a list is read in as few requests as the rate limit counts, and the records of a page cost n8n no
+ * more memory than the items it outputs anyway (`./dev bench n8n`, README › Benchmarks).
+ */
+export const DEFAULT_PAGE_SIZE = MAX_PAGE_SIZE;
+
+/**
  * Reads a list endpoint page by page with `range`, keeping `sort` and `filter` on every page, until `limit` records
- * (all when undefined) or the end: a short page, or as many records as the total announced.
+ * (all when undefined) or the end. Once the answer's size is known (X-Total-Count or Content-Range), no page past it
+ * is asked for, and a page shorter than asked (a server that caps pages lower) is read on from where it ended;
+ * without a size, a short page is the end.
  */
 export async function* readPages(
   ctx: ApiContext, path: string, request: Omit<ListRequest, 'range'>, limit?: number, itemIndex?: number,
-  pageSize: number = RECOMMENDED_PAGE_SIZE,
+  pageSize: number = DEFAULT_PAGE_SIZE,
 ): AsyncGenerator<Page> {
   let first = 0;
+  let total: number | undefined;
   for (;;) {
-    const size = Math.min(pageSize, limit === undefined ? pageSize : limit - first);
+    const size = Math.min(pageSize, limit === undefined ? pageSize : limit - first, total === undefined ? pageSize : total - first);
     if (size <= 0) return;
     const query = encodeListQuery({ ...request, range: [first, first + size - 1] });
     const response = await apiRequest<IDataObject[]>(ctx, { method: 'GET', path, query, itemIndex });
     const records = Array.isArray(response.body) ? response.body : [];
-    const total = totalOf(response.headers);
+    total = totalOf(response.headers);
     yield { records, total };
     first += records.length;
-    if (records.length < size || (total !== undefined && first >= total)) return;
+    if (records.length === 0 || (total === undefined && records.length < size)) return;
   }
 }
 
@@ -195,10 +226,12 @@ function totalOf(headers: Record<string, string | undefined>): number | undefine
 }
 
 export async function listRecords(
-  ctx: ApiContext, path: string, request: Omit<ListRequest, 'range'>, limit?: number, itemIndex?: number,
+  ctx: ApiContext, path: string, request: Omit<ListRequest, 'range'>, limit?: number, itemIndex?: number, pageSize?: number,
 ): Promise<IDataObject[]> {
   const out: IDataObject[] = [];
-  for await (const page of readPages(ctx, path, request, limit, itemIndex)) out.push(...page.records);
+  for await (const page of readPages(ctx, path, request, limit, itemIndex, pageSize)) {
+    for (const record of page.records) out.push(record);
+  }
   return out;
 }
 

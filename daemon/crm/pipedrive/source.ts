@@ -1,14 +1,15 @@
 // Pipedrive: persons through API v2 (cursor paging, updated_since, filter_id), webhooks v2 with HTTP Basic auth.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { DaemonKeys } from '../../state/keys.ts';
 import { z } from 'zod/v4';
-import type { SourceConfig, SyncConfig } from '../config.ts';
-import type { Metrics } from '../metrics.ts';
-import type { SourceContact } from '../sync/contacts.ts';
-import { COST, PipedriveApi } from '../crm/pipedrive.ts';
-import { header, sameBytes, type PullOptions, type PullPage, type Source, type WebhookRequest, type WebhookVerdict } from './source.ts';
+import type { SyncConfig } from '../../config.ts';
+import type { Metrics } from '../../metrics.ts';
+import { COST, PipedriveApi } from './client.ts';
+import { header, sameBytes } from '../../signing.ts';
+import type { PullOptions, PullPage, Source, SourceContact, WebhookRequest, WebhookVerdict } from '../../sources/source.ts';
+import type { PipedriveConfig } from './config.ts';
 
-type PipedriveConfig = Extract<SourceConfig, { type: 'pipedrive' }>;
 
 const personsAnswer = z.object({
   success: z.boolean().optional(),
@@ -43,9 +44,9 @@ export class PipedriveSource implements Source {
   private readonly config: PipedriveConfig;
   private readonly api: PipedriveApi;
 
-  constructor(sync: SyncConfig, redis: Redis, prefix: string, log: Logger, metrics: Metrics) {
+  constructor(sync: SyncConfig, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.config = sync.source as PipedriveConfig;
-    this.api = new PipedriveApi(this.config, redis, prefix, log, metrics);
+    this.api = new PipedriveApi(this.config, redis, keys, log, metrics);
   }
 
   private async *persons(params: Record<string, string>, options: PullOptions): AsyncGenerator<Record<string, unknown>[]> {

@@ -1,9 +1,9 @@
 // HubSpot sink: each call attempt becomes a call engagement (batch create, its 207 multi-status handled record by
 // record), associated with the contact, found again by the key in its title.
 import { z } from 'zod/v4';
-import type { HubSpotApi } from '../crm/hubspot.ts';
-import type { Outcome } from '../mirror/outcomes.ts';
-import { activityTitle, describeRecord, type Activity, type Sink, type WriteResult } from './sink.ts';
+import type { HubSpotApi } from './client.ts';
+import type { Outcome } from '../../outcomes.ts';
+import { activityTitle, describeRecord, type Activity, type Sink, type WriteResult } from '../../sinks/sink.ts';
 
 /** HubSpot's default call dispositions (internal GUIDs of its standard outcomes). */
 export const HUBSPOT_DISPOSITIONS: Record<Outcome, string | null> = {

@@ -3,8 +3,9 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Metrics } from '../metrics.ts';
-import { burstFor, CrmHttp, RateGate, spacing } from './http.ts';
+import type { DaemonKeys } from '../../state/keys.ts';
+import type { Metrics } from '../../metrics.ts';
+import { burstFor, CrmHttp, RateGate, spacing } from '../http.ts';
 
 export interface HubSpotAccount {
   baseUrl: string;
@@ -21,12 +22,12 @@ export class HubSpotApi {
   private readonly gate: RateGate;
   private readonly headers: Record<string, string>;
 
-  constructor(account: HubSpotAccount, redis: Redis, prefix: string, log: Logger, metrics: Metrics) {
+  constructor(account: HubSpotAccount, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.account = account;
     // Limits are per HubSpot account: one gate per token, shared by every sync, sink and process using it.
     const id = createHash('sha256').update(`${account.baseUrl}\n${account.accessToken}`).digest('hex').slice(0, 12);
-    this.searchGate = new RateGate(redis, `${prefix}:gate:hubspot-search:${id}`, spacing(account.searchPerSecond, 1000));
-    this.gate = new RateGate(redis, `${prefix}:gate:hubspot:${id}`, spacing(account.requestsPer10Seconds, 10_000), burstFor(account.requestsPer10Seconds, 10_000));
+    this.searchGate = new RateGate(redis, keys.gate('hubspot-search', id), spacing(account.searchPerSecond, 1000));
+    this.gate = new RateGate(redis, keys.gate('hubspot', id), spacing(account.requestsPer10Seconds, 10_000), burstFor(account.requestsPer10Seconds, 10_000));
     this.http = new CrmHttp('hubspot', log, metrics, (res) => {
       const s = Number(res.headers['retry-after']);
       return Number.isFinite(s) ? s * 1000 : 10_000;

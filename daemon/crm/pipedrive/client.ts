@@ -3,8 +3,10 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Metrics } from '../metrics.ts';
-import { CrmHttp, RateGate, SourceError, spacing } from './http.ts';
+import type { DaemonKeys } from '../../state/keys.ts';
+import type { Metrics } from '../../metrics.ts';
+import { SourceError } from '../../errors.ts';
+import { CrmHttp, RateGate, spacing } from '../http.ts';
 
 export interface PipedriveAccount {
   baseUrl: string;
@@ -23,12 +25,12 @@ export class PipedriveApi {
   private readonly redis: Redis;
   private readonly budgetKey: string;
 
-  constructor(account: PipedriveAccount, redis: Redis, prefix: string, log: Logger, metrics: Metrics) {
+  constructor(account: PipedriveAccount, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.account = account;
     this.redis = redis;
     const id = createHash('sha256').update(`${account.baseUrl}\n${account.apiToken}`).digest('hex').slice(0, 12);
-    this.gate = new RateGate(redis, `${prefix}:gate:pipedrive:${id}`, spacing(account.burstPer2Seconds, 2000));
-    this.budgetKey = `${prefix}:budget:pipedrive:${id}`;
+    this.gate = new RateGate(redis, keys.gate('pipedrive', id), spacing(account.burstPer2Seconds, 2000));
+    this.budgetKey = keys.budget('pipedrive', id);
     // Pipedrive's 429 has no Retry-After: x-ratelimit-reset says when the 2-second window frees up.
     this.http = new CrmHttp('pipedrive', log, metrics, (res) => {
       // A spent daily budget is not a burst: waiting seconds will not help, and holding a job until midnight would block it.

@@ -1,7 +1,7 @@
 // The dialer API client (got): add, list and delete a campaign's numbers, with failures sorted by what to do next.
 import got, { type Got } from 'got';
-import type { DialerConfig } from '../config.ts';
-import { countRequest } from '../history/history.ts';
+import type { DialerConfig } from './config.ts';
+import { countRequest } from './history/history.ts';
 
 /** What a failed call means for its caller: wait and resend, retry later, or give up on these records. */
 export class DialerError extends Error {

@@ -1,9 +1,9 @@
 // Pipedrive sink: each call attempt becomes a call log on the person (`/v1/callLogs`: no v2 replacement exists),
 // found again by the key in its subject.
 import { z } from 'zod/v4';
-import { COST, type PipedriveApi } from '../crm/pipedrive.ts';
-import type { Outcome } from '../mirror/outcomes.ts';
-import { activityTitle, describeRecord, type Activity, type Sink, type WriteResult } from './sink.ts';
+import { COST, type PipedriveApi } from './client.ts';
+import type { Outcome } from '../../outcomes.ts';
+import { activityTitle, describeRecord, type Activity, type Sink, type WriteResult } from '../../sinks/sink.ts';
 
 /** Pipedrive's call-log outcomes (it has no "failed": an attempt that never rang counts as not answered). */
 const OUTCOME: Record<Outcome, string> = {

@@ -1,14 +1,15 @@
 // HubSpot: contacts through the CRM search API (date-versioned paths), webhooks verified with X-HubSpot-Signature-v3.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { DaemonKeys } from '../../state/keys.ts';
 import { z } from 'zod/v4';
-import type { SourceConfig, SyncConfig } from '../config.ts';
-import { HubSpotApi } from '../crm/hubspot.ts';
-import type { Metrics } from '../metrics.ts';
-import type { SourceContact } from '../sync/contacts.ts';
-import { FIVE_MINUTES, header, hmacSha256, sameBytes, type PullOptions, type PullPage, type Source, type WebhookRequest, type WebhookVerdict } from './source.ts';
+import type { SyncConfig } from '../../config.ts';
+import { HubSpotApi } from './client.ts';
+import type { Metrics } from '../../metrics.ts';
+import { FIVE_MINUTES, header, hmacSha256, sameBytes } from '../../signing.ts';
+import type { PullOptions, PullPage, Source, SourceContact, WebhookRequest, WebhookVerdict } from '../../sources/source.ts';
+import type { HubSpotConfig } from './config.ts';
 
-type HubSpotConfig = Extract<SourceConfig, { type: 'hubspot' }>;
 type Filter = { propertyName: string; operator: string; value?: string | number | boolean; highValue?: string | number; values?: (string | number)[] };
 
 /** The search API answers at most 10,000 results per query; paging past them is a 400. */
@@ -47,10 +48,10 @@ export class HubSpotSource implements Source {
   private readonly properties: string[];
   private readonly api: HubSpotApi;
 
-  constructor(sync: SyncConfig, redis: Redis, prefix: string, log: Logger, metrics: Metrics) {
+  constructor(sync: SyncConfig, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.config = sync.source as HubSpotConfig;
     this.properties = [...new Set([...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...this.config.properties, 'lastmodifieddate'])];
-    this.api = new HubSpotApi(this.config, redis, prefix, log, metrics);
+    this.api = new HubSpotApi(this.config, redis, keys, log, metrics);
   }
 
   private contact(r: { id: string; properties: Record<string, unknown> }): SourceContact {

@@ -1,0 +1,40 @@
+--[=[
+  What the campaign needs for one phone number, decided from what it holds and what the sync wants. Shared by
+  plan (which acts on it) and dryPlan (which only reports it), so a dry run can never disagree with a real plan.
+
+  held:  the held record of the phone number (decoded JSON: i number id, h variables' hash, c contact, s sync,
+         k why it is kept, x the hash a replacement was refused for), or nil
+  owner: the contact that wants it, or nil
+  hash:  the hash of the variables that contact wants, or nil when no contact of the sync wants it
+  Returns one of:
+    nil        nothing to do
+    'add'      add the number
+    'replace'  delete the number and add it again with new variables
+    'delete'   delete the number (it left the selection, onLeave delete)
+    'keep'     it left the selection but onLeave is keep: note why it stays
+    'adopt'    the campaign already holds it as wanted: take it (contact, hash) and clear notes
+    'own'      a replacement was refused for these variables; only its contact changes
+]=]
+local function decide(held, owner, hash, sync, on_leave)
+  if held and held.s ~= sync then
+    return nil -- another sync holds this number in the campaign: the first one keeps it
+  end
+  if hash and not held then return 'add' end
+  if hash and held then
+    if held.h == hash or held.h == '?' then
+      if held.c ~= owner or held.k or held.x or held.h == '?' then return 'adopt' end
+      return nil
+    end
+    if held.x == hash then
+      -- replacing it with these values was refused (its status is final): nothing to do until they change
+      if held.c ~= owner then return 'own' end
+      return nil
+    end
+    return 'replace'
+  end
+  if held and not held.k then
+    if on_leave == 'delete' then return 'delete' end
+    return 'keep'
+  end
+  return nil
+end

@@ -1,0 +1,71 @@
+--[=[
+  Decides, for each given dirty phone number, what the campaign needs (includes/decide), claims the numbers it acts
+  on and writes the batches, all at once: two planners can never claim one number, and a crash after this leaves
+  batches that the next run finds and queues. A number claimed by an open batch stays dirty (its answer decides).
+
+  Input:
+    KEYS[1] contacts  KEYS[2] phones  KEYS[3] dirty       (the sync's)
+    KEYS[4] have      hash: phone number -> held record JSON (the campaign's)
+    KEYS[5] claims    hash: phone number -> batch id
+    KEYS[6] batches   hash: batch id -> batch JSON {k add|del, s sync, r run, t ms, e entries}
+    KEYS[7] counter   the campaign's batch counter
+    ARGV[1] sync id   ARGV[2] onLeave (delete|keep)   ARGV[3] max entries a batch   ARGV[4] now (ms)   ARGV[5] run id
+    ARGV[6..] phone numbers
+  Output:
+    {batch ids, skipped (claimed), planned (entries)}
+  Entries: add {e164, contact, variables, hash}; delete {e164, number id, then add 0|1, wanted hash or false}.
+]=]
+--- @include "includes/owners"
+--- @include "includes/decide"
+local contacts, phones, dirty, have, claims, batches, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local sync, on_leave, max_batch, now, run = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local adds, dels, ids = {}, {}, {}
+local skipped, planned = 0, 0
+local function flush(kind, list)
+  if #list == 0 then return end
+  local id = sync .. '.' .. redis.call('INCR', counter)
+  redis.call('HSET', batches, id, cjson.encode({k = kind, s = sync, r = run, t = now, e = list}))
+  for _, e in ipairs(list) do redis.call('HSET', claims, e[1], id) end
+  planned = planned + #list
+  ids[#ids + 1] = id
+end
+for i = 6, #ARGV do
+  local e = ARGV[i]
+  if redis.call('SISMEMBER', dirty, e) == 1 then
+    if redis.call('HEXISTS', claims, e) == 1 then
+      skipped = skipped + 1
+    else
+      redis.call('SREM', dirty, e)
+      local owner = owners(phones, e)[1]
+      local value = nil
+      if owner then
+        local raw = redis.call('HGET', contacts, owner)
+        if raw then value = cjson.decode(string.sub(raw, string.find(raw, '\n', 1, true) + 1)) end
+      end
+      local held_raw = redis.call('HGET', have, e)
+      local held = held_raw and cjson.decode(held_raw) or nil
+      local action = decide(held, owner, value and value.h, sync, on_leave)
+      if action == 'add' then
+        adds[#adds + 1] = {e, owner, value.v, value.h}
+      elseif action == 'replace' then
+        dels[#dels + 1] = {e, held.i, 1, value.h}
+      elseif action == 'delete' then
+        dels[#dels + 1] = {e, held.i, 0, false}
+      elseif action == 'adopt' then
+        held.c = owner; held.k = nil; held.x = nil; held.h = value.h
+        redis.call('HSET', have, e, cjson.encode(held))
+      elseif action == 'own' then
+        held.c = owner
+        redis.call('HSET', have, e, cjson.encode(held))
+      elseif action == 'keep' then
+        held.k = 'left the selection; kept (onLeave: keep)'
+        redis.call('HSET', have, e, cjson.encode(held))
+      end
+      if #adds >= max_batch then flush('add', adds); adds = {} end
+      if #dels >= max_batch then flush('del', dels); dels = {} end
+    end
+  end
+end
+flush('del', dels)
+flush('add', adds)
+return {ids, skipped, planned}

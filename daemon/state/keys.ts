@@ -1,0 +1,90 @@
+// Every Redis key the daemon writes, named here and nowhere else: what a key holds is documented beside its name,
+// and a change of layout (hash tags for Redis Cluster) is a change of this file.
+import { createHash } from 'node:crypto';
+
+/** The daemon's own keys (not a sync's), and the prefix BullMQ's queues use. */
+export class DaemonKeys {
+  readonly prefix: string;
+  constructor(prefix: string) { this.prefix = prefix; }
+  /** BullMQ's prefix for the daemon's queues (it names its own keys below it). */
+  get queuePrefix() { return this.prefix; }
+  /** Redis's run_id when the daemon last looked: a different one means Redis restarted and may have lost writes. */
+  get redisRunId() { return `${this.prefix}:redis-run-id`; }
+  /** The lock one process holds while it upserts job schedulers. */
+  get schedulersLock() { return `${this.prefix}:lock:schedulers`; }
+  /** hash: scheduler key -> the schedule it was upserted with. */
+  get schedulers() { return `${this.prefix}:schedulers`; }
+  /** A CRM gate (the next free slot of a paced budget), one per CRM account and budget. */
+  gate(name: string, account: string) { return `${this.prefix}:gate:${name}:${account}`; }
+  /** A CRM's daily budget counter, one per CRM account. */
+  budget(name: string, account: string) { return `${this.prefix}:budget:${name}:${account}`; }
+  sync(syncId: string, campaign: string): SyncKeys { return new SyncKeys(this.prefix, syncId, campaign); }
+  /**
+   * hash: one block of a sync's history for the operations page (history/history.ts), fields
+   * `<point index>:<series>`; `view` is its resolution (hour: per-minute points, day: per-10-minute points).
+   */
+  history(syncId: string, view: string, block: number) { return `${this.prefix}:sync:${syncId}:history:${view}:${block}`; }
+}
+
+/** Keys of one sync, of its mirror and of the campaign it feeds (shared by every sync feeding that campaign). */
+export class SyncKeys {
+  readonly sync: string;
+  readonly campaign: string;
+  constructor(prefix: string, syncId: string, campaignKey: string) {
+    this.sync = `${prefix}:sync:${syncId}`;
+    this.campaign = `${prefix}:campaign:${campaignKey}`;
+  }
+  /** hash: contact id -> "<phones>\n<value JSON>" (what the CRM last gave, mapped). */
+  get contacts() { return `${this.sync}:contacts`; }
+  /** hash: phone number -> contact ids holding it, newline-separated. */
+  get phones() { return `${this.sync}:phones`; }
+  /** set: phone numbers to plan. */
+  get dirty() { return `${this.sync}:dirty`; }
+  /** hash: phone number -> why the dialer refused it. */
+  get parked() { return `${this.sync}:parked`; }
+  /** hash: cursors, resume points and flags of the sync. */
+  get meta() { return `${this.sync}:meta`; }
+  /** list: the last 100 run ids, newest first. */
+  get runs() { return `${this.sync}:runs`; }
+  /** list: webhook deliveries waiting for the next run. */
+  get inbox() { return `${this.sync}:inbox`; }
+  /** hash: one run's record and counts. */
+  run(runId: string) { return `${this.sync}:run:${runId}`; }
+  /** list: one run's invalid records (the first 1,000). */
+  runErrors(runId: string) { return `${this.sync}:run:${runId}:errors`; }
+  /** set: contact ids a full read saw. */
+  seen(runId: string) { return `${this.sync}:run:${runId}:seen`; }
+  /** A signed webhook request already received (its signature's hash). */
+  replay(hash: string) { return `${this.sync}:replay:${hash}`; }
+  /** A webhook event id already received (its hash). */
+  event(hash: string) { return `${this.sync}:event:${hash}`; }
+  /** The mirror's keys (call-detail records to CRM activities). */
+  get mirror() {
+    const base = `${this.sync}:mirror`;
+    return {
+      /** hash: watermark, lag, counts, verify flag. */
+      meta: base,
+      /** hash: attempt key -> activity JSON, while its write is under way. */
+      pending: `${base}:pending`,
+      /** hash: attempt key -> {reason, at, activity} the CRM refused. */
+      parked: `${base}:parked`,
+      /** hash: attempt key -> CRM id, one per day of the records' end (so old days expire). */
+      done: (endedAtLocal: string) => `${base}:done:${endedAtLocal.slice(0, 10)}`,
+    };
+  }
+  /** hash: phone number -> held record JSON (what the campaign holds). */
+  get have() { return `${this.campaign}:have`; }
+  /** hash: phone number -> the open batch acting on it. */
+  get claims() { return `${this.campaign}:claims`; }
+  /** hash: batch id -> batch JSON, from plan until its answer is recorded. */
+  get batches() { return `${this.campaign}:batches`; }
+  /** hash: batch id -> when it was sent (its answer may be lost). */
+  get inflight() { return `${this.campaign}:inflight`; }
+  /** The campaign's batch counter. */
+  get counter() { return `${this.campaign}:counter`; }
+}
+
+/** A campaign's key: the same campaign id on two dialer accounts or servers is two campaigns. */
+export function campaignKey(baseUrl: string, accountId: string, campaignId: string): string {
+  return createHash('sha256').update(`${baseUrl}\n${accountId}\n${campaignId}`).digest('base64url').slice(0, 16);
+}

@@ -1,0 +1,50 @@
+// The one loader of the state's Lua scripts (commands/<name>-<number of keys>.lua, as BullMQ lays out its own):
+// reads them once, inlines their `--- @include "includes/x"` lines, and defines each as an ioredis command on a
+// connection. The typed calls are in sync-state.ts and gate.ts; nothing else runs Lua.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Cluster, Redis, Result } from 'ioredis';
+
+const DIR = join(import.meta.dirname, 'commands');
+
+export interface ScriptSource { name: string; numberOfKeys: number; lua: string }
+
+function inline(lua: string, seen: Set<string>): string {
+  return lua.replace(/^--- @include "([\w/-]+)"\s*$/gm, (_, path: string) => {
+    if (seen.has(path)) return ''; // included once, like a module
+    seen.add(path);
+    return inline(readFileSync(join(DIR, `${path}.lua`), 'utf8'), seen);
+  });
+}
+
+/** Every script with its includes inlined (also used by the scripts' own tests). */
+export const SCRIPTS: readonly ScriptSource[] = readdirSync(DIR).filter((f) => f.endsWith('.lua')).map((file) => {
+  const m = /^(\w+)-(\d+)\.lua$/.exec(file);
+  if (!m) throw new Error(`daemon/state/commands/${file}: a script is named <name>-<number of keys>.lua`);
+  return { name: m[1]!, numberOfKeys: Number(m[2]), lua: inline(readFileSync(join(DIR, file), 'utf8'), new Set()) };
+});
+
+type Arg = string | number;
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    cdsApplyContacts(contacts: string, phones: string, dirty: string, ...args: Arg[]): Result<[number, number, number], Context>;
+    cdsPlan(...keysAndArgs: Arg[]): Result<[string[], number, number], Context>;
+    cdsDryPlan(have: string, ...args: Arg[]): Result<string[], Context>;
+    cdsRecord(...keysAndArgs: Arg[]): Result<[number, number, number, number], Context>;
+    cdsReconcile(have: string, dirty: string, ...args: Arg[]): Result<[number, number], Context>;
+    cdsForget(have: string, claims: string, dirty: string, ...args: Arg[]): Result<number, Context>;
+    cdsGateTake(gate: string, intervalMs: number, burst: number): Result<number, Context>;
+    cdsGateHold(gate: string, ms: number): Result<number, Context>;
+  }
+}
+
+const loaded = new WeakSet<Redis | Cluster>();
+
+/** Defines the scripts on a connection (once; ioredis sends EVALSHA and falls back to EVAL after a Redis restart). */
+export function withScripts<R extends Redis | Cluster>(redis: R): R {
+  if (!loaded.has(redis)) {
+    for (const s of SCRIPTS) redis.defineCommand(`cds${s.name[0]!.toUpperCase()}${s.name.slice(1)}`, { numberOfKeys: s.numberOfKeys, lua: s.lua });
+    loaded.add(redis);
+  }
+  return redis;
+}

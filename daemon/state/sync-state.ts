@@ -1,0 +1,224 @@
+// The sync state in Redis (contacts, what the campaign holds, claims, open batches, parked records, runs): every change
+// goes through a script of commands/ so each step is atomic and a crash between two steps leaves a state the next
+// run resumes. Records are stored with short field names and decoded here, once, into named fields.
+import type { Redis } from 'ioredis';
+import type { SyncKeys } from './keys.ts';
+import { withScripts } from './scripts.ts';
+
+/** What the campaign holds for a phone number. */
+export interface HeldNumber {
+  /** Number record id in the campaign. */
+  numberId: string;
+  /** Hash of the variable values it was added with ('?' when adopted from a server that does not list them). */
+  hash: string;
+  /** Contact it belongs to (null when adopted from the campaign and not yet matched). */
+  contactId: string | null;
+  /** Sync that holds it. */
+  syncId: string;
+  /** When it was recorded (ms): a scan that started later must have seen it. */
+  recordedAt: number;
+  /** Why it is still there although it should be gone or changed (its status forbade the deletion). */
+  keptBecause: string | null;
+  /** The variables' hash the daemon gave up replacing it with (so it does not try again until they change). */
+  refusedHash: string | null;
+}
+
+/** A number the dialer refused. */
+export interface ParkedNumber { reason: string; code: string; contactId: string | null; at: number }
+
+/** An add entry: [e164, contactId, varValues, hash]; a delete entry: [e164, numberId, thenAdd 0|1, wantedHash]. */
+export type AddEntry = [string, string, string[], string];
+export type DeleteEntry = [string, string, 0 | 1, string | null];
+export type Batch =
+  | { kind: 'add'; syncId: string; runId: string; at: number; entries: AddEntry[] }
+  | { kind: 'del'; syncId: string; runId: string; at: number; entries: DeleteEntry[] };
+
+export interface RunRecord {
+  id: string; sync: string; trigger: string; mode: 'full' | 'incremental' | 'plan';
+  status: 'running' | 'done' | 'failed'; startedAt: string; endedAt?: string; durationMs?: number; error?: string;
+  seen: number; changed: number; left: number; invalid: number; planned: number; pushed: number; deleted: number; rejected: number;
+}
+
+/** What a batch's answer settled, as the record script takes it. */
+export interface BatchOutcome {
+  /** [e164, number id, 1 if the campaign had it already]. */
+  created?: [string, string, 0 | 1][];
+  /** [e164, reason, code]. */
+  rejected?: [string, string, string][];
+  deleted?: string[];
+  /** [e164, why it stays]. */
+  kept?: [string, string][];
+}
+
+/** A contact as the sync stores it: its phone numbers (E.164) and the variables it wants them added with. */
+export interface StoredContact { id: string; phones: string[]; varValues: string[]; hash: string }
+
+/** A dry run's finding for one phone number. */
+export interface DryAction { phone: string; action: 'add' | 'replace' | 'delete'; heldContact: string | null }
+
+export function decodeHeld(raw: string): HeldNumber {
+  const h = JSON.parse(raw) as { i: string; h: string; c: string | false | null; s: string; t: number; k?: string; x?: string };
+  return { numberId: h.i, hash: h.h, contactId: typeof h.c === 'string' ? h.c : null, syncId: h.s, recordedAt: h.t, keptBecause: h.k ?? null, refusedHash: h.x ?? null };
+}
+
+export function decodeParked(raw: string): ParkedNumber {
+  const p = JSON.parse(raw) as { r: string; code: string; c: string | null; t: number };
+  return { reason: p.r, code: p.code, contactId: p.c, at: p.t };
+}
+
+function decodeBatch(raw: string): Batch {
+  const b = JSON.parse(raw) as { k: 'add' | 'del'; s: string; r: string; t: number; e: (AddEntry | DeleteEntry)[] };
+  if (b.k === 'add') {
+    // cjson writes an empty list as {}.
+    const entries = (b.e as AddEntry[]).map((e): AddEntry => [e[0], e[1], Array.isArray(e[2]) ? e[2] : [], e[3]]);
+    return { kind: 'add', syncId: b.s, runId: b.r, at: b.t, entries };
+  }
+  return { kind: 'del', syncId: b.s, runId: b.r, at: b.t, entries: (b.e as DeleteEntry[]).map((e): DeleteEntry => [e[0], e[1], e[2], e[3] || null]) };
+}
+
+/** Ids are stored newline-separated and phones comma-separated: a CRM id may hold neither. */
+export function storableId(id: string): boolean {
+  return id.length > 0 && id.length <= 200 && !/[\n,]/.test(id);
+}
+
+export class SyncState {
+  readonly redis: Redis;
+  readonly keys: SyncKeys;
+  readonly syncId: string;
+  constructor(redis: Redis, keys: SyncKeys, syncId: string) {
+    this.redis = withScripts(redis); this.keys = keys; this.syncId = syncId;
+  }
+
+  /** Writes contacts (or deletions: `{deleted: id}`) and marks the phone numbers they touch for planning. */
+  async applyContacts(changes: ({ contact: StoredContact } | { deleted: string })[]): Promise<{ changed: number; unchanged: number; removed: number }> {
+    if (!changes.length) return { changed: 0, unchanged: 0, removed: 0 };
+    const args: string[] = [];
+    for (const c of changes) {
+      if ('deleted' in c) args.push(c.deleted, '', '');
+      else args.push(c.contact.id, c.contact.phones.join(','), JSON.stringify({ v: c.contact.varValues, h: c.contact.hash }));
+    }
+    const k = this.keys;
+    const [changed, unchanged, removed] = await this.redis.cdsApplyContacts(k.contacts, k.phones, k.dirty, ...args);
+    return { changed, unchanged, removed };
+  }
+
+  /** Plans the given dirty phone numbers into batches; returns the new batch ids and how many were left claimed. */
+  async plan(phones: string[], onLeave: 'delete' | 'keep', maxBatch: number, runId: string): Promise<{ batchIds: string[]; skipped: number; planned: number }> {
+    if (!phones.length) return { batchIds: [], skipped: 0, planned: 0 };
+    const k = this.keys;
+    const [batchIds, skipped, planned] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter,
+      this.syncId, onLeave, maxBatch, Date.now(), runId, ...phones);
+    return { batchIds, skipped, planned };
+  }
+
+  /**
+   * What plan would do, writing nothing, for a desired state given in full (phone number -> the contact wanting it and
+   * its variables' hash): numbers wanted, and numbers held but not wanted, go through the plan's own decision.
+   */
+  async dryPlan(wanted: Map<string, { contactId: string; hash: string }>, onLeave: 'delete' | 'keep'): Promise<DryAction[]> {
+    const out: DryAction[] = [];
+    const ask = async (triples: string[]) => {
+      if (!triples.length) return;
+      const flat = await this.redis.cdsDryPlan(this.keys.have, this.syncId, onLeave, ...triples);
+      for (let i = 0; i < flat.length; i += 3) out.push({ phone: flat[i]!, action: flat[i + 1] as DryAction['action'], heldContact: flat[i + 2] || null });
+    };
+    let chunk: string[] = [];
+    for (const [phone, w] of wanted) {
+      chunk.push(phone, w.contactId, w.hash);
+      if (chunk.length >= 3000) { await ask(chunk); chunk = []; }
+    }
+    await ask(chunk);
+    for await (const page of this.scanHeld()) {
+      const gone = page.filter(([phone]) => !wanted.has(phone)).flatMap(([phone]) => [phone, '', '']);
+      await ask(gone);
+    }
+    return out;
+  }
+
+  async record(batchId: string, outcome: BatchOutcome): Promise<{ pushed: number; deleted: number; rejected: number; kept: number }> {
+    const k = this.keys;
+    const [pushed, deleted, rejected, kept] = await this.redis.cdsRecord(k.have, k.claims, k.batches, k.inflight, k.parked, k.dirty,
+      batchId, Date.now(), JSON.stringify(outcome));
+    return { pushed, deleted, rejected, kept };
+  }
+
+  /** Adopts or updates numbers a scan of the campaign (started at `startedAt`) found: [e164, number id, hash]. */
+  async reconcile(startedAt: number, numbers: [string, string, string][]): Promise<{ adopted: number; updated: number }> {
+    if (!numbers.length) return { adopted: 0, updated: 0 };
+    const [adopted, updated] = await this.redis.cdsReconcile(this.keys.have, this.keys.dirty, this.syncId, startedAt, ...numbers.flat());
+    return { adopted, updated };
+  }
+
+  /** Forgets numbers of this sync a scan started at `startedAt` did not find (they go back to dirty). */
+  async forget(startedAt: number, phones: string[]): Promise<number> {
+    if (!phones.length) return 0;
+    return this.redis.cdsForget(this.keys.have, this.keys.claims, this.keys.dirty, this.syncId, startedAt, ...phones);
+  }
+
+  /** Marks a batch as sent: from now until its answer is recorded, the campaign may hold what it added. */
+  async markInflight(batchId: string): Promise<void> { await this.redis.hset(this.keys.inflight, batchId, Date.now()); }
+  /** An attempt sent this batch and its answer was not recorded (the process died, or the answer was lost). */
+  async inflight(batchId: string): Promise<boolean> { return (await this.redis.hexists(this.keys.inflight, batchId)) === 1; }
+  /** The batch was refused whole: nothing was added. */
+  async clearInflight(batchId: string): Promise<void> { await this.redis.hdel(this.keys.inflight, batchId); }
+
+  /** Adds to a run's counts. */
+  async countRun(runId: string, counts: Record<string, number>): Promise<void> {
+    const m = this.redis.multi();
+    for (const [field, n] of Object.entries(counts)) if (n) m.hincrby(this.keys.run(runId), field, n);
+    await m.exec();
+  }
+
+  async batch(batchId: string): Promise<Batch | null> {
+    const raw = await this.redis.hget(this.keys.batches, batchId);
+    return raw ? decodeBatch(raw) : null;
+  }
+
+  /** The open batches of the campaign, a page at a time: [batch id, batch]. */
+  async *scanBatches(): AsyncGenerator<[string, Batch][]> {
+    yield* scanHash(this.redis, this.keys.batches, 200, decodeBatch);
+  }
+
+  /** What the campaign holds, a page at a time: [phone number, held record]. */
+  async *scanHeld(): AsyncGenerator<[string, HeldNumber][]> {
+    yield* scanHash(this.redis, this.keys.have, 1000, decodeHeld);
+  }
+
+  async held(phones: string[]): Promise<(HeldNumber | null)[]> {
+    if (!phones.length) return [];
+    return (await this.redis.hmget(this.keys.have, ...phones)).map((raw) => (raw ? decodeHeld(raw) : null));
+  }
+
+  /** The first contact holding each phone number (or null). */
+  async firstOwners(phones: string[]): Promise<(string | null)[]> {
+    if (!phones.length) return [];
+    return (await this.redis.hmget(this.keys.phones, ...phones)).map((raw) => raw?.split('\n')[0] ?? null);
+  }
+
+  async *scanParked(count = 1000): AsyncGenerator<[string, ParkedNumber][]> {
+    yield* scanHash(this.redis, this.keys.parked, count, decodeParked);
+  }
+
+  async recordErrors(runId: string, errors: { contactId: string }[]): Promise<void> {
+    if (!errors.length) return;
+    const key = this.keys.runErrors(runId);
+    await this.redis.multi()
+      .rpush(key, ...errors.slice(0, 1000).map((e) => JSON.stringify(e)))
+      .ltrim(key, 0, 999)
+      .expire(key, 30 * 86_400)
+      .hincrby(this.keys.run(runId), 'invalid', errors.length)
+      .exec();
+  }
+}
+
+/** HSCAN to the end (COUNT is a hint), each page decoded. */
+async function* scanHash<T>(redis: Redis, key: string, count: number, decode: (raw: string) => T): AsyncGenerator<[string, T][]> {
+  let cursor = '0';
+  do {
+    const [next, flat] = await redis.hscan(key, cursor, 'COUNT', count);
+    cursor = next;
+    const page: [string, T][] = [];
+    for (let i = 0; i < flat.length; i += 2) page.push([flat[i]!, decode(flat[i + 1]!)]);
+    if (page.length) yield page;
+  } while (cursor !== '0');
+}

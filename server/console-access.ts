@@ -1,0 +1,157 @@
+// Who may use the console: the console token (as a bearer token, or once at sign-in), then a session cookie with a CSRF token.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from './errors.ts';
+import { RateLimiter, type RateLimitPolicy } from './rate-limit.ts';
+
+/** The session cookie: HttpOnly (no script reads it), SameSite=Strict (no other site sends it), only under /console. */
+export const SESSION_COOKIE = 'cd_console_session';
+/** The header the page's script sends its CSRF token in (a form sends the field `csrf`). */
+export const CSRF_HEADER = 'x-csrf-token';
+export const CSRF_FIELD = 'csrf';
+
+export interface SessionOptions {
+  /** How long a session lasts after sign-in (default 8 hours). */
+  ttlMs: number;
+  /** Real time for session expiry (tests move it); not the simulation clock. */
+  now: () => number;
+  /** Sign-in attempts per client address (default 20 at once, then one every 6 s): guessing a chosen CONSOLE_TOKEN stays slow. */
+  signInLimit: RateLimitPolicy;
+}
+
+const DEFAULT_SESSION: SessionOptions = { ttlMs: 8 * 3600_000, now: Date.now, signInLimit: { rate: 1 / 6, burst: 20 } };
+/** Most live sessions kept; the oldest goes first beyond it (a flood of sign-ins cannot grow memory without bound). */
+const MAX_SESSIONS = 1000;
+
+/** The CSRF token is kept in clear: the page shows it in its markup on every load, and alone it grants nothing. */
+interface Session { csrf: string; expiresAt: number }
+
+/** A signed-in browser: its CSRF token is needed on every change it asks for. */
+export interface SignedIn { csrf: string; expiresAt: number }
+
+/** Why a request carries no valid session: absent, or one the server does not know (signed out, forged, restarted) or that expired. */
+export type SessionState = { ok: true; session: SignedIn } | { ok: false; reason: 'none' | 'unknown' | 'expired' };
+
+const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+export const SESSION_REFUSALS: Record<'none' | 'unknown' | 'expired', string> = {
+  none: 'Not signed in: open /console and sign in with the console token, or send "Authorization: Bearer <console token>" (CONSOLE_TOKEN)',
+  unknown: 'The console session is not valid (signed out, forged, or from before a server restart); sign in again at /console',
+  expired: 'The console session expired; sign in again at /console',
+};
+
+export class ConsoleAccess {
+  private readonly tokenHash: Buffer;
+  private readonly options: SessionOptions;
+  /** Sessions by the SHA-256 of their id: the cookie's value is never kept. */
+  private readonly sessions = new Map<string, Session>();
+
+  private readonly signIns: RateLimiter;
+
+  constructor(consoleToken: string, options: Partial<SessionOptions> = {}) {
+    this.tokenHash = sha256(consoleToken);
+    this.options = { ...DEFAULT_SESSION, ...options };
+    this.signIns = new RateLimiter(this.options.signInLimit);
+  }
+
+  /** Takes a sign-in attempt of this client address; the seconds to wait when it has none left, else 0. */
+  signInWait(address: string): number {
+    return this.signIns.take(`sign-in:${address}`).retryAfterSeconds;
+  }
+
+  /** Whether `given` is the console token; constant time (both sides are hashed to one length first). */
+  isConsoleToken(given: string): boolean {
+    return timingSafeEqual(sha256(given), this.tokenHash);
+  }
+
+  /** A new session for the right token: its cookie value and CSRF token. Null for a wrong one. */
+  signIn(token: string): { id: string; csrf: string; expiresAt: number } | null {
+    if (!this.isConsoleToken(token)) return null;
+    const now = this.options.now();
+    this.prune(now);
+    const id = randomBytes(32).toString('base64url');
+    const csrf = randomBytes(32).toString('base64url');
+    const expiresAt = now + this.options.ttlMs;
+    this.sessions.set(sha256(id).toString('hex'), { csrf, expiresAt });
+    return { id, csrf, expiresAt };
+  }
+
+  signOut(request: FastifyRequest): void {
+    const id = cookieValue(request.headers.cookie, SESSION_COOKIE);
+    if (id === undefined) return;
+    this.sessions.delete(sha256(id).toString('hex'));
+  }
+
+  session(request: FastifyRequest): SessionState {
+    const id = cookieValue(request.headers.cookie, SESSION_COOKIE);
+    if (id === undefined || id === '') return { ok: false, reason: 'none' };
+    const key = sha256(id).toString('hex');
+    const s = this.sessions.get(key);
+    if (!s) return { ok: false, reason: 'unknown' };
+    if (s.expiresAt <= this.options.now()) {
+      this.sessions.delete(key);
+      return { ok: false, reason: 'expired' };
+    }
+    return { ok: true, session: { csrf: s.csrf, expiresAt: s.expiresAt } };
+  }
+
+  /** Whether the request carries the session's CSRF token (header, or form field for a plain form); constant time. */
+  csrfMatches(request: FastifyRequest, session: SignedIn): boolean {
+    const header = request.headers[CSRF_HEADER];
+    const given = typeof header === 'string' ? header
+      : request.body instanceof URLSearchParams ? request.body.get(CSRF_FIELD) ?? undefined : undefined;
+    if (given === undefined || given === '') return false;
+    return timingSafeEqual(sha256(given), sha256(session.csrf));
+  }
+
+  /**
+   * The guard of the console API: the console token as a bearer token, or a signed-in session whose every change
+   * (any method but GET/HEAD) carries its CSRF token. 401 or 403 with what to do; nothing runs before it passes.
+   */
+  guard(request: FastifyRequest): void {
+    const auth = request.headers.authorization;
+    if (auth !== undefined) {
+      const m = /^Bearer[ ]+(\S+)\s*$/i.exec(auth);
+      if (m && this.isConsoleToken(m[1]!)) return;
+      throw new ApiError('unauthorized', 'The console needs "Authorization: Bearer <console token>" (CONSOLE_TOKEN); this is not it');
+    }
+    const state = this.session(request);
+    if (!state.ok) throw new ApiError('unauthorized', SESSION_REFUSALS[state.reason]);
+    if (request.method === 'GET' || request.method === 'HEAD') return;
+    if (!this.csrfMatches(request, state.session)) {
+      throw new ApiError('forbidden',
+        `The request has no valid CSRF token (the ${CSRF_HEADER} header the console page sends); nothing was changed. Reload /console and try again`);
+    }
+  }
+
+  /** Sets the session cookie; Secure when the request came over HTTPS. */
+  setCookie(reply: FastifyReply, id: string, expiresAt: number): void {
+    const maxAge = Math.max(0, Math.floor((expiresAt - this.options.now()) / 1000));
+    reply.header('set-cookie', `${SESSION_COOKIE}=${id}; Path=/console; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure(reply.request)}`);
+  }
+
+  clearCookie(reply: FastifyReply): void {
+    reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/console; Max-Age=0; HttpOnly; SameSite=Strict${secure(reply.request)}`);
+  }
+
+  private prune(now: number): void {
+    for (const [key, s] of this.sessions) {
+      if (s.expiresAt <= now || this.sessions.size >= MAX_SESSIONS) this.sessions.delete(key);
+      else break;
+    }
+  }
+}
+
+function secure(request: FastifyRequest): string {
+  return request.protocol === 'https' ? '; Secure' : '';
+}
+
+/** One cookie's value from a Cookie header; undefined when absent. */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}

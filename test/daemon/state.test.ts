@@ -1,0 +1,266 @@
+// The Redis state's scripts, each on its own against a real Redis: what each does, that a dry run decides exactly as
+// a plan, and that a process dying between any two steps of apply → plan → send → record leaves a state the next run
+// finishes without losing or doubling a number.
+import { Redis } from 'ioredis';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { DaemonKeys } from '../../daemon/state/keys.ts';
+import { SCRIPTS } from '../../daemon/state/scripts.ts';
+import { SyncState, type AddEntry, type StoredContact } from '../../daemon/state/sync-state.ts';
+import { REDIS_URL, testPrefix } from '../support/daemon.ts';
+
+const redis = new Redis(REDIS_URL);
+const prefixes: { cleanup(): Promise<void> }[] = [];
+afterAll(async () => {
+  for (const p of prefixes) await p.cleanup();
+  redis.disconnect();
+});
+
+function freshState(syncId = 'a', campaign = 'c1'): SyncState {
+  const p = testPrefix();
+  prefixes.push(p);
+  return new SyncState(redis, new DaemonKeys(p.prefix).sync(syncId, campaign), syncId);
+}
+
+function contact(id: string, phones: string[], varValues: string[] = [id]): StoredContact {
+  return { id, phones, varValues, hash: `h(${varValues.join('|')})` };
+}
+
+/** What a dialer would answer for a batch: every add created with an id, every delete done. */
+async function answer(state: SyncState, batchId: string, existing = new Set<string>()): Promise<void> {
+  const b = (await state.batch(batchId))!;
+  if (b.kind === 'add') await state.record(batchId, { created: b.entries.map((e): [string, string, 0 | 1] => [e[0], `n-${e[0]}`, existing.has(e[0]) ? 1 : 0]) });
+  else await state.record(batchId, { deleted: b.entries.map((e) => e[0]) });
+}
+
+async function dirty(state: SyncState): Promise<string[]> { return (await state.redis.smembers(state.keys.dirty)).sort(); }
+
+/** Plans everything dirty and answers every batch, until nothing is left (what runs and push jobs do together). */
+async function settle(state: SyncState, onLeave: 'delete' | 'keep' = 'delete'): Promise<void> {
+  for (let round = 0; round < 10; round++) {
+    const phones = await dirty(state);
+    const open = [...(await state.redis.hkeys(state.keys.batches))];
+    if (!phones.length && !open.length) return;
+    const { batchIds } = await state.plan(phones, onLeave, 2, 'run');
+    for (const id of new Set([...open, ...batchIds])) await answer(state, id);
+  }
+  throw new Error('the state did not settle in 10 rounds');
+}
+
+async function heldMap(state: SyncState): Promise<Record<string, { numberId: string; contactId: string | null; hash: string }>> {
+  const out: Record<string, { numberId: string; contactId: string | null; hash: string }> = {};
+  for await (const page of state.scanHeld()) for (const [p, h] of page) out[p] = { numberId: h.numberId, contactId: h.contactId, hash: h.hash };
+  return out;
+}
+
+describe('the scripts', () => {
+  it('each compiles, names its keys in its file name, and has a header naming KEYS and ARGV', async () => {
+    expect(SCRIPTS.map((s) => s.name).sort()).toEqual(['applyContacts', 'dryPlan', 'forget', 'gateHold', 'gateTake', 'plan', 'reconcile', 'record']);
+    for (const s of SCRIPTS) {
+      await expect(redis.script('LOAD', s.lua), s.name).resolves.toMatch(/^[0-9a-f]{40}$/);
+      for (let k = 1; k <= s.numberOfKeys; k++) expect(s.lua, `${s.name} documents KEYS[${k}]`).toContain(`KEYS[${k}]`);
+      if (s.lua.includes('ARGV')) expect(s.lua, `${s.name} documents its ARGV`).toMatch(/Input:[\s\S]*ARGV/);
+      expect(s.lua, `${s.name} has no unresolved include`).not.toContain('@include');
+    }
+  });
+});
+
+describe('applyContacts', () => {
+  let s: SyncState;
+  beforeEach(() => { s = freshState(); });
+
+  it('writes contacts, marks their phones dirty, keeps owners in read order, and changes nothing when applied twice', async () => {
+    expect(await s.applyContacts([{ contact: contact('c1', ['+1']) }, { contact: contact('c2', ['+1', '+2']) }])).toEqual({ changed: 2, unchanged: 0, removed: 0 });
+    expect(await dirty(s)).toEqual(['+1', '+2']);
+    expect(await s.firstOwners(['+1', '+2', '+3'])).toEqual(['c1', 'c2', null]);
+    await s.redis.del(s.keys.dirty);
+    expect(await s.applyContacts([{ contact: contact('c1', ['+1']) }, { contact: contact('c2', ['+1', '+2']) }])).toEqual({ changed: 0, unchanged: 2, removed: 0 });
+    expect(await dirty(s)).toEqual([]);
+  });
+
+  it('moves a changed phone to its new owner and marks old and new dirty; a deletion releases every phone', async () => {
+    await s.applyContacts([{ contact: contact('c1', ['+1']) }, { contact: contact('c2', ['+1']) }]);
+    await s.redis.del(s.keys.dirty);
+    await s.applyContacts([{ contact: contact('c1', ['+3']) }]);
+    expect(await dirty(s)).toEqual(['+1', '+3']);
+    expect(await s.firstOwners(['+1', '+3'])).toEqual(['c2', 'c1']);
+    expect(await s.applyContacts([{ deleted: 'c2' }, { deleted: 'never-seen' }])).toEqual({ changed: 0, unchanged: 0, removed: 1 });
+    expect(await s.firstOwners(['+1'])).toEqual([null]);
+  });
+});
+
+describe('plan and record', () => {
+  let s: SyncState;
+  beforeEach(() => { s = freshState(); });
+
+  it('adds wanted numbers in batches of at most maxBatch, claiming each; a claimed number stays dirty and is skipped', async () => {
+    await s.applyContacts(['+1', '+2', '+3'].map((p, i) => ({ contact: contact(`c${i}`, [p]) })));
+    const first = await s.plan(['+1', '+2'], 'delete', 1, 'r1');
+    expect(first).toMatchObject({ skipped: 0, planned: 2 });
+    expect(first.batchIds).toHaveLength(2);
+    const b = (await s.batch(first.batchIds[0]!))!;
+    expect(b).toMatchObject({ kind: 'add', syncId: 'a', runId: 'r1' });
+    expect((b.entries as AddEntry[])[0]!.slice(0, 3)).toEqual(['+1', 'c0', ['c0']]);
+    await s.redis.sadd(s.keys.dirty, '+1');
+    expect(await s.plan(['+1', '+3'], 'delete', 10, 'r1')).toMatchObject({ skipped: 1, planned: 1 });
+    expect(await dirty(s)).toEqual(['+1']);
+  });
+
+  it('record settles created, rejected and unsettled entries, releases the claims, and is a no-op the second time', async () => {
+    await s.applyContacts(['+1', '+2', '+3'].map((p, i) => ({ contact: contact(`c${i}`, [p]) })));
+    const { batchIds: [id] } = await s.plan(['+1', '+2', '+3'], 'delete', 10, 'r1');
+    await s.markInflight(id!);
+    expect(await s.record(id!, { created: [['+1', 'n1', 0], ['+9', 'stranger', 0]], rejected: [['+2', 'bad number', 'invalid']] })).toEqual({ pushed: 1, deleted: 0, rejected: 1, kept: 0 });
+    expect(await s.held(['+1', '+2'])).toEqual([expect.objectContaining({ numberId: 'n1', contactId: 'c0', syncId: 'a' }), null]);
+    expect(await s.batch(id!)).toBeNull();
+    expect(await s.inflight(id!)).toBe(false);
+    expect(await s.redis.hlen(s.keys.claims)).toBe(0);
+    expect(await dirty(s)).toEqual(['+3']); // unsettled: back to dirty
+    const parked = []; for await (const page of s.scanParked()) parked.push(...page);
+    expect(parked).toEqual([['+2', expect.objectContaining({ reason: 'bad number', code: 'invalid', contactId: 'c1' })]]);
+    expect(await s.record(id!, { created: [['+3', 'n3', 0]] })).toEqual({ pushed: 0, deleted: 0, rejected: 0, kept: 0 });
+  });
+
+  it('replaces a number whose variables changed, deletes one that left (onLeave delete), notes one kept (onLeave keep)', async () => {
+    await s.applyContacts([{ contact: contact('c1', ['+1'], ['x']) }, { contact: contact('c2', ['+2']) }]);
+    await settle(s);
+    await s.applyContacts([{ contact: contact('c1', ['+1'], ['y']) }, { deleted: 'c2' }]);
+    const { batchIds } = await s.plan(await dirty(s), 'delete', 10, 'r2');
+    const batch = (await s.batch(batchIds[0]!))!;
+    expect(batch.kind).toBe('del');
+    expect(batch.entries.map((e) => [e[0], e[2], e[3]]).sort()).toEqual([['+1', 1, 'h(y)'], ['+2', 0, null]]);
+    await answer(s, batchIds[0]!);
+    expect(await dirty(s)).toEqual(['+1']); // deleted to be added again
+    await settle(s);
+    expect(await heldMap(s)).toEqual({ '+1': { numberId: 'n-+1', contactId: 'c1', hash: 'h(y)' } });
+
+    const k = freshState();
+    await k.applyContacts([{ contact: contact('c2', ['+2']) }]);
+    await settle(k, 'keep');
+    await k.applyContacts([{ deleted: 'c2' }]);
+    expect((await k.plan(await dirty(k), 'keep', 10, 'r')).batchIds).toEqual([]);
+    expect((await k.held(['+2']))[0]?.keptBecause).toMatch(/onLeave: keep/);
+  });
+
+  it('a number another sync holds in the campaign stays that sync\'s', async () => {
+    const p = testPrefix(); prefixes.push(p);
+    const keys = new DaemonKeys(p.prefix);
+    const a = new SyncState(redis, keys.sync('a', 'shared'), 'a');
+    const b = new SyncState(redis, keys.sync('b', 'shared'), 'b');
+    await a.applyContacts([{ contact: contact('ca', ['+1']) }]);
+    await settle(a);
+    await b.applyContacts([{ contact: contact('cb', ['+1'], ['other']) }]);
+    expect((await b.plan(['+1'], 'delete', 10, 'r')).batchIds).toEqual([]);
+    expect((await b.held(['+1']))[0]).toMatchObject({ syncId: 'a', contactId: 'ca' });
+  });
+
+  it('a kept answer records why and the refused hash, so the same replacement is not planned again until the variables change', async () => {
+    await s.applyContacts([{ contact: contact('c1', ['+1'], ['x']) }]);
+    await settle(s);
+    await s.applyContacts([{ contact: contact('c1', ['+1'], ['y']) }]);
+    const { batchIds: [id] } = await s.plan(['+1'], 'delete', 10, 'r');
+    expect(await s.record(id!, { kept: [['+1', 'status Success forbids deleting it']] })).toMatchObject({ kept: 1 });
+    expect((await s.held(['+1']))[0]).toMatchObject({ keptBecause: 'status Success forbids deleting it', refusedHash: 'h(y)' });
+    await s.redis.sadd(s.keys.dirty, '+1');
+    expect((await s.plan(['+1'], 'delete', 10, 'r')).batchIds).toEqual([]);
+    await s.applyContacts([{ contact: contact('c1', ['+1'], ['z']) }]);
+    expect((await s.plan(['+1'], 'delete', 10, 'r')).batchIds).toHaveLength(1);
+  });
+});
+
+describe('reconcile and forget', () => {
+  it('adopts unknown numbers, updates changed ones, and forgets only this sync\'s older unclaimed numbers the scan missed', async () => {
+    const s = freshState();
+    await s.applyContacts([{ contact: contact('c1', ['+1']) }, { contact: contact('c2', ['+2']) }, { contact: contact('c3', ['+3']) }]);
+    await settle(s);
+    const scanStarted = Date.now() + 1;
+    expect(await s.reconcile(scanStarted, [['+1', 'n-+1', 'h(c1)'], ['+2', 'other-id', 'h(c2)'], ['+7', 'n7', '?']])).toEqual({ adopted: 1, updated: 1 });
+    expect((await s.held(['+7']))[0]).toMatchObject({ numberId: 'n7', contactId: null, hash: '?' });
+    await s.redis.del(s.keys.dirty);
+    await s.redis.hset(s.keys.claims, '+1', 'a.99'); // an open batch's answer decides +1
+    expect(await s.forget(scanStarted, ['+1', '+3', '+8'])).toBe(1);
+    expect(await dirty(s)).toEqual(['+3']);
+    expect(await s.forget(0, ['+2'])).toBe(0); // recorded after that scan started
+  });
+});
+
+describe('dry plan', () => {
+  it('reports exactly what plan then does, for every kind of decision', async () => {
+    const s = freshState();
+    await s.applyContacts([
+      { contact: contact('keep', ['+1']) }, { contact: contact('change', ['+2'], ['old']) }, { contact: contact('leave', ['+3']) },
+    ]);
+    await settle(s);
+    const wanted = new Map([
+      ['+1', { contactId: 'keep', hash: 'h(keep)' }], ['+2', { contactId: 'change', hash: 'h(new)' }], ['+4', { contactId: 'new', hash: 'h(new)' }],
+    ]);
+    const dry = await s.dryPlan(wanted, 'delete');
+    expect(dry.map((a) => [a.phone, a.action]).sort()).toEqual([['+2', 'replace'], ['+3', 'delete'], ['+4', 'add']]);
+    expect(dry.find((a) => a.phone === '+3')?.heldContact).toBe('leave');
+    expect(await dirty(s)).toEqual([]); // wrote nothing
+
+    await s.applyContacts([{ contact: contact('change', ['+2'], ['new']) }, { deleted: 'leave' }, { contact: contact('new', ['+4'], ['new']) }]);
+    const { batchIds } = await s.plan(await dirty(s), 'delete', 10, 'r');
+    const real: [string, string][] = [];
+    for (const id of batchIds) {
+      const b = (await s.batch(id))!;
+      for (const e of b.entries) real.push([e[0], b.kind === 'add' ? 'add' : e[2] === 1 ? 'replace' : 'delete']);
+    }
+    expect(real.sort()).toEqual(dry.map((a) => [a.phone, a.action]).sort());
+  });
+});
+
+describe('a process dying between two steps', () => {
+  // The steps a sync takes for one page of contacts; a crash after step k leaves Redis as it was then, and the next
+  // run repeats from the start: the page applied again, dirty numbers planned, open batches sent again (the dialer's
+  // look-up finds what the lost answer had added) and recorded.
+  const STEPS = ['apply', 'plan', 'send', 'record'] as const;
+  for (let crashAfter = 0; crashAfter < STEPS.length; crashAfter++) {
+    it(`after ${STEPS[crashAfter]}: the next run ends with every wanted number held once`, async () => {
+      const s = freshState();
+      const page = Array.from({ length: 5 }, (_, i) => ({ contact: contact(`c${i}`, [`+10${i}`]) }));
+      const campaign = new Map<string, string>(); // what the dialer holds: phone -> number id
+      const send = async (batchId: string): Promise<void> => {
+        const b = (await s.batch(batchId))!;
+        await s.markInflight(batchId);
+        for (const e of b.entries) if (b.kind === 'add' && !campaign.has(e[0])) campaign.set(e[0], `n-${e[0]}`);
+      };
+      const record = async (batchId: string): Promise<void> => {
+        const b = (await s.batch(batchId))!;
+        if (b.kind === 'add') await s.record(batchId, { created: b.entries.map((e): [string, string, 0 | 1] => [e[0], campaign.get(e[0])!, 1]) });
+      };
+      // The first run, cut short.
+      await s.applyContacts(page);
+      let ids: string[] = [];
+      if (crashAfter >= 1) ids = (await s.plan(await dirty(s), 'delete', 2, 'r1')).batchIds;
+      if (crashAfter >= 2) for (const id of ids) await send(id);
+      if (crashAfter >= 3) await record(ids[0]!); // one batch recorded, the process died before the others
+      // The next run.
+      await s.applyContacts(page);
+      await s.plan(await dirty(s), 'delete', 2, 'r2');
+      for await (const open of s.scanBatches()) for (const [id] of open) { if (!(await s.inflight(id))) await send(id); await record(id); }
+      expect(await dirty(s)).toEqual([]);
+      expect(await s.redis.hlen(s.keys.claims)).toBe(0);
+      expect([...campaign.keys()].sort()).toEqual(page.map((c) => c.contact.phones[0]).sort());
+      expect(Object.keys(await heldMap(s)).sort()).toEqual([...campaign.keys()].sort());
+    });
+  }
+});
+
+describe('the CRM gates', () => {
+  it('space requests by the interval across callers, let a burst through after a pause, and hold everyone after a 429', async () => {
+    const p = testPrefix(); prefixes.push(p);
+    const gate = new DaemonKeys(p.prefix).gate('test', 'acct');
+    const s = freshState(); // defines the scripts on this connection
+    const waits = [];
+    for (let i = 0; i < 4; i++) waits.push(await s.redis.cdsGateTake(gate, 1000, 0));
+    expect(waits[0]).toBe(0);
+    // Each later caller is told to wait about one interval more than the one before.
+    for (let i = 1; i < 4; i++) expect(waits[i]! - waits[i - 1]!).toBeGreaterThan(900);
+    const burst = new DaemonKeys(p.prefix).gate('test', 'burst');
+    const bw = [];
+    for (let i = 0; i < 3; i++) bw.push(await s.redis.cdsGateTake(burst, 1000, 2));
+    expect(bw).toEqual([0, 0, 0]);
+    await s.redis.cdsGateHold(burst, 60_000);
+    expect(await s.redis.cdsGateTake(burst, 1000, 2)).toBeGreaterThan(55_000);
+  });
+});
