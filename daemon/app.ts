@@ -8,6 +8,7 @@ import { dialerOf, type Config, type SyncConfig } from './config.ts';
 import { buildHttp, type HttpServer } from './http/server.ts';
 import { createLogger } from './log.ts';
 import { Metrics } from './metrics.ts';
+import { History, inSync } from './history/history.ts';
 import { PushQueue, pushQueueName, type PushTarget } from './push/push-queue.ts';
 import type { CrmContext } from './crm/crm.ts';
 import { crmOf } from './crm/registry.ts';
@@ -57,6 +58,7 @@ export class Daemon {
   readonly log: Logger;
   readonly redis: Redis;
   readonly metrics = new Metrics();
+  readonly history: History;
   readonly syncQueue: Queue<SyncJobData>;
   readonly pushQueues = new Map<string, PushQueue>();
   readonly runtimes = new Map<string, SyncRuntime>();
@@ -78,6 +80,7 @@ export class Daemon {
     // BullMQ's workers wait for Redis forever (maxRetriesPerRequest null), so a Redis restart pauses them.
     this.redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
     this.redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
+    this.history = new History(this.redis, this.keys, log);
     // Every emitter that can see Redis go away has a listener: the error goes to the log, not to the console.
     this.syncQueue = new Queue<SyncJobData>('syncs', {
       connection: this.redis, prefix: this.keys.queuePrefix,
@@ -110,20 +113,21 @@ export class Daemon {
           syncId: sync.id, campaignId: sync.campaignId, config: sync.mirror, timeZone: dialer.timeZone,
           sink: createSink(sync, ctx),
           // Its own client: the report read needs a key that may read reports, and spends the key's budget like any call.
-          dialer: new DialerClient(dialer), state, log, metrics: d.metrics,
+          dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id),
         });
       }
       d.targets.set(sync.id, {
         state, campaignId: sync.campaignId, varNames: Object.keys(sync.mapping.variables),
         afterBatch: async () => { if (await d.redis.scard(keys.dirty)) await d.triggerPlan(sync.id); },
         needsReconcile: async (reason) => { await d.redis.hset(keys.meta, 'reconcile', reason); },
+        history: d.history.of(sync.id),
       });
     }
     await d.noticeRedisRestart();
     d.redis.on('ready', () => { void d.noticeRedisRestart().catch(() => {}); });
     if (options.workers !== false) {
       const lockDuration = config.takeoverAfter;
-      d.syncWorker = new Worker<SyncJobData>('syncs', (job, token) => d.process(job, token), {
+      d.syncWorker = new Worker<SyncJobData>('syncs', (job, token) => inSync(d.history.of(job.data.syncId), () => d.process(job, token)), {
         connection: d.redis, prefix: d.keys.queuePrefix, concurrency: 4, lockDuration,
         stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 100,
       });
@@ -301,6 +305,7 @@ export class Daemon {
     ]);
     clearTimeout(timer);
     if (timedOut) this.log.warn({ deadlineMs }, 'shutdown deadline passed: closing with jobs still running (they resume in another process)');
+    await this.history.close().catch(() => {});
     this.redis.disconnect();
   }
 }

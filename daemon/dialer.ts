@@ -1,6 +1,7 @@
 // The dialer API client (got): add, list and delete a campaign's numbers, with failures sorted by what to do next.
 import got, { type Got } from 'got';
 import type { DialerConfig } from './config.ts';
+import { countRequest } from './history/history.ts';
 
 /** What a failed call means for its caller: wait and resend, retry later, or give up on these records. */
 export class DialerError extends Error {
@@ -57,6 +58,7 @@ export class DialerClient {
     } catch (err) {
       throw new DialerError('transient', `${method} ${path}: ${(err as Error).message}`, null);
     }
+    countRequest('dialer');
     let body: any = undefined;
     if (res.body) {
       try { body = JSON.parse(res.body); } catch { body = res.body; }

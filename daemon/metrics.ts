@@ -11,7 +11,7 @@ export class Metrics {
   readonly webhooks = new Counter({ name: 'cds_webhooks_total', help: 'Webhook deliveries by result', labelNames: ['sync', 'result'], registers: [this.registry] });
   readonly runSeconds = new Histogram({ name: 'cds_run_duration_seconds', help: 'Sync run durations', labelNames: ['sync', 'mode'], buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 1800], registers: [this.registry] });
   readonly mirrored = new Counter({ name: 'cds_activities_mirrored_total', help: 'Call attempts written to the CRM (or sink) as activities', labelNames: ['sync'], registers: [this.registry] });
-  readonly mirrorLag = new Histogram({ name: 'cds_mirror_lag_seconds', help: 'From a call\'s end to its activity written', labelNames: ['sync'], buckets: [0.1, 0.5, 1, 5, 30, 60, 300, 3600], registers: [this.registry] });
+  readonly mirrorLag = new Histogram({ name: 'cds_mirror_lag_seconds', help: 'Each mirror run\'s lag: its oldest call written behind the newest in the report, plus the write (README: Operations)', labelNames: ['sync'], buckets: [0.1, 0.5, 1, 5, 30, 60, 300, 3600], registers: [this.registry] });
   readonly pushSeconds = new Histogram({ name: 'cds_push_duration_seconds', help: 'Dialer push job durations', labelNames: ['kind'], buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30], registers: [this.registry] });
 
   constructor() {

@@ -296,7 +296,7 @@ try {
     `                     Campaign Admin API token ${dialer.adminToken}`,
     `                     console token ${consoleToken}`,
     `  ${bold('HubSpot stand-in')}   ${hubspotUrl}   ${contacts} contacts; access token ${hubspotToken}`,
-    `  ${bold('Sync daemon')}        ${ops}   operations page: any user name, password ${adminToken}`,
+    `  ${bold('Sync daemon')}        ${ops}   operations page (runs, parked records, charts of the last hour and day): any user name, password ${adminToken}`,
     `                     (or open ${opsWithLogin})`,
     `                     ${daemonUrl}/health   ${daemonUrl}/metrics`,
     `  ${bold('Daemon config')}      ${configFile}   (secrets in ${envFile})`,

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
 import { SourceError } from '../errors.ts';
 import { withScripts } from '../state/scripts.ts';
+import { budgetOfGate, countRequest } from '../history/history.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -89,6 +90,7 @@ export class CrmHttp {
         await sleep(Math.min(30_000, 500 * 2 ** failures));
         continue;
       }
+      countRequest(budgetOfGate(gate.key));
       if (res.statusCode === 429) {
         // Not a failure: the CRM's budget says wait. Everyone sharing the gate waits too.
         const wait = this.waitOf(res);

@@ -1,11 +1,15 @@
-// The operations page itself: one self-contained HTML document (no CDN, no build step) whose script reads
-// /ops/api/syncs, renders it with the DOM API (never innerHTML: contact ids and reasons come from outside) and refreshes.
+// The operations page itself: one HTML document (no CDN, no build step) whose script reads /ops/api/syncs, renders
+// it with the DOM API (never innerHTML: contact ids and reasons come from outside) and refreshes; charts in ops-charts.ts.
+import { CHARTS_SCRIPT } from './ops-charts.ts';
 
 /** Seconds between refreshes of the page's data. */
 export const REFRESH_SECONDS = 3;
 
-/** The page, with `nonce` on its one style and one script (the Content-Security-Policy allows nothing else). */
-export function opsPage(nonce: string): string {
+/**
+ * The page, with `nonce` on its one style and its scripts (the Content-Security-Policy allows nothing else);
+ * `chartCss` is the charting library's stylesheet, inlined under the same nonce.
+ */
+export function opsPage(nonce: string, chartCss: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -38,6 +42,17 @@ export function opsPage(nonce: string): string {
   button { font: inherit; padding: 5px 12px; border: 1px solid #1f5fbf; border-radius: 4px; background: #1f5fbf; color: #fff; cursor: pointer; }
   button:disabled { background: #c8ced6; border-color: #c8ced6; cursor: default; }
   .actions { display: flex; align-items: center; gap: 12px; margin-top: 8px; }
+  .views { display: inline-flex; gap: 0; }
+  .views button { background: #fff; color: #1f5fbf; border-radius: 0; }
+  .views button:first-child { border-radius: 4px 0 0 4px; } .views button:last-child { border-radius: 0 4px 4px 0; }
+  .views button[aria-pressed="true"] { background: #1f5fbf; color: #fff; }
+  .charts { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 8px 24px; }
+  @media (max-width: 760px) { .charts { grid-template-columns: minmax(0, 1fr); } }
+  figure.chart { margin: 0; min-width: 0; }
+  figure.chart figcaption { font-size: 12px; font-weight: 600; color: #56606d; margin-bottom: 2px; }
+  .uplot .u-legend { font-size: 12px; }
+  p.note { font-size: 12px; color: #6b7480; margin: 4px 0 0; }
+${chartCss}
 </style>
 </head>
 <body>
@@ -45,6 +60,7 @@ export function opsPage(nonce: string): string {
   <h1>Campaign sync: operations</h1>
   <a id="queues-link" href="queues/">Queues (bull-board)</a>
   <span class="muted">updated <span id="updated">never</span>, every ${REFRESH_SECONDS} s</span>
+  <span id="view-switch"></span>
 </header>
 <div id="problem" class="banner" role="alert" hidden></div>
 <main id="syncs"><p class="muted">Loading…</p></main>
@@ -53,7 +69,11 @@ export function opsPage(nonce: string): string {
   'use strict';
   // Relative to wherever the page is served (a proxy may add a path prefix): /ops and /ops/ both work.
   const base = location.pathname.endsWith('/') ? location.pathname : location.pathname + '/';
-  document.getElementById('queues-link').href = base + 'queues/';
+  // Every request and link starts from the origin alone: opened as http://user:token@host/ops, the page's own URL
+  // carries the credentials, and fetch refuses a URL that does (the browser keeps them for the origin anyway).
+  const origin = location.origin;
+  const NONCE = document.currentScript.nonce;
+  document.getElementById('queues-link').href = origin + base + 'queues/';
   const notes = new Map(); // sync id → the last retry's outcome, kept across refreshes
 
   function el(tag, attrs, ...children) {
@@ -82,6 +102,12 @@ export function opsPage(nonce: string): string {
   function fact(label, value, field) {
     return el('div', {}, el('dt', { text: label }), el('dd', { text: value, 'data-field': field }));
   }
+
+  const LAG_NOTE = '\u2020 Mirror lag: how far the oldest call the last mirror run wrote was behind the newest call in the dialer\u2019s report ' +
+    '(both on the dialer\u2019s clock), plus the time from that read to the last write (on the daemon\u2019s clock). No clock is compared ' +
+    'with the other, so a dialer clock ahead of or behind the daemon\u2019s does not hide the lag.';
+${CHARTS_SCRIPT}
+  document.getElementById('view-switch').replaceWith(viewSwitch());
 
   const RUN_COUNTS = ['seen', 'changed', 'left', 'invalid', 'planned', 'pushed', 'deleted', 'rejected'];
 
@@ -112,7 +138,7 @@ export function opsPage(nonce: string): string {
     button.disabled = true;
     try {
       // The custom header is the CSRF guard: a cross-site page cannot send it without a CORS preflight, which fails.
-      const res = await fetch(base + 'api/syncs/' + encodeURIComponent(id) + '/retry', {
+      const res = await fetch(origin + base + 'api/syncs/' + encodeURIComponent(id) + '/retry', {
         method: 'POST', headers: { 'X-Requested-With': 'campaign-sync' }, credentials: 'same-origin',
       });
       const body = await res.json().catch(() => ({}));
@@ -134,8 +160,10 @@ export function opsPage(nonce: string): string {
       el('dl', { class: 'facts' },
         fact('Contacts held', s.contacts, 'contacts'), fact('Numbers held', s.numbers, 'numbers'), fact('Dirty', s.dirty, 'dirty'),
         fact('Open batches', s.openBatches, 'openBatches'), fact('Parked', s.parked, 'parked'),
-        fact('Mirror lag', m ? span(m.lagMs) : dash, 'mirrorLag'), fact('Mirrored', m ? show(m.mirrored) : dash, 'mirrored'),
+        fact('Mirror lag \u2020', m ? span(m.lagMs) : dash, 'mirrorLag'), fact('Mirrored', m ? show(m.mirrored) : dash, 'mirrored'),
         fact('Mirror parked', m ? show(m.parked) : dash, 'mirrorParked'), fact('Last record', m ? when(m.lastRecordAt) : dash, 'mirrorLastRecord')),
+      m ? el('p', { class: 'note', text: LAG_NOTE }) : null,
+      el('h3', { text: 'History (runs shaded on the time axis)' }), chartsFor(s.sync),
       el('h3', { text: 'Last runs' }), runsTable(s.runs),
       el('h3', { text: 'Parked records' }), parkedTable(s),
       el('div', { class: 'actions' }, button, el('span', { class: 'muted', 'data-field': 'note', text: notes.get(s.sync) || '' })));
@@ -148,10 +176,11 @@ export function opsPage(nonce: string): string {
     loading = (async () => {
       const problem = document.getElementById('problem');
       try {
-        const res = await fetch(base + 'api/syncs', { credentials: 'same-origin', cache: 'no-store' });
+        const res = await fetch(origin + base + 'api/syncs', { credentials: 'same-origin', cache: 'no-store' });
         if (!res.ok) throw new Error('the daemon answered ' + res.status);
         const data = await res.json();
         document.getElementById('syncs').replaceChildren(...data.syncs.map(syncSection));
+        await refreshCharts(data.syncs.map((s) => s.sync));
         document.getElementById('updated').textContent = when(data.generatedAt);
         problem.hidden = true;
       } catch (err) {

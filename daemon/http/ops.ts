@@ -7,6 +7,7 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Daemon } from '../app.ts';
 import { syncStatus } from '../sync/status.ts';
+import { chartLibrary, syncHistory, VIEWS } from './ops-history.ts';
 import { opsPage } from './ops-page.ts';
 
 export const OPS_REALM = 'campaign-sync';
@@ -59,6 +60,7 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
   }
   const expected = sha256(token);
   const readOnlyMode = d.config.http.queuesWritable !== true;
+  const charts = await chartLibrary();
 
   await app.register(async (ops) => {
     ops.addHook('onRequest', async (req, reply) => {
@@ -82,7 +84,20 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       return reply.type('text/html; charset=utf-8')
         .header('content-security-policy', `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; ` +
           "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-        .send(opsPage(nonce));
+        .send(opsPage(nonce, charts.css));
+    });
+
+    // The charting library, from node_modules: the page's CSP allows no other origin and no inline script without its nonce.
+    ops.get('/assets/uplot.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').send(charts.js));
+
+    ops.get<{ Params: { id: string }; Querystring: { view?: string } }>('/api/syncs/:id/history', async (req, reply) => {
+      const rt = d.runtimes.get(req.params.id);
+      if (!rt) return reply.code(404).send({ error: `no sync "${req.params.id}" in this daemon's configuration` });
+      const view = req.query.view ?? 'hour';
+      if (!(VIEWS as readonly string[]).includes(view)) {
+        return reply.code(400).send({ error: `view must be one of ${VIEWS.join(', ')}; got ${JSON.stringify(view).slice(0, 40)}` });
+      }
+      return syncHistory(d, rt, view as (typeof VIEWS)[number]);
     });
 
     ops.get('/api/syncs', async () => ({

@@ -10,6 +10,8 @@ import type { Metrics } from '../metrics.ts';
 import { DialerError, type DialerClient } from '../dialer.ts';
 import type { Activity, Sink, WriteResult } from '../sinks/sink.ts';
 import type { SyncState } from '../state/sync-state.ts';
+import type { SyncHistory } from '../history/history.ts';
+import { LagMeter } from './lag.ts';
 import { formatWall, offsetAt, readFrom, toUtc, wallMs } from './local-time.ts';
 import { DEFAULT_RULES, outcomeOf, type CallDetail, type Rule } from '../outcomes.ts';
 
@@ -26,6 +28,7 @@ export interface MirrorRuntime {
   state: SyncState;
   log: Logger;
   metrics: Metrics;
+  history: SyncHistory;
 }
 
 export interface MirrorRunResult {
@@ -139,7 +142,7 @@ async function writeFinalStatus(rt: MirrorRuntime, a: Activity, signal?: AbortSi
 }
 
 /** Writes activities and records each result; what the answer leaves unsettled stays pending. */
-async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: MirrorRunResult, signal?: AbortSignal): Promise<void> {
+async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: MirrorRunResult, signal?: AbortSignal, lag?: LagMeter): Promise<void> {
   const mk = rt.state.keys.mirror;
   let doubtsInARow = 0;
   for (let i = 0; i < activities.length; i += rt.sink.maxBatch) {
@@ -192,16 +195,17 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
     }
     m.hincrby(mk.meta, 'mirrored', results.filter((r) => r.ok).length);
     await m.exec();
-    const now = Date.now();
+    const written = results.flatMap((r) => (r.ok && byKey.has(r.key) ? [byKey.get(r.key)!.endedAt] : []));
+    lag?.wrote(written);
+    rt.history.record({ activities: written.length });
     for (const r of results) {
       const a = byKey.get(r.key);
       if (!r.ok || !a) continue;
       rt.metrics.mirrored.inc({ sync: rt.syncId });
-      rt.metrics.mirrorLag.observe({ sync: rt.syncId }, Math.max(0, now - a.endedAt) / 1000);
       await writeFinalStatus(rt, a, signal);
     }
     const last = batch[batch.length - 1]!;
-    await rt.state.redis.hset(mk.meta, 'lagMs', Math.max(0, now - last.endedAt), 'lastRecordAt', new Date(last.endedAt).toISOString());
+    await rt.state.redis.hset(mk.meta, 'lastRecordAt', new Date(last.endedAt).toISOString());
   }
 }
 
@@ -214,6 +218,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
   const mk = rt.state.keys.mirror;
   const rules = rt.config.rules ?? DEFAULT_RULES;
   const counts: MirrorRunResult = { read: 0, written: 0, skipped: 0, parked: 0, resolved: 0, uncertain: 0, durationMs: 0 };
+  const lag = new LagMeter();
 
   // 1. Attempts whose write was under way when a process died, or whose answer was lost.
   const rewrite = await settlePending(rt, counts, options.signal);
@@ -245,6 +250,8 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     if (raw.length === PAGE) next = prefetch(first + PAGE);
     const page = raw.map(record).filter((r): r is CallDetail => r !== null);
     counts.read += page.length;
+    const newest = page.reduce<string | null>((n, r) => (n === null || r.endedAtLocal > n ? r.endedAtLocal : n), null);
+    if (newest) lag.read(toUtc(newest, rt.timeZone));
     const keys = page.map((r) => attemptKey(rt.campaignId, r.number, r.attempt));
     const done = await Promise.all(page.map((r, i) => rt.state.redis.hexists(mk.done(r.endedAtLocal), keys[i]!)));
     const isPending = page.length ? await rt.state.redis.hmget(mk.pending, ...keys) : [];
@@ -273,7 +280,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
       }
       activities.push(a);
     }
-    await writeAll(rt, activities, counts, options.signal);
+    await writeAll(rt, activities, counts, options.signal, lag);
     for (const r of page) if (r.endedAtLocal > watermark) watermark = r.endedAtLocal;
     if (watermark) await rt.state.redis.hset(mk.meta, 'watermark', watermark);
     if (raw.length < PAGE) break;
@@ -282,12 +289,18 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
   // for a later run.
   if (counts.uncertain && !options.signal?.aborted) {
     const again = await settlePending(rt, counts, options.signal);
-    if (again.length) await writeAll(rt, again, counts, options.signal);
+    if (again.length) await writeAll(rt, again, counts, options.signal, lag);
   }
   counts.durationMs = Math.round(performance.now() - started);
   if (verifying && !options.signal?.aborted) await rt.state.redis.hdel(mk.meta, 'verify', 'verifyFrom');
   counts.parked = await rt.state.redis.hlen(mk.parked);
   await rt.state.redis.hset(mk.meta, 'parked', counts.parked, 'lastRun', JSON.stringify({ ...counts, at: new Date().toISOString() }));
+  const lagMs = lag.lagMs();
+  if (lagMs !== null) {
+    await rt.state.redis.hset(mk.meta, 'lagMs', lagMs);
+    rt.metrics.mirrorLag.observe({ sync: rt.syncId }, lagMs / 1000);
+  }
+  rt.history.record(lagMs === null ? {} : { lagMs, lagRuns: 1 }, { mirrorParked: counts.parked });
   // Runs come with every call.finished event: routine ones are debug; settled crashes and parked records are news.
   if (counts.resolved || counts.parked) rt.log.info({ sync: rt.syncId, ...counts }, 'mirror run');
   else rt.log.debug({ sync: rt.syncId, ...counts }, 'mirror run');

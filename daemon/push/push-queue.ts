@@ -6,6 +6,7 @@ import { Queue, RateLimitError, Worker, type ConnectionOptions, type Job } from 
 import type { Logger } from 'pino';
 import type { DialerConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
+import { inSync, type SyncHistory } from '../history/history.ts';
 import type { AddEntry, DeleteEntry, SyncState } from '../state/sync-state.ts';
 import { DialerClient, DialerError, type CampaignNumber } from '../dialer.ts';
 
@@ -21,6 +22,8 @@ export interface PushTarget {
   afterBatch(): Promise<void>;
   /** Marks the campaign for a full reconciliation before the next plan (a batch's outcome is unknown for good). */
   needsReconcile(reason: string): Promise<void>;
+  /** The sync's charts on the operations page. */
+  history: SyncHistory;
 }
 
 /** Statuses that never change again: a number in one of them stays, with the reason recorded. */
@@ -75,7 +78,7 @@ export class PushQueue {
   }
 
   startWorker(lockDuration: number): void {
-    this.worker = new Worker<PushJobData>(this.name, (job) => this.process(job), {
+    this.worker = new Worker<PushJobData>(this.name, (job) => inSync(this.targets.get(job.data.syncId)?.history, () => this.process(job)), {
       connection: this.connection, prefix: this.prefix,
       concurrency: this.dialer.concurrency,
       limiter: limiterFor(this.dialer),
@@ -119,6 +122,7 @@ export class PushQueue {
     this.metrics.pushSeconds.observe({ kind: batch.kind }, (performance.now() - started) / 1000);
     this.log.debug({ batch: job.data.batchId, ...counts }, 'batch recorded');
     await target.state.countRun(batch.runId, { pushed: counts.pushed, deleted: counts.deleted, rejected: counts.rejected });
+    target.history.record({ added: counts.pushed, deleted: counts.deleted, rejected: counts.rejected }, { parked: await target.state.redis.hlen(target.state.keys.parked) });
     await target.afterBatch();
     return `added ${counts.pushed}, deleted ${counts.deleted}, kept ${counts.kept}, rejected ${counts.rejected}`;
   }

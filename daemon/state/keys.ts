@@ -19,6 +19,11 @@ export class DaemonKeys {
   /** A CRM's daily budget counter, one per CRM account. */
   budget(name: string, account: string) { return `${this.prefix}:budget:${name}:${account}`; }
   sync(syncId: string, campaign: string): SyncKeys { return new SyncKeys(this.prefix, syncId, campaign); }
+  /**
+   * hash: one block of a sync's history for the operations page (history/history.ts), fields
+   * `<point index>:<series>`; `view` is its resolution (hour: per-minute points, day: per-10-minute points).
+   */
+  history(syncId: string, view: string, block: number) { return `${this.prefix}:sync:${syncId}:history:${view}:${block}`; }
 }
 
 /** Keys of one sync, of its mirror and of the campaign it feeds (shared by every sync feeding that campaign). */

@@ -15,7 +15,7 @@ import { formatWall, offsetAt } from '../../daemon/mirror/local-time.ts';
 import { attemptKey } from '../../daemon/mirror/mirror.ts';
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../daemon/config.ts';
-import { daemonConfig, freePort, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { callDetailRecords, daemonConfig, freePort, numberCount, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { startProxy } from '../support/proxy.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
@@ -40,16 +40,7 @@ async function dialer(seed: number, agents = 3): Promise<DialerFixture> {
   return { server, accountId: account.id, token, campaignId: campaign.id };
 }
 
-async function records(f: DialerFixture): Promise<Record[]> {
-  const res = await f.server.request(`/v1/accounts/${f.accountId}/campaigns/${f.campaignId}/reports/callDetails?range=[0,9999]&sort=["endedAtLocal","ASC"]`, { token: f.token });
-  expect(res.status).toBe(200);
-  return res.json() as Promise<Record[]>;
-}
-
-async function numberCount(f: DialerFixture): Promise<number> {
-  const res = await f.server.request(`/v1/accounts/${f.accountId}/campaigns/${f.campaignId}/numbers?range=[0,0]`, { token: f.token });
-  return Number(res.headers.get('x-total-count'));
-}
+const records = (f: DialerFixture) => callDetailRecords<Record>(f);
 
 const e164 = (phone: string | null | undefined) => (phone ? parsePhoneNumberFromString(phone, 'US')?.number ?? null : null);
 const keyOf = (title: unknown) => /\[cds:([^\]]+)\]/.exec(String(title))?.[1];

@@ -182,6 +182,37 @@ describe('operations page', () => {
     expect(await writable.syncQueue.isPaused()).toBe(false);
   });
 
+  it('in Chromium, opened from the link `./dev start` prints (user name and token in the URL): loads, refreshes, draws its charts', async () => {
+    // demo/start.ts prints http://demo:<token>@127.0.0.1:<port>/ops; no httpCredentials: the URL is all the browser has.
+    const printed = `${d.address!.replace('http://', `http://demo:${encodeURIComponent(TOKEN)}@`)}/ops`;
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const pageErrors: string[] = [];
+      page.on('pageerror', (e) => pageErrors.push(e.message));
+      const requested: string[] = [];
+      page.on('request', (r) => requested.push(r.url()));
+      expect((await page.goto(printed))?.status()).toBe(200);
+      const sync = page.locator('[data-sync="leads"]');
+      const [latest] = await runs(d, 'leads');
+      await sync.locator(`tr[data-run="${latest!.id}"]`).waitFor({ timeout: 10_000 });
+      // Refreshed again (the "updated" time moves): the page's own requests keep working, not just the first render.
+      const updated = await page.locator('#updated').filter({ hasNotText: 'never' }).textContent();
+      await page.locator('#updated').filter({ hasNotText: updated! }).waitFor({ timeout: 10_000 });
+      expect(await page.locator('#problem').isHidden()).toBe(true);
+      expect(await sync.locator('[data-chart="numbers"] canvas').count()).toBe(1);
+      expect(Number(await sync.locator('[data-chart="numbers"]').getAttribute('data-points'))).toBeGreaterThan(0);
+      expect(await page.getByRole('link', { name: 'Queues (bull-board)' }).getAttribute('href')).toBe(`${d.address}/ops/queues/`);
+      // Only the navigation itself carried the credentials; the page's requests went to the bare origin.
+      expect(requested[0]).toBe(printed);
+      expect(requested.filter((u) => u.endsWith('/ops/api/syncs')).length).toBeGreaterThan(1);
+      expect(requested.slice(1).filter((u) => !u.startsWith(`${d.address}/`))).toEqual([]);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('in Chromium: 401 without credentials; shows the runs and the parked record; retry re-queues it; the queues page loads', async () => {
     const anonymous = await browser.newContext();
     try {

@@ -54,6 +54,20 @@ export async function campaignNumbers(f: DialerFixture): Promise<{ id: string; n
   }
 }
 
+/** The campaign's call-detail records, in end order (up to 10,000). */
+export async function callDetailRecords<T = Record<string, unknown>>(f: DialerFixture): Promise<T[]> {
+  const res = await f.server.request(`/v1/accounts/${f.accountId}/campaigns/${f.campaignId}/reports/callDetails?range=[0,9999]&sort=["endedAtLocal","ASC"]`, { token: f.token });
+  if (res.status !== 200) throw new Error(`call details: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<T[]>;
+}
+
+/** How many live numbers the campaign holds (its X-Total-Count). */
+export async function numberCount(f: DialerFixture): Promise<number> {
+  const res = await f.server.request(`/v1/accounts/${f.accountId}/campaigns/${f.campaignId}/numbers?range=[0,0]`, { token: f.token });
+  await res.arrayBuffer();
+  return Number(res.headers.get('x-total-count'));
+}
+
 export function daemonConfig(f: DialerFixture, prefix: string, syncs: unknown[], extra: Record<string, unknown> = {}): Config {
   return parseConfig({
     redis: { url: REDIS_URL, prefix },
