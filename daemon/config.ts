@@ -43,13 +43,16 @@ const dialer = z.strictObject({
   timeZone: z.string().refine(isTimeZone, 'an IANA time zone such as America/New_York').default('UTC'),
 });
 
+// HubSpot's Filter takes value, highValue and values as strings: numbers (and booleans) written in the configuration
+// are turned into their text here, so every request carries strings.
+const filterValue = z.union([z.string(), z.number(), z.boolean()]).transform(String);
 const hubspotFilter = z.strictObject({
   propertyName: z.string().min(1),
   operator: z.enum(['EQ', 'NEQ', 'LT', 'LTE', 'GT', 'GTE', 'BETWEEN', 'IN', 'NOT_IN', 'HAS_PROPERTY', 'NOT_HAS_PROPERTY',
     'CONTAINS_TOKEN', 'NOT_CONTAINS_TOKEN']),
-  value: z.union([z.string(), z.number(), z.boolean()]).optional(),
-  highValue: z.union([z.string(), z.number()]).optional(),
-  values: z.array(z.union([z.string(), z.number()])).optional(),
+  value: filterValue.optional(),
+  highValue: z.union([z.string(), z.number()]).transform(String).optional(),
+  values: z.array(z.union([z.string(), z.number()]).transform(String)).optional(),
 });
 
 const hubspotSource = z.strictObject({

@@ -9,7 +9,8 @@ import type { SourceContact } from '../sync/contacts.ts';
 import { FIVE_MINUTES, header, hmacSha256, sameBytes, type PullOptions, type PullPage, type Source, type WebhookRequest, type WebhookVerdict } from './source.ts';
 
 type HubSpotConfig = Extract<SourceConfig, { type: 'hubspot' }>;
-type Filter = { propertyName: string; operator: string; value?: string | number | boolean; highValue?: string | number; values?: (string | number)[] };
+/** HubSpot's Filter: every value is a string (the configuration converts numbers). */
+type Filter = { propertyName: string; operator: string; value?: string; highValue?: string; values?: string[] };
 
 /** The search API answers at most 10,000 results per query; paging past them is a 400. */
 export const SEARCH_CAP = 10_000;
@@ -68,7 +69,7 @@ export class HubSpotSource implements Source {
   private groups(extra: Filter[], withSelection = true): { filters: Filter[] }[] {
     const selection = withSelection ? this.config.selection.filterGroups : undefined;
     if (!selection?.length) return [{ filters: extra }];
-    return selection.map((g) => ({ filters: [...g.filters.map((f) => ({ ...f, value: f.value === undefined ? undefined : String(f.value) })), ...extra] }));
+    return selection.map((g) => ({ filters: [...g.filters, ...extra] }));
   }
 
   /**

@@ -111,6 +111,23 @@ describe('a valid configuration', () => {
     byFilter.syncs[0].source = { type: 'hubspot', accessToken: HUBSPOT_TOKEN, selection: { filterGroups } };
     expect(parseConfig(byFilter, 'sync.yaml', {}).syncs[0]!.source).toMatchObject({ selection: { filterGroups } });
   });
+
+  it('turns numbers and booleans in HubSpot filters into the strings HubSpot\'s Filter takes', () => {
+    const raw = minimalConfig();
+    raw.syncs[0].source = {
+      type: 'hubspot', accessToken: HUBSPOT_TOKEN,
+      selection: { filterGroups: [{ filters: [
+        { propertyName: 'hs_object_id', operator: 'BETWEEN', value: 1, highValue: 999_999_999 },
+        { propertyName: 'hs_object_id', operator: 'IN', values: [1000, '1001'] },
+        { propertyName: 'hs_is_unworked', operator: 'EQ', value: true },
+      ] }] },
+    };
+    expect(parseConfig(raw, 'sync.yaml', {}).syncs[0]!.source).toMatchObject({ selection: { filterGroups: [{ filters: [
+      { propertyName: 'hs_object_id', operator: 'BETWEEN', value: '1', highValue: '999999999' },
+      { propertyName: 'hs_object_id', operator: 'IN', values: ['1000', '1001'] },
+      { propertyName: 'hs_is_unworked', operator: 'EQ', value: 'true' },
+    ] }] } });
+  });
 });
 
 describe('${ENV} references', () => {
