@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { getCountries, type CountryCode } from 'libphonenumber-js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod/v4';
+import { HUBSPOT_API_VERSIONS } from './crm/hubspot.ts';
 import { isTimeZone } from './mirror/local-time.ts';
 import { OUTCOMES, ruleSchema } from './mirror/outcomes.ts';
 
@@ -60,7 +61,8 @@ const hubspotSource = z.strictObject({
   baseUrl: url.default('https://api.hubapi.com'),
   accessToken: secret,
   /** The date-versioned path segment of HubSpot's CRM APIs (`/crm/objects/2026-09/...`). */
-  apiVersion: z.string().regex(/^(\d{4}-\d{2}(-beta)?|v3)$/, 'a HubSpot API version such as 2026-09 (or v3)').default('2026-09'),
+  apiVersion: z.enum(HUBSPOT_API_VERSIONS, { error: `a version HubSpot publishes these APIs in: ${HUBSPOT_API_VERSIONS.join(', ')} (v3: the legacy paths)` })
+    .default('2026-09'),
   /** Verifies X-HubSpot-Signature-v3 on webhooks (the app's client secret). Without it, webhooks are refused. */
   clientSecret: secret.optional(),
   searchPerSecond: z.number().positive().max(50).default(5),

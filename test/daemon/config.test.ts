@@ -233,6 +233,21 @@ describe('each kind of mistake names the key path, the bad value and what is all
     expect(p).toMatch(/duration/);
   });
 
+  it('a HubSpot API version HubSpot does not publish, naming the ones it does', () => {
+    for (const apiVersion of ['2024-01', '2026-09-beta', 'v4', '2026-9']) {
+      const raw = minimalConfig();
+      raw.syncs[0].source = { type: 'hubspot', accessToken: HUBSPOT_TOKEN, apiVersion };
+      const p = problemAt(problemsOf(raw).problems, 'syncs.0.source.apiVersion');
+      expect(p).toContain(`"${apiVersion}"`);
+      expect(p).toContain('2025-09, 2026-03, 2026-09, v3');
+    }
+    for (const apiVersion of ['2025-09', '2026-03', '2026-09', 'v3']) {
+      const raw = minimalConfig();
+      raw.syncs[0].source = { type: 'hubspot', accessToken: HUBSPOT_TOKEN, apiVersion };
+      expect(parseConfig(raw, 'sync.yaml', {}).syncs[0]!.source).toMatchObject({ apiVersion });
+    }
+  });
+
   it('a HubSpot selection with both filterGroups and listId', () => {
     const raw = minimalConfig();
     raw.syncs[0].source = {

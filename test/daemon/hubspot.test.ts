@@ -428,7 +428,8 @@ describe('HubSpot: selection by filterGroups, onLeave delete and keep', () => {
   });
 });
 
-describe('HubSpot: selection by list', () => {
+// v3 names the legacy paths, /crm/v3/lists/{listId}/memberships: the version comes before "lists" there.
+describe.each(['2026-09', 'v3'])('HubSpot: selection by list (apiVersion %s)', (apiVersion) => {
   const redis = testPrefix();
   let f: DialerFixture;
   let hs: HubSpotStandIn;
@@ -439,7 +440,7 @@ describe('HubSpot: selection by list', () => {
     f = await dialerFixture();
     hs = await startHubSpotStandIn({ contacts: 30 });
     listId = hs.lists.create('Call today', hs.contacts().slice(0, 10).map((c) => c.id));
-    d = await Daemon.start(daemonConfig(f, redis.prefix, [hubspotSync(hs, f.campaignId, { source: { selection: { listId } } })]), { log: quietLog });
+    d = await Daemon.start(daemonConfig(f, redis.prefix, [hubspotSync(hs, f.campaignId, { source: { apiVersion, selection: { listId } } })]), { log: quietLog });
     await settle(d);
   });
   afterAll(async () => {
