@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { generatePeople } from './contacts.ts';
+import { RefusalLog, type Refusal } from './refusals.ts';
 
 export interface HubSpotStandInOptions {
   /** Default 0 (any free port). */
@@ -94,12 +95,7 @@ export interface HubSpotStandInStats {
 }
 
 /** One refused request, as `refusals()` lists it. */
-export interface HubSpotRefusal {
-  method: string;
-  path: string;
-  status: number;
-  message: string;
-}
+export type HubSpotRefusal = Refusal;
 
 export interface HubSpotStandIn {
   /** Base URL, e.g. http://127.0.0.1:PORT */
@@ -1033,12 +1029,8 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   const stats: HubSpotStandInStats = {
     requests: 0, searches: 0, rateLimited: 0, maxSearchesInAnySecond: 0, webhooksDelivered: 0, webhookFailures: 0, callsCreated: 0, refused: 0,
   };
-  const refusals: HubSpotRefusal[] = [];
-  function refuse(request: FastifyRequest, status: number, message: string): void {
-    stats.refused++;
-    refusals.push({ method: request.method, path: request.url.split('?')[0]!, status, message });
-    if (refusals.length > 100) refusals.shift();
-  }
+  const refusals = new RefusalLog(stats);
+  const refuse = (request: FastifyRequest, status: number, message: string) => refusals.record(request, status, message);
   const lists = new Map<string, ContactList>();
   let nextListId = 1;
   let failRemaining = 0;
@@ -1481,7 +1473,7 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     failCalls(predicate) {
       callFailure = predicate;
     },
-    refusals: () => [...refusals],
+    refusals: () => refusals.list(),
     close: () => app.close(),
   };
 }

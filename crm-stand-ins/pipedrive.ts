@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { generatePeople, validPhone } from './contacts.ts';
+import { RefusalLog, type Refusal } from './refusals.ts';
 
 export interface PersonContact { value: string; primary: boolean; label: string }
 
@@ -110,12 +111,7 @@ export interface PipedriveStandInStats {
 }
 
 /** One refused request, as `refusals()` lists it. */
-export interface PipedriveRefusal {
-  method: string;
-  path: string;
-  status: number;
-  message: string;
-}
+export type PipedriveRefusal = Refusal;
 
 export interface PipedriveStandIn {
   url: string;
@@ -480,12 +476,8 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
   const stats: PipedriveStandInStats = {
     requests: 0, rateLimited: 0, tokensUsed: 0, maxRequestsInAny2Seconds: 0, webhooksSent: 0, webhooksFailed: 0, refused: 0,
   };
-  const refusals: PipedriveRefusal[] = [];
-  function refuse(request: FastifyRequest, status: number, message: string): void {
-    stats.refused++;
-    refusals.push({ method: request.method, path: request.url.split('?')[0]!, status, message });
-    if (refusals.length > 100) refusals.shift();
-  }
+  const refusals = new RefusalLog(stats);
+  const refuse = (request: FastifyRequest, status: number, message: string) => refusals.record(request, status, message);
 
   function prune(list: number[], t: number): void {
     while (list.length && list[0]! <= t - BURST_WINDOW_MS) list.shift();
@@ -903,7 +895,7 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
     failCallLogs(predicate) {
       callLogFailure = predicate;
     },
-    refusals: () => [...refusals],
+    refusals: () => refusals.list(),
     async close() {
       await app.close();
     },
