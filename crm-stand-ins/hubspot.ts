@@ -1,4 +1,5 @@
-// Stand-in for HubSpot's CRM API (contact search, read, batch read, update, list memberships, call logging, rate limits, v3-signed webhooks) seeded with generated contacts.
+// Stand-in for HubSpot's CRM API (contact search, read, batch read, update, list memberships, call logging, rate limits, v3-signed webhooks) seeded with generated contacts,
+// as strict as HubSpot's OpenAPI files: a drifting request is refused as HubSpot refuses it, and counted.
 import { createHmac, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';

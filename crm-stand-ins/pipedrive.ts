@@ -1,4 +1,5 @@
-// A stand-in for the parts of Pipedrive's API a sync daemon uses: persons (API v2, cursor paging, update), call logs (add, list, read), v2 webhooks, token-budget rate limits.
+// A stand-in for the parts of Pipedrive's API a sync daemon uses: persons (API v2, cursor paging, update), call logs (add, list, read), v2 webhooks, token-budget rate limits;
+// a request that drifts from Pipedrive's v1/v2 API description is refused as Pipedrive refuses it, and counted.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
