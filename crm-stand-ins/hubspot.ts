@@ -1,9 +1,11 @@
-// Stand-in for HubSpot's CRM API (contact search, read, batch read, update, list memberships, call logging, rate limits, v3-signed webhooks) seeded with generated contacts.
+// Stand-in for HubSpot's CRM API (contact search, read, batch read, update, list memberships, call logging, rate limits, v3-signed webhooks) seeded with generated contacts,
+// as strict as HubSpot's OpenAPI files: a drifting request is refused as HubSpot refuses it, and counted.
 import { createHmac, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { generatePeople } from './contacts.ts';
+import { RefusalLog, type Refusal } from './refusals.ts';
 
 export interface HubSpotStandInOptions {
   /** Default 0 (any free port). */
@@ -17,7 +19,10 @@ export interface HubSpotStandInOptions {
   /** Generated contacts to seed; default 0. */
   contacts?: number;
   seed?: number;
-  /** Date-versioned path segment served; default '2026-09'. The legacy v3 paths are served too. */
+  /**
+   * The date version this stand-in reports as `apiVersion` (for clients' paths); default '2026-09'. Every version HubSpot
+   * publishes (HUBSPOT_DATE_VERSIONS) and the legacy v3 paths are served; any other is refused.
+   */
   apiVersion?: string;
   /** Search requests admitted per rolling second; default 5. */
   searchPerSecond?: number;
@@ -82,7 +87,16 @@ export interface HubSpotStandInStats {
   webhookFailures: number;
   /** Call engagements created over HTTP (single and batch). */
   callsCreated: number;
+  /**
+   * Requests (or batch inputs) refused because they drift from HubSpot's API: a path it does not serve, a body its
+   * schema refuses (types, required fields, unknown fields), a value it does not take. Not counted: 401s, 429s, ids
+   * that are not found, and failures a test asks for with failCalls. Tests of a client assert it stays 0.
+   */
+  refused: number;
 }
+
+/** One refused request, as `refusals()` lists it. */
+export type HubSpotRefusal = Refusal;
 
 export interface HubSpotStandIn {
   /** Base URL, e.g. http://127.0.0.1:PORT */
@@ -109,10 +123,18 @@ export interface HubSpotStandIn {
   failNext(n: number, retryAfterSeconds?: number): void;
   /** Call engagements in id (creation) order. */
   calls(): StoredCall[];
+  /** The refused requests counted in stats.refused (the last 100), to show what drifted. */
+  refusals(): HubSpotRefusal[];
   /** Call inputs the predicate matches fail validation (a 207 error entry in a batch, a 400 alone) until failCalls(null). */
   failCalls(predicate: CallFailurePredicate | null): void;
   close(): Promise<void>;
 }
+
+/**
+ * The date versions HubSpot publishes the contacts, calls and lists APIs in (its OpenAPI collection). They are served
+ * beside the legacy v3 paths (`/crm/v3/objects/...`, `/crm/v3/lists/...`); any other version is a path HubSpot has not.
+ */
+export const HUBSPOT_DATE_VERSIONS = ['2025-09', '2026-03', '2026-09'] as const;
 
 // Documented limits of the CRM search endpoints.
 const MAX_FILTER_GROUPS = 5;
@@ -384,9 +406,9 @@ function seedContacts(store: ObjectStore, count: number, seed: number): void {
 interface SearchFilter {
   propertyName: string;
   operator: Operator;
-  value?: string | number | boolean;
-  highValue?: string | number | boolean;
-  values?: Array<string | number | boolean>;
+  value?: string;
+  highValue?: string;
+  values?: string[];
 }
 interface SearchSort {
   propertyName: string;
@@ -397,46 +419,62 @@ interface SearchBody {
   sorts?: Array<SearchSort | string>;
   properties?: string[];
   limit?: number;
-  after?: string | number;
+  after?: string;
   query?: string;
 }
 
-const scalar = { type: ['string', 'number', 'boolean'] };
+/*
+ * Request bodies as HubSpot's OpenAPI files (contacts, calls, lists; v3 and the date versions) describe them, checked
+ * strictly: HubSpot reads them into classes that refuse unknown fields ("Unrecognized field") and build only with their
+ * required attributes ("Cannot build Filter, some of required attributes are not set"). Filter values are strings
+ * there (value, highValue and each of values); a JSON number is refused. The files also mark fields required that
+ * HubSpot's guides leave out (a search's after, limit, sorts; a batch read's propertiesWithHistory; a call's
+ * associations): only the fields HubSpot does refuse without are required here. `title` names the class in messages.
+ */
 const searchBodySchema = {
+  title: 'PublicObjectSearchRequest',
   type: 'object',
+  additionalProperties: false,
   properties: {
     filterGroups: {
       type: 'array',
       maxItems: MAX_FILTER_GROUPS,
       items: {
+        title: 'FilterGroup',
         type: 'object',
+        additionalProperties: false,
         required: ['filters'],
         properties: {
           filters: {
             type: 'array',
             maxItems: MAX_FILTERS_PER_GROUP,
             items: {
+              title: 'Filter',
               type: 'object',
+              additionalProperties: false,
               required: ['propertyName', 'operator'],
               properties: {
                 propertyName: { type: 'string', minLength: 1 },
                 operator: { type: 'string', enum: OPERATORS },
-                value: scalar,
-                highValue: scalar,
-                values: { type: 'array', items: scalar },
+                value: { type: 'string' },
+                highValue: { type: 'string' },
+                values: { type: 'array', items: { type: 'string' } },
               },
             },
           },
         },
       },
     },
+    // The OpenAPI files have sorts as strings; HubSpot's search guide sends {propertyName, direction}: both are taken.
     sorts: {
       type: 'array',
       items: {
         anyOf: [
           { type: 'string', minLength: 1 },
           {
+            title: 'Sort',
             type: 'object',
+            additionalProperties: false,
             required: ['propertyName'],
             properties: { propertyName: { type: 'string', minLength: 1 }, direction: { type: 'string', enum: ['ASCENDING', 'DESCENDING'] } },
           },
@@ -445,15 +483,67 @@ const searchBodySchema = {
     },
     properties: { type: 'array', items: { type: 'string' } },
     limit: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_LIMIT },
-    after: { type: ['string', 'integer'] },
+    after: { type: 'string' },
     query: { type: 'string' },
   },
 } as const;
 
+/** A 400 VALIDATION_ERROR for a request HubSpot would refuse: counted in stats.refused. */
 class ValidationError extends Error {}
+/** A 400 VALIDATION_ERROR about the data (a contact gone) or one a test asked for (failCalls): not a drift, not counted. */
+class DataRefusal extends Error {}
+
+/** What ajv reports about a body or query that fails its schema (verbose: with the value and the schema around it). */
+interface SchemaProblem {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+  data?: unknown;
+  parentSchema?: { title?: string; properties?: Record<string, unknown> };
+}
+
+/** `/filterGroups/0/filters/0/highValue` → `filterGroups[0].filters[0].highValue`. */
+function fieldPath(pointer: string): string {
+  return pointer.split('/').slice(1).map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : `${i === 0 ? '' : '.'}${p.replace(/~1/g, '/').replace(/~0/g, '~')}`)).join('');
+}
+
+function described(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `the ${typeof v} ${JSON.stringify(v)}`;
+}
+
+/**
+ * HubSpot's wording for a body it cannot read (its JSON reader's "Unrecognized field" and "Cannot build X, some of
+ * required attributes are not set [...]"), naming the field by its path. Of several branch failures (anyOf), the one
+ * that is not about the value's type says most.
+ */
+function schemaMessage(problems: readonly SchemaProblem[], context: string): { message: string; in: string } {
+  const specific = problems.filter((p) => p.keyword !== 'anyOf');
+  const p = specific.find((e) => e.keyword !== 'type') ?? specific[0] ?? problems[0]!;
+  const path = fieldPath(p.instancePath);
+  const where = context === 'body' ? path : `${context}${path ? ` ${path}` : ''}`;
+  const at = where ? ` at ${where}` : '';
+  const title = p.parentSchema?.title;
+  switch (p.keyword) {
+    case 'additionalProperties': {
+      const known = Object.keys(p.parentSchema?.properties ?? {});
+      return { in: where, message: `Unrecognized field "${String(p.params.additionalProperty)}"${at}${title ? ` (${title})` : ''}, not marked as ignorable (${known.length} known properties: ${known.join(', ')})` };
+    }
+    case 'required':
+      return { in: where, message: `Cannot build ${title ?? 'the input'}${at}, some of required attributes are not set [${String(p.params.missingProperty)}]` };
+    case 'type':
+      return { in: where, message: `${where || 'the body'} must be ${String(p.params.type)}; got ${described(p.data)}` };
+    case 'enum':
+      return { in: where, message: `${where}: ${described(p.data)} is not one of ${(p.params.allowedValues as unknown[]).join(', ')}` };
+    default:
+      return { in: where, message: `${where || 'the body'} ${p.message ?? 'is not valid'}` };
+  }
+}
 
 /** Numbers for numeric/date properties: dates may be ms since the epoch or ISO strings, as HubSpot accepts. */
-function numericValue(schema: ObjectSchema, property: string, raw: string | number | boolean | undefined, where: string): number {
+function numericValue(schema: ObjectSchema, property: string, raw: string | undefined, where: string): number {
   if (raw === undefined) throw new ValidationError(`${where}: a value is required`);
   const s = String(raw).trim();
   if (/^-?\d+(\.\d+)?$/.test(s)) return Number(s);
@@ -723,7 +813,7 @@ const CALL_STATUSES = ['BUSY', 'CALLING_CRM_USER', 'CANCELED', 'COMPLETED', 'CON
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 interface AssociationInput {
-  to: { id: string | number };
+  to: { id: string };
   types: Array<{ associationCategory: string; associationTypeId: number }>;
 }
 interface CallInput {
@@ -738,31 +828,44 @@ interface ValidCall {
 }
 
 // Only the JSON shape is checked here, so that a batch with one bad value still creates the others (see checkCall).
-const callInputSchema = {
-  type: 'object',
-  required: ['properties'],
-  properties: {
-    properties: { type: 'object' },
-    associations: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['to', 'types'],
-        properties: {
-          to: { type: 'object', required: ['id'], properties: { id: { type: ['string', 'integer'] } } },
-          types: {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['associationCategory', 'associationTypeId'],
-              properties: { associationCategory: { type: 'string' }, associationTypeId: { type: 'integer' } },
-            },
+const associationsSchema = {
+  type: 'array',
+  items: {
+    title: 'PublicAssociationsForObject',
+    type: 'object',
+    additionalProperties: false,
+    required: ['to', 'types'],
+    properties: {
+      to: { title: 'PublicObjectId', type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string' } } },
+      types: {
+        type: 'array',
+        items: {
+          title: 'AssociationSpec',
+          type: 'object',
+          additionalProperties: false,
+          required: ['associationCategory', 'associationTypeId'],
+          properties: {
+            associationCategory: { type: 'string', enum: ['HUBSPOT_DEFINED', 'INTEGRATOR_DEFINED', 'USER_DEFINED', 'WORK'] },
+            associationTypeId: { type: 'integer' },
           },
         },
       },
     },
-    objectWriteTraceId: { type: 'string' },
   },
+} as const;
+/** A single create (SimplePublicObjectInputForCreate): objectWriteTraceId belongs to batch inputs only. */
+const callInputSchema = {
+  title: 'SimplePublicObjectInputForCreate',
+  type: 'object',
+  additionalProperties: false,
+  required: ['properties'],
+  properties: { properties: { type: 'object' }, associations: associationsSchema },
+} as const;
+/** A batch create's input (SimplePublicObjectBatchInputForCreate). */
+const batchCallInputSchema = {
+  ...callInputSchema,
+  title: 'SimplePublicObjectBatchInputForCreate',
+  properties: { ...callInputSchema.properties, objectWriteTraceId: { type: 'string' } },
 } as const;
 
 interface PropertyProblem {
@@ -778,10 +881,20 @@ function propertyProblems(problems: PropertyProblem[]): string {
 }
 
 /**
- * Validates one call input the way HubSpot's create endpoints do; returns the call to store or the error message.
+ * Why a call input is refused. `drift` when the input itself is wrong for HubSpot (a missing or invalid value, an
+ * association type it has not); not when the data is (a contact gone) or a test asked for it (failCalls).
+ */
+interface CallRefusal {
+  message: string;
+  drift: boolean;
+}
+
+/**
+ * Validates one call input the way HubSpot's create endpoints do; returns the call to store or why it is refused.
  * hs_timestamp is stored as an ISO 8601 string whichever form it came in, as HubSpot reads date-times back.
  */
-function checkCall(input: CallInput, isLiveContact: (id: string) => boolean, failure: CallFailurePredicate | null): ValidCall | string {
+function checkCall(input: CallInput, isLiveContact: (id: string) => boolean, failure: CallFailurePredicate | null): ValidCall | CallRefusal {
+  const drift = (message: string): CallRefusal => ({ message, drift: true });
   const properties: Record<string, string> = {};
   const problems: PropertyProblem[] = [];
   for (const [name, value] of Object.entries(input.properties)) {
@@ -792,7 +905,7 @@ function checkCall(input: CallInput, isLiveContact: (id: string) => boolean, fai
   const ts = properties.hs_timestamp;
   if (ts === undefined || ts.trim() === '') {
     if (!problems.some((p) => p.name === 'hs_timestamp')) {
-      return 'Error creating CALL. Some required properties were not set: hs_timestamp (when the call happened, as ms since the epoch or an ISO 8601 date-time).';
+      return drift('Error creating CALL. Some required properties were not set: hs_timestamp (when the call happened, as ms since the epoch or an ISO 8601 date-time).');
     }
   } else {
     const t = ts.trim();
@@ -816,24 +929,24 @@ function checkCall(input: CallInput, isLiveContact: (id: string) => boolean, fai
   if (duration !== undefined && duration !== '' && !/^\d+(\.\d+)?$/.test(duration.trim())) {
     problems.push({ name: 'hs_call_duration', error: 'INVALID_INTEGER', message: `hs_call_duration: '${duration}' is not a number of milliseconds` });
   }
-  if (problems.length > 0) return propertyProblems(problems);
+  if (problems.length > 0) return drift(propertyProblems(problems));
 
   const contactIds: string[] = [];
   for (const [i, a] of (input.associations ?? []).entries()) {
     const id = String(a.to.id);
-    if (a.types.length === 0) return `associations[${i}]: give at least one association type, e.g. HUBSPOT_DEFINED ${CALL_TO_CONTACT} (call to contact)`;
+    if (a.types.length === 0) return drift(`associations[${i}]: give at least one association type, e.g. HUBSPOT_DEFINED ${CALL_TO_CONTACT} (call to contact)`);
     for (const t of a.types) {
       if (t.associationCategory !== 'HUBSPOT_DEFINED' || t.associationTypeId !== CALL_TO_CONTACT) {
-        return `associations[${i}]: association type ${t.associationCategory} ${t.associationTypeId} is not one this stand-in knows; ` +
-          `a call is associated with a contact by HUBSPOT_DEFINED ${CALL_TO_CONTACT}`;
+        return drift(`associations[${i}]: association type ${t.associationCategory} ${t.associationTypeId} is not one this stand-in knows; ` +
+          `a call is associated with a contact by HUBSPOT_DEFINED ${CALL_TO_CONTACT}`);
       }
     }
-    if (!isLiveContact(id)) return `associations[${i}]: no contact with id ${id} to associate the call with`;
+    if (!isLiveContact(id)) return { message: `associations[${i}]: no contact with id ${id} to associate the call with`, drift: false };
     if (!contactIds.includes(id)) contactIds.push(id);
   }
 
   const verdict = failure?.({ ...properties });
-  if (verdict) return typeof verdict === 'string' ? verdict : 'Call refused by the failCalls predicate of this stand-in';
+  if (verdict) return { message: typeof verdict === 'string' ? verdict : 'Call refused by the failCalls predicate of this stand-in', drift: false };
   return { properties, contactIds };
 }
 
@@ -901,6 +1014,9 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   const token = opts.token ?? 'hs-test-token';
   const clientSecret = opts.clientSecret ?? 'hs-client-secret';
   const apiVersion = opts.apiVersion ?? '2026-09';
+  if (!(HUBSPOT_DATE_VERSIONS as readonly string[]).includes(apiVersion)) {
+    throw new Error(`apiVersion ${apiVersion}: HubSpot publishes these APIs in ${HUBSPOT_DATE_VERSIONS.join(', ')} (and the legacy v3 paths)`);
+  }
   const host = opts.host ?? '127.0.0.1';
   const searchWindow = new RollingWindow(1000, opts.searchPerSecond ?? 5);
   const requestWindow = new RollingWindow(10_000, opts.requestsPer10Seconds ?? 190);
@@ -912,8 +1028,10 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   let callFailure: CallFailurePredicate | null = null;
 
   const stats: HubSpotStandInStats = {
-    requests: 0, searches: 0, rateLimited: 0, maxSearchesInAnySecond: 0, webhooksDelivered: 0, webhookFailures: 0, callsCreated: 0,
+    requests: 0, searches: 0, rateLimited: 0, maxSearchesInAnySecond: 0, webhooksDelivered: 0, webhookFailures: 0, callsCreated: 0, refused: 0,
   };
+  const refusals = new RefusalLog(stats);
+  const refuse = (request: FastifyRequest, status: number, message: string) => refusals.record(request, status, message);
   const lists = new Map<string, ContactList>();
   let nextListId = 1;
   let failRemaining = 0;
@@ -921,22 +1039,34 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   let nextEventId = 1;
   let webhookChain: Promise<void> = Promise.resolve();
 
-  // Filter values may be strings, numbers or booleans, as HubSpot accepts them.
-  const app = Fastify({ logger: false, forceCloseConnections: true, ajv: { customOptions: { allowUnionTypes: true } } });
-
-  app.setErrorHandler((error: FastifyError, _request, reply) => {
-    if (error instanceof ValidationError) return reply.code(400).send(errorBody('VALIDATION_ERROR', error.message));
-    if (error.validation) {
-      return reply.code(400).send(errorBody('VALIDATION_ERROR', `Invalid input: ${error.message}`, {
-        errors: error.validation.map((v) => ({ message: `${v.instancePath || error.validationContext || ''} ${v.message ?? ''}`.trim(), context: v.params })),
-      }));
-    }
-    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-    return reply.code(status).send({ status: 'error', message: error.message, correlationId: randomUUID(), category: status === 400 ? 'VALIDATION_ERROR' : 'INTERNAL_ERROR' });
+  // Strict as HubSpot: no type coercion (a number is not a string), and unknown fields are refused, not removed.
+  const app = Fastify({
+    logger: false, forceCloseConnections: true,
+    ajv: { customOptions: { allowUnionTypes: true, coerceTypes: false, removeAdditional: false, verbose: true } },
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send(errorBody('OBJECT_NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]} in this HubSpot stand-in`)),
-  );
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof DataRefusal) return reply.code(400).send(errorBody('VALIDATION_ERROR', error.message));
+    let status = 400;
+    let body;
+    if (error instanceof ValidationError) {
+      body = errorBody('VALIDATION_ERROR', error.message);
+    } else if (error.validation) {
+      const problem = schemaMessage(error.validation as SchemaProblem[], error.validationContext ?? 'body');
+      body = errorBody('VALIDATION_ERROR', `Invalid input JSON: ${problem.message}`, { errors: [{ message: problem.message, in: problem.in }] });
+    } else {
+      // Fastify's own refusals: a body that is not JSON (400), too large (413), of another content type (415).
+      status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+      body = { status: 'error', message: status === 400 ? `Invalid input JSON: ${error.message}` : error.message, correlationId: randomUUID(), category: status === 400 ? 'VALIDATION_ERROR' : 'INTERNAL_ERROR' };
+    }
+    if (status < 500) refuse(request, status, body.message);
+    return reply.code(status).send(body);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const message = `No route ${request.method} ${request.url.split('?')[0]} in this HubSpot stand-in (HubSpot serves ${HUBSPOT_DATE_VERSIONS.join(', ')} and the legacy v3 paths)`;
+    refuse(request, 404, message);
+    return reply.code(404).send(errorBody('OBJECT_NOT_FOUND', message));
+  });
 
   function tooMany(reply: FastifyReply, retryAfter: number, message: string, policyName: string) {
     stats.rateLimited++;
@@ -1043,7 +1173,7 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   }
 
   interface BatchReadBody {
-    inputs: Array<{ id: string | number }>;
+    inputs: Array<{ id: string }>;
     properties?: string[];
     idProperty?: string;
   }
@@ -1070,23 +1200,32 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   }
   const batchReadSchema = {
     body: {
+      title: 'BatchReadInputSimplePublicObjectId',
       type: 'object',
+      additionalProperties: false,
       required: ['inputs'],
       properties: {
-        inputs: { type: 'array', maxItems: MAX_BATCH_READ, items: { type: 'object', required: ['id'], properties: { id: { type: ['string', 'integer'] } } } },
+        inputs: {
+          type: 'array',
+          maxItems: MAX_BATCH_READ,
+          items: { title: 'SimplePublicObjectId', type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string' } } },
+        },
         properties: { type: 'array', items: { type: 'string' } },
+        propertiesWithHistory: { type: 'array', items: { type: 'string' } },
         idProperty: { type: 'string' },
       },
     },
   };
 
   async function memberships(
-    request: FastifyRequest<{ Params: { listId: string }; Querystring: { limit?: number; after?: string } }>,
+    request: FastifyRequest<{ Params: { listId: string }; Querystring: { limit?: string; after?: string } }>,
     reply: FastifyReply,
   ) {
+    // Query values are text: limit is checked here, as the body schemas coerce nothing.
+    const limit = request.query.limit === undefined ? 100 : Number(request.query.limit);
+    if (limit < 1 || limit > MAX_MEMBERSHIPS_LIMIT) throw new ValidationError(`limit: at most ${MAX_MEMBERSHIPS_LIMIT} records a page (and at least 1); got ${limit}`);
     const list = lists.get(request.params.listId);
     if (!list) return reply.code(404).send(errorBody('OBJECT_NOT_FOUND', `No list with id ${request.params.listId}`));
-    const limit = request.query.limit ?? 100;
     // The cursor is the last recordId returned, so members added while paging don't shift later pages.
     const after = request.query.after ? Number(request.query.after) : -Infinity;
     if (Number.isNaN(after)) throw new ValidationError(`after: '${request.query.after}' is not a cursor returned by this endpoint`);
@@ -1104,7 +1243,7 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   const membershipsSchema = {
     querystring: {
       type: 'object',
-      properties: { limit: { type: 'integer', minimum: 1, maximum: MAX_MEMBERSHIPS_LIMIT }, after: { type: 'string' } },
+      properties: { limit: { type: 'string', pattern: '^[0-9]{1,9}$' }, after: { type: 'string' }, before: { type: 'string' } },
     },
   };
 
@@ -1122,7 +1261,9 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     applyContactUpdate(rec, props);
     return resultView(CONTACT_SCHEMA, rec, [...new Set([...CONTACT_SCHEMA.defaultProperties, ...Object.keys(props)])]);
   }
-  const patchContactSchema = { body: { type: 'object', required: ['properties'], properties: { properties: { type: 'object' } } } };
+  const patchContactSchema = {
+    body: { title: 'SimplePublicObjectInput', type: 'object', additionalProperties: false, required: ['properties'], properties: { properties: { type: 'object' } } },
+  };
 
   const isLiveContact = (id: string) => store.live(id) !== undefined;
 
@@ -1137,7 +1278,7 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
 
   async function createCall(request: FastifyRequest<{ Body: CallInput }>, reply: FastifyReply) {
     const checked = checkCall(request.body, isLiveContact, callFailure);
-    if (typeof checked === 'string') throw new ValidationError(checked);
+    if ('message' in checked) throw checked.drift ? new ValidationError(checked.message) : new DataRefusal(checked.message);
     return reply.code(201).send(createdView(storeCall(checked)));
   }
 
@@ -1150,10 +1291,11 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     const checked = request.body.inputs.map((input) => ({ input, result: checkCall(input, isLiveContact, callFailure) }));
     const results = [];
     const errors = [];
-    for (const { input, result } of checked) {
+    for (const [i, { input, result }] of checked.entries()) {
       const traceId = input.objectWriteTraceId;
-      if (typeof result === 'string') {
-        errors.push({ status: 'error', category: 'VALIDATION_ERROR', message: result, ...(traceId !== undefined ? { context: { objectWriteTraceId: [traceId] } } : {}) });
+      if ('message' in result) {
+        if (result.drift) refuse(request, 207, `inputs[${i}]: ${result.message}`);
+        errors.push({ status: 'error', category: 'VALIDATION_ERROR', message: result.message, ...(traceId !== undefined ? { context: { objectWriteTraceId: [traceId] } } : {}) });
       } else {
         // The date-versioned reference documents objectWriteTraceId on each created result; the legacy paths behave the same here.
         results.push({ ...createdView(storeCall(result)), ...(traceId !== undefined ? { objectWriteTraceId: traceId } : {}) });
@@ -1172,7 +1314,9 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     body: {
       type: 'object',
       required: ['inputs'],
-      properties: { inputs: { type: 'array', minItems: 1, maxItems: MAX_BATCH_CREATE, items: callInputSchema } },
+      title: 'BatchInputSimplePublicObjectBatchInputForCreate',
+      additionalProperties: false,
+      properties: { inputs: { type: 'array', minItems: 1, maxItems: MAX_BATCH_CREATE, items: batchCallInputSchema } },
     },
   };
 
@@ -1184,19 +1328,20 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     return { results: ids.map((id) => ({ id, type: 'call_to_contact' })) };
   }
 
-  for (const base of [`/crm/objects/${apiVersion}/contacts`, '/crm/v3/objects/contacts']) {
+  const objectPaths = (type: string) => [...HUBSPOT_DATE_VERSIONS.map((v) => `/crm/objects/${v}/${type}`), `/crm/v3/objects/${type}`];
+  for (const base of objectPaths('contacts')) {
     app.post(`${base}/search`, { schema: { body: searchBodySchema } }, searchOf(store));
     app.post(`${base}/batch/read`, { schema: batchReadSchema }, batchRead);
     app.get(`${base}/:id`, readOf(store));
     app.patch(`${base}/:id`, { schema: patchContactSchema }, patchContact);
   }
-  for (const base of [`/crm/objects/${apiVersion}/calls`, '/crm/v3/objects/calls']) {
+  for (const base of objectPaths('calls')) {
     app.post(base, { schema: { body: callInputSchema } }, createCall);
     app.post(`${base}/batch/create`, { schema: batchCreateSchema }, batchCreateCalls);
     app.post(`${base}/search`, { schema: { body: searchBodySchema } }, searchOf(calls));
     app.get(`${base}/:id`, readOf(calls, callAssociations));
   }
-  for (const base of [`/crm/lists/${apiVersion}`, '/crm/v3/lists']) {
+  for (const base of [...HUBSPOT_DATE_VERSIONS.map((v) => `/crm/lists/${v}`), '/crm/v3/lists']) {
     app.get(`${base}/:listId/memberships`, { schema: membershipsSchema }, memberships);
   }
 
@@ -1329,6 +1474,7 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     failCalls(predicate) {
       callFailure = predicate;
     },
+    refusals: () => refusals.list(),
     close: () => app.close(),
   };
 }

@@ -1,9 +1,11 @@
-// A stand-in for the parts of Pipedrive's API a sync daemon uses: persons (API v2, cursor paging, update), call logs (add, list, read), v2 webhooks, token-budget rate limits.
+// A stand-in for the parts of Pipedrive's API a sync daemon uses: persons (API v2, cursor paging, update), call logs (add, list, read), v2 webhooks, token-budget rate limits;
+// a request that drifts from Pipedrive's v1/v2 API description is refused as Pipedrive refuses it, and counted.
 import { randomBytes, randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { intOption, parseStandInArgs, stopOnSignals } from './command-line.ts';
 import { generatePeople, validPhone } from './contacts.ts';
+import { RefusalLog, type Refusal } from './refusals.ts';
 
 export interface PersonContact { value: string; primary: boolean; label: string }
 
@@ -101,7 +103,16 @@ export interface PipedriveStandInStats {
   maxRequestsInAny2Seconds: number;
   webhooksSent: number;
   webhooksFailed: number;
+  /**
+   * Requests refused because they drift from Pipedrive's API as its OpenAPI files (v1, v2) describe it: a path it does
+   * not serve, a query parameter it does not have, a body field it does not know or of the wrong type. Not counted:
+   * 401s, 429s, ids not found, and failures a test asks for with failCallLogs. Tests of a client assert it stays 0.
+   */
+  refused: number;
 }
+
+/** One refused request, as `refusals()` lists it. */
+export type PipedriveRefusal = Refusal;
 
 export interface PipedriveStandIn {
   url: string;
@@ -125,6 +136,8 @@ export interface PipedriveStandIn {
   failNext(n: number): void;
   /** Call logs the predicate matches are refused (400) until failCallLogs(null). */
   failCallLogs(predicate: CallLogFailurePredicate | null): void;
+  /** The refused requests counted in stats.refused (the last 100), to show what drifted. */
+  refusals(): PipedriveRefusal[];
   close(): Promise<void>;
 }
 
@@ -158,6 +171,13 @@ const TOKEN_COSTS: Record<string, number> = {
 };
 
 const OUTCOMES: readonly CallLogOutcome[] = ['connected', 'no_answer', 'left_message', 'left_voicemail', 'wrong_number', 'busy'];
+/** The body fields of POST /v1/callLogs (AddCallLogRequest in Pipedrive's v1 OpenAPI). */
+const CALL_LOG_KEYS = new Set(['outcome', 'to_phone_number', 'start_time', 'end_time', 'user_id', 'activity_id', 'subject', 'duration',
+  'from_phone_number', 'person_id', 'org_id', 'deal_id', 'lead_id', 'note']);
+/** The query parameters of GET /api/v2/persons (v2 OpenAPI) and of GET /v1/callLogs (v1), besides api_token. */
+const PERSONS_QUERY = new Set(['filter_id', 'ids', 'owner_id', 'org_id', 'deal_id', 'updated_since', 'updated_until', 'sort_by', 'sort_direction',
+  'include_fields', 'custom_fields', 'limit', 'cursor']);
+const CALL_LOGS_QUERY = new Set(['start', 'limit']);
 const PERSON_KEYS = new Set(['name', 'first_name', 'last_name', 'owner_id', 'org_id', 'visible_to', 'phones', 'emails', 'custom_fields']);
 const VISIBLE_TO = [1, 3, 5, 7];
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
@@ -171,11 +191,21 @@ interface Entry { person: StoredPerson; upd: number }
 /** Position in an ordering: update time (ms, 0 in id order) then id. */
 interface Key { u: number; id: number }
 
+/** A refusal; `drift` (the default) when the request itself is wrong for Pipedrive, counted in stats.refused. */
 class BadRequest extends Error {
   readonly status: number;
-  constructor(message: string, status = 400) {
+  readonly drift: boolean;
+  constructor(message: string, status = 400, drift = true) {
     super(message);
     this.status = status;
+    this.drift = drift;
+  }
+}
+
+/** Refuses query parameters the endpoint does not have (a misspelt or v1-only one would otherwise be ignored silently). */
+function knownQuery(query: Record<string, unknown>, known: ReadonlySet<string>): void {
+  for (const name of Object.keys(query)) {
+    if (name !== 'api_token' && !known.has(name)) throw new BadRequest(`${name}: not a parameter of this endpoint; it takes ${[...known].join(', ')}`);
   }
 }
 
@@ -445,8 +475,10 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
   let dayTokensUsed = 0;
   let failing = 0;
   const stats: PipedriveStandInStats = {
-    requests: 0, rateLimited: 0, tokensUsed: 0, maxRequestsInAny2Seconds: 0, webhooksSent: 0, webhooksFailed: 0,
+    requests: 0, rateLimited: 0, tokensUsed: 0, maxRequestsInAny2Seconds: 0, webhooksSent: 0, webhooksFailed: 0, refused: 0,
   };
+  const refusals = new RefusalLog(stats);
+  const refuse = (request: FastifyRequest, status: number, message: string) => refusals.record(request, status, message);
 
   function prune(list: number[], t: number): void {
     while (list.length && list[0]! <= t - BURST_WINDOW_MS) list.shift();
@@ -613,7 +645,7 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
     const ownerRaw = single(query, 'owner_id');
     if (filterRaw !== undefined) {
       const f = filterPredicates.get(positiveInt('filter_id', filterRaw));
-      if (!f) throw new BadRequest('Filter not found', 404);
+      if (!f) throw new BadRequest('Filter not found', 404, false);
       filter = f.predicate;
     } else {
       if (idsRaw !== undefined) {
@@ -635,6 +667,9 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
   function parseCallLog(body: unknown): StoredCallLog {
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequest('body: must be a JSON object');
     const b = body as Record<string, unknown>;
+    for (const k of Object.keys(b)) {
+      if (!CALL_LOG_KEYS.has(k)) throw new BadRequest(`${k}: not a call log field; a call log takes ${[...CALL_LOG_KEYS].join(', ')}`);
+    }
     const str = (name: string, required: boolean): string | null => {
       const v = b[name];
       if (v === undefined || v === null || v === '') {
@@ -667,8 +702,9 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
     if (end < start) throw new BadRequest('end_time: must not be before start_time');
     let duration: string | null = null;
     if (b.duration !== undefined && b.duration !== null) {
-      if ((typeof b.duration !== 'string' && typeof b.duration !== 'number') || !/^\d+$/.test(String(b.duration))) {
-        throw new BadRequest(`duration: must be whole seconds; got ${JSON.stringify(b.duration)}`);
+      // AddCallLogRequest has duration as a string of seconds.
+      if (typeof b.duration !== 'string' || !/^\d+$/.test(b.duration)) {
+        throw new BadRequest(`duration: must be a string of whole seconds; got ${JSON.stringify(b.duration)}`);
       }
       duration = String(b.duration);
     }
@@ -730,15 +766,20 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
     rateHeaders(reply, t, burstLimit - accepted.length);
   });
 
-  app.setErrorHandler((err: Error & { statusCode?: number }, _request, reply) => {
+  app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
     const status = err instanceof BadRequest ? err.status : err.statusCode && err.statusCode < 500 ? err.statusCode : 500;
+    // Fastify's own 4xx (a body that is not JSON, too large, another content type) are drifts too.
+    if (status < 500 && (!(err instanceof BadRequest) || err.drift)) refuse(request, status, err.message);
     reply.code(status).send(errorBody(status, err.message));
   });
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send(errorBody(404, `Unknown method ${request.method} ${request.url.split('?')[0]}`));
+    const message = `Unknown method ${request.method} ${request.url.split('?')[0]}`;
+    refuse(request, 404, message);
+    reply.code(404).send(errorBody(404, message));
   });
 
   app.get('/api/v2/persons', async (request) => {
+    knownQuery(request.query as Record<string, unknown>, PERSONS_QUERY);
     const { items, next } = list(parseListQuery(request.query as Record<string, unknown>));
     return { success: true, data: items, additional_data: { next_cursor: next } };
   });
@@ -761,7 +802,7 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
     app.post(path, async (request) => {
       const log = deepFreeze(parseCallLog(request.body));
       const verdict = callLogFailure?.(log);
-      if (verdict) throw new BadRequest(typeof verdict === 'string' ? verdict : 'Call log refused by the failCallLogs predicate of this stand-in');
+      if (verdict) throw new BadRequest(typeof verdict === 'string' ? verdict : 'Call log refused by the failCallLogs predicate of this stand-in', 400, false);
       callLogs.push(log);
       callLogsById.set(log.id, log);
       return { success: true, data: log };
@@ -770,6 +811,7 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
     // Offset paging in creation order; a limit above the documented 50 is served as 50, and the answer says so.
     app.get(path, async (request) => {
       const query = request.query as Record<string, unknown>;
+      knownQuery(query, CALL_LOGS_QUERY);
       const start = offsetParam('start', single(query, 'start'), 0);
       const limitRaw = single(query, 'limit');
       const limit = Math.min(limitRaw === undefined || limitRaw === '' ? MAX_CALL_LOG_LIMIT : positiveInt('limit', limitRaw), MAX_CALL_LOG_LIMIT);
@@ -854,6 +896,7 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
     failCallLogs(predicate) {
       callLogFailure = predicate;
     },
+    refusals: () => refusals.list(),
     async close() {
       await app.close();
     },

@@ -175,7 +175,7 @@ describe('search filters, sorts and properties', () => {
     expect(ids(gte)).toEqual(['1046', '1047', '1048', '1049', '1050']);
     const between = await search(hs, one('createdate', 'BETWEEN', { value: String(SEED_BASE + 10), highValue: String(SEED_BASE + 12) }));
     expect(ids(between)).toEqual(['1011', '1012', '1013']);
-    expect(ids(await search(hs, one('hs_object_id', 'BETWEEN', { value: '1008', highValue: 1010 })))).toEqual(['1008', '1009', '1010']);
+    expect(ids(await search(hs, one('hs_object_id', 'BETWEEN', { value: '1008', highValue: '1010' })))).toEqual(['1008', '1009', '1010']);
     expectHubSpotError(await search(hs, one('createdate', 'GTE', { value: 'yesterday' })), 400, 'VALIDATION_ERROR');
   });
 
@@ -512,7 +512,7 @@ describe('call logging: create, batch create, search, read, contact update', () 
   let clock = Date.parse('2026-07-01T09:00:00.000Z');
   let hs: HubSpotStandIn;
   const base = () => `/crm/objects/${hs.apiVersion}/calls`;
-  const toContact = (id: string | number, associationTypeId = 194, associationCategory = 'HUBSPOT_DEFINED') => ({
+  const toContact = (id: string, associationTypeId = 194, associationCategory = 'HUBSPOT_DEFINED') => ({
     to: { id }, types: [{ associationCategory, associationTypeId }],
   });
   const callProps = (title: string, extra: Record<string, string | number> = {}) => ({
@@ -602,7 +602,7 @@ describe('call logging: create, batch create, search, read, contact update', () 
     const answer = await call(hs, 'POST', `${base()}/batch/create`, {
       inputs: [
         { properties: callProps('Batch A'), associations: [toContact('1002')], objectWriteTraceId: 'cdr-a' },
-        { properties: callProps('Batch B'), associations: [toContact('1003'), toContact(1004)], objectWriteTraceId: 'cdr-b' },
+        { properties: callProps('Batch B'), associations: [toContact('1003'), toContact('1004')], objectWriteTraceId: 'cdr-b' },
       ],
     });
     expect(answer.status).toBe(201);
@@ -746,5 +746,103 @@ describe('call logging and the rate limits', () => {
     clock += 10_000;
     expect((await call(hs, 'POST', `/crm/objects/${hs.apiVersion}/calls`, body)).status).toBe(201);
     expect(hs.stats.callsCreated).toBe(3);
+  });
+});
+
+describe('strict as HubSpot: a drifting request is refused the way HubSpot refuses it, and counted', () => {
+  let hs: HubSpotStandIn;
+  let listId: string;
+  beforeAll(async () => {
+    hs = await startHubSpotStandIn({ contacts: 3, searchPerSecond: 1000, requestsPer10Seconds: 1000 });
+    listId = hs.lists.create('Strict', ['1001', '1002']);
+  });
+  afterAll(() => hs.close());
+
+  /** Expects a 400 VALIDATION_ERROR whose message matches, counted as one more refusal of this path. */
+  async function expectRefused(method: string, path: string, body: unknown, message: RegExp, status = 400): Promise<void> {
+    const before = hs.stats.refused;
+    const answer = await call(hs, method, path, body);
+    expectHubSpotError(answer, status, status === 404 ? 'OBJECT_NOT_FOUND' : 'VALIDATION_ERROR');
+    expect(answer.body.message).toMatch(message);
+    expect(hs.stats.refused).toBe(before + 1);
+    expect(hs.refusals().at(-1)).toEqual({ method, path: path.split('?')[0], status, message: answer.body.message });
+  }
+  const searchPath = () => `/crm/objects/${hs.apiVersion}/contacts/search`;
+  const filter = (f: Record<string, unknown>) => ({ filterGroups: [{ filters: [{ propertyName: 'hs_object_id', operator: 'BETWEEN', value: '1', ...f }] }] });
+
+  it('filter values must be strings, as in HubSpot\'s Filter schema: a number in highValue, values or value is refused', async () => {
+    await expectRefused('POST', searchPath(), filter({ highValue: 999_999_999 }), /^Invalid input JSON: filterGroups\[0\]\.filters\[0\]\.highValue must be string; got the number 999999999$/);
+    await expectRefused('POST', searchPath(), filter({ operator: 'IN', value: undefined, values: [1000, 1001] }), /filterGroups\[0\]\.filters\[0\]\.values\[0\] must be string; got the number 1000/);
+    await expectRefused('POST', searchPath(), filter({ value: 1, highValue: '9' }), /filters\[0\]\.value must be string/);
+    await expectRefused('POST', searchPath(), filter({ operator: 'EQ', value: true }), /value must be string; got the boolean true/);
+    // The same filters with strings are answered.
+    const ok = await call(hs, 'POST', searchPath(), filter({ highValue: '999999999' }));
+    expect(ok.status).toBe(200);
+    expect(ok.body.total).toBe(3);
+  });
+
+  it('refuses unknown fields and missing required ones with HubSpot\'s wording, naming where', async () => {
+    await expectRefused('POST', searchPath(), { filters: [{ propertyName: 'email', operator: 'HAS_PROPERTY' }] },
+      /^Invalid input JSON: Unrecognized field "filters" \(PublicObjectSearchRequest\), not marked as ignorable \(6 known properties: filterGroups, sorts, properties, limit, after, query\)$/);
+    await expectRefused('POST', searchPath(), { filterGroups: [{ filters: [{ property: 'email', propertyName: 'email', operator: 'HAS_PROPERTY' }] }] },
+      /Unrecognized field "property" at filterGroups\[0\]\.filters\[0\] \(Filter\)/);
+    await expectRefused('POST', searchPath(), { filterGroups: [{ filters: [{ propertyName: 'email' }] }] },
+      /^Invalid input JSON: Cannot build Filter at filterGroups\[0\]\.filters\[0\], some of required attributes are not set \[operator\]$/);
+    await expectRefused('POST', searchPath(), { filterGroups: [{}] }, /Cannot build FilterGroup at filterGroups\[0\], some of required attributes are not set \[filters\]/);
+    await expectRefused('POST', searchPath(), { sorts: [{ propertyName: 'createdate', order: 'DESCENDING' }] }, /Unrecognized field "order" at sorts\[0\] \(Sort\)/);
+    await expectRefused('POST', searchPath(), { after: 10 }, /after must be string; got the number 10/);
+    await expectRefused('POST', searchPath(), filter({ operator: 'LIKE' }), /operator: the string "LIKE" is not one of EQ, NEQ/);
+  });
+
+  it('checks batch reads, contact updates and call creation against their schemas', async () => {
+    const objects = `/crm/objects/${hs.apiVersion}`;
+    await expectRefused('POST', `${objects}/contacts/batch/read`, { inputs: [{ id: 1001 }] }, /inputs\[0\]\.id must be string; got the number 1001/);
+    await expectRefused('POST', `${objects}/contacts/batch/read`, { inputs: [{ id: '1001' }], props: ['phone'] }, /Unrecognized field "props" \(BatchReadInputSimplePublicObjectId\)/);
+    expect((await call(hs, 'POST', `${objects}/contacts/batch/read`, { inputs: [{ id: '1001' }], properties: ['phone'], propertiesWithHistory: [] })).status).toBe(200);
+    await expectRefused('PATCH', `${objects}/contacts/1001`, { properties: { firstname: 'A' }, archived: false }, /Unrecognized field "archived" \(SimplePublicObjectInput\)/);
+    const props = { hs_timestamp: '2026-07-01T09:00:00Z' };
+    // objectWriteTraceId belongs to batch inputs (SimplePublicObjectBatchInputForCreate), not to a single create.
+    await expectRefused('POST', `${objects}/calls`, { properties: props, objectWriteTraceId: 'x' }, /Unrecognized field "objectWriteTraceId" \(SimplePublicObjectInputForCreate\)/);
+    const to = (id: unknown, associationCategory = 'HUBSPOT_DEFINED') => ({ to: { id }, types: [{ associationCategory, associationTypeId: 194 }] });
+    await expectRefused('POST', `${objects}/calls/batch/create`, { inputs: [{ properties: props, associations: [to(1001)] }] }, /inputs\[0\]\.associations\[0\]\.to\.id must be string/);
+    await expectRefused('POST', `${objects}/calls/batch/create`, { inputs: [{ properties: props, associations: [to('1001', 'HUBSPOT')] }] }, /associationCategory: the string "HUBSPOT" is not one of HUBSPOT_DEFINED, INTEGRATOR_DEFINED, USER_DEFINED, WORK/);
+    // An invalid property value of one batch input is a drift too: its 207 error entry is counted.
+    const before = hs.stats.refused;
+    const mixed = await call(hs, 'POST', `${objects}/calls/batch/create`, { inputs: [{ properties: { ...props, hs_call_status: 'LOST' }, objectWriteTraceId: 'a' }] });
+    expect(mixed.status).toBe(207);
+    expect(hs.stats.refused).toBe(before + 1);
+    expect(hs.refusals().at(-1)).toMatchObject({ status: 207, message: expect.stringMatching(/^inputs\[0\]: .*LOST/) });
+  });
+
+  it('serves the paths of each version HubSpot publishes and refuses (404, counted) the shapes it has not', async () => {
+    for (const v of ['2025-09', '2026-03', '2026-09']) {
+      expect((await call(hs, 'POST', `/crm/objects/${v}/contacts/search`, {})).status).toBe(200);
+      expect((await call(hs, 'GET', `/crm/lists/${v}/${listId}/memberships`)).status).toBe(200);
+    }
+    expect((await call(hs, 'GET', `/crm/v3/lists/${listId}/memberships?limit=250`)).status).toBe(200);
+    // v3 comes before "lists" in the legacy path: /crm/lists/v3/... exists nowhere.
+    await expectRefused('GET', `/crm/lists/v3/${listId}/memberships`, undefined, /No route GET \/crm\/lists\/v3\/\d+\/memberships/, 404);
+    await expectRefused('POST', '/crm/objects/2024-01/contacts/search', {}, /HubSpot serves 2025-09, 2026-03, 2026-09 and the legacy v3 paths/, 404);
+    await expectRefused('POST', '/crm/objects/v3/contacts/search', {}, /No route/, 404);
+    await expectRefused('GET', `/crm/v3/lists/${listId}/memberships?limit=251`, undefined, /limit: at most 250/);
+    await expectRefused('GET', `/crm/v3/lists/${listId}/memberships?limit=ten`, undefined, /querystring limit must match pattern/);
+    await expect(startHubSpotStandIn({ apiVersion: '2024-01' })).rejects.toThrow(/2025-09, 2026-03, 2026-09/);
+  });
+
+  it('does not count what is not a drift: 401, 429, an id not found, a contact gone, a failure the test asked for', async () => {
+    const before = hs.stats.refused;
+    expect((await call(hs, 'POST', searchPath(), {}, 'wrong-token')).status).toBe(401);
+    hs.failNext(1);
+    expect((await call(hs, 'POST', searchPath(), {})).status).toBe(429);
+    expect((await call(hs, 'GET', `/crm/objects/${hs.apiVersion}/contacts/9999`)).status).toBe(404);
+    expect((await call(hs, 'PATCH', `/crm/v3/objects/contacts/9999`, { properties: { firstname: 'x' } })).status).toBe(404);
+    const props = { hs_timestamp: '2026-07-01T09:00:00Z' };
+    const gone = { to: { id: '9999' }, types: [{ associationCategory: 'HUBSPOT_DEFINED', associationTypeId: 194 }] };
+    expect((await call(hs, 'POST', '/crm/v3/objects/calls', { properties: props, associations: [gone] })).status).toBe(400);
+    hs.failCalls(() => true);
+    expect((await call(hs, 'POST', '/crm/v3/objects/calls', { properties: props })).status).toBe(400);
+    expect((await call(hs, 'POST', '/crm/v3/objects/calls/batch/create', { inputs: [{ properties: props }] })).status).toBe(207);
+    hs.failCalls(null);
+    expect(hs.stats.refused).toBe(before);
   });
 });

@@ -285,14 +285,14 @@ describe('call logs', () => {
       });
       const good = {
         outcome: 'connected', to_phone_number: '+12125550142', start_time: '2026-03-01 12:00:00', end_time: '2026-03-01 12:03:20',
-        person_id: 1, duration: 200, subject: 'Campaign call', note: 'Spoke to Grace',
+        person_id: 1, duration: '200', subject: 'Campaign call', note: 'Spoke to Grace',
       };
       const res = await post(good);
       expect(res.status).toBe(200);
       const body = await json(res);
       expect(body.success).toBe(true);
       expect(typeof body.data.id).toBe('string');
-      expect(body.data).toMatchObject({ ...good, duration: '200' });
+      expect(body.data).toMatchObject(good);
       expect(s.callLogs()).toEqual([body.data]);
 
       const bad: [Record<string, unknown>, RegExp][] = [
@@ -487,5 +487,64 @@ describe('PATCH /api/v2/persons/{id}', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('strict as Pipedrive: a drifting request is refused the way Pipedrive refuses it, and counted', () => {
+  let s: PipedriveStandIn;
+  beforeAll(async () => {
+    s = await startPipedriveStandIn({ persons: 3, ...NO_LIMITS });
+  });
+  afterAll(() => s.close());
+
+  const send = (method: string, path: string, body?: unknown) => fetch(s.url + path, {
+    method, headers: { 'x-api-token': TOKEN, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  /** Expects Pipedrive's error body with this status and message, counted as one more refusal of this path. */
+  async function expectRefused(method: string, path: string, body: unknown, message: RegExp, status = 400): Promise<void> {
+    const before = s.stats.refused;
+    const res = await send(method, path, body);
+    expect(res.status).toBe(status);
+    const e = await json(res);
+    expect(e).toMatchObject({ success: false, errorCode: status, error: expect.stringMatching(message), data: null });
+    expect(s.stats.refused).toBe(before + 1);
+    expect(s.refusals().at(-1)).toEqual({ method, path: path.split('?')[0], status, message: e.error });
+  }
+  const log = { outcome: 'connected', to_phone_number: '+12125550142', start_time: '2026-03-01 12:00:00', end_time: '2026-03-01 12:00:30', person_id: 1 };
+
+  it('refuses call log fields AddCallLogRequest does not have, or of another type', async () => {
+    await expectRefused('POST', '/v1/callLogs', { ...log, personId: 1 }, /^personId: not a call log field; a call log takes outcome, to_phone_number/);
+    await expectRefused('POST', '/v1/callLogs', { ...log, duration: 30 }, /^duration: must be a string of whole seconds; got 30$/);
+    await expectRefused('POST', '/v1/callLogs', { ...log, person_id: '1' }, /^person_id: must be a positive integer; got "1"$/);
+    expect((await send('POST', '/v1/callLogs', { ...log, duration: '30' })).status).toBe(200);
+  });
+
+  it('refuses query parameters an endpoint does not have, and unknown fields of a person update', async () => {
+    await expectRefused('GET', '/api/v2/persons?start=0', undefined, /^start: not a parameter of this endpoint; it takes filter_id, ids/);
+    await expectRefused('GET', '/api/v2/persons?sort=id', undefined, /^sort: not a parameter/);
+    await expectRefused('GET', '/v1/callLogs?cursor=abc', undefined, /^cursor: not a parameter of this endpoint; it takes start, limit$/);
+    await expectRefused('GET', '/api/v2/persons?updated_since=2026-01-01', undefined, /^updated_since:/);
+    await expectRefused('PATCH', '/api/v2/persons/1', { phone: '+12125550100' }, /^phone: not a person field/);
+    expect((await send('GET', '/api/v2/persons?limit=2&sort_by=update_time&sort_direction=asc&updated_since=2026-01-01T00:00:00Z&api_token=' + TOKEN)).status).toBe(200);
+  });
+
+  it('refuses (404, counted) paths Pipedrive does not serve: call logs have no v2, persons are read through v2', async () => {
+    await expectRefused('POST', '/api/v2/callLogs', log, /^Unknown method POST \/api\/v2\/callLogs$/, 404);
+    await expectRefused('GET', '/v2/persons', undefined, /Unknown method GET \/v2\/persons/, 404);
+  });
+
+  it('does not count what is not a drift: 401, 429, an id or filter not found, a failure the test asked for', async () => {
+    const before = s.stats.refused;
+    expect((await get(s, '/api/v2/persons', 'wrong')).status).toBe(401);
+    s.failNext(1);
+    expect((await send('GET', '/api/v2/persons')).status).toBe(429);
+    expect((await send('GET', '/api/v2/persons/999')).status).toBe(404);
+    expect((await send('PATCH', '/api/v2/persons/999', { name: 'X' })).status).toBe(404);
+    expect((await send('GET', '/api/v2/persons?filter_id=77')).status).toBe(404);
+    expect((await send('GET', '/v1/callLogs/nope')).status).toBe(404);
+    s.failCallLogs(() => true);
+    expect((await send('POST', '/v1/callLogs', log)).status).toBe(400);
+    s.failCallLogs(null);
+    expect(s.stats.refused).toBe(before);
   });
 });

@@ -111,6 +111,23 @@ describe('a valid configuration', () => {
     byFilter.syncs[0].source = { type: 'hubspot', accessToken: HUBSPOT_TOKEN, selection: { filterGroups } };
     expect(parseConfig(byFilter, 'sync.yaml', {}).syncs[0]!.source).toMatchObject({ selection: { filterGroups } });
   });
+
+  it('turns numbers and booleans in HubSpot filters into the strings HubSpot\'s Filter takes', () => {
+    const raw = minimalConfig();
+    raw.syncs[0].source = {
+      type: 'hubspot', accessToken: HUBSPOT_TOKEN,
+      selection: { filterGroups: [{ filters: [
+        { propertyName: 'hs_object_id', operator: 'BETWEEN', value: 1, highValue: 999_999_999 },
+        { propertyName: 'hs_object_id', operator: 'IN', values: [1000, '1001'] },
+        { propertyName: 'hs_is_unworked', operator: 'EQ', value: true },
+      ] }] },
+    };
+    expect(parseConfig(raw, 'sync.yaml', {}).syncs[0]!.source).toMatchObject({ selection: { filterGroups: [{ filters: [
+      { propertyName: 'hs_object_id', operator: 'BETWEEN', value: '1', highValue: '999999999' },
+      { propertyName: 'hs_object_id', operator: 'IN', values: ['1000', '1001'] },
+      { propertyName: 'hs_is_unworked', operator: 'EQ', value: 'true' },
+    ] }] } });
+  });
 });
 
 describe('${ENV} references', () => {
@@ -214,6 +231,21 @@ describe('each kind of mistake names the key path, the bad value and what is all
     const p = problemAt(problemsOf(raw).problems, 'shutdownTimeout');
     expect(p).toContain('"20 seconds"');
     expect(p).toMatch(/duration/);
+  });
+
+  it('a HubSpot API version HubSpot does not publish, naming the ones it does', () => {
+    for (const apiVersion of ['2024-01', '2026-09-beta', 'v4', '2026-9']) {
+      const raw = minimalConfig();
+      raw.syncs[0].source = { type: 'hubspot', accessToken: HUBSPOT_TOKEN, apiVersion };
+      const p = problemAt(problemsOf(raw).problems, 'syncs.0.source.apiVersion');
+      expect(p).toContain(`"${apiVersion}"`);
+      expect(p).toContain('2025-09, 2026-03, 2026-09, v3');
+    }
+    for (const apiVersion of ['2025-09', '2026-03', '2026-09', 'v3']) {
+      const raw = minimalConfig();
+      raw.syncs[0].source = { type: 'hubspot', accessToken: HUBSPOT_TOKEN, apiVersion };
+      expect(parseConfig(raw, 'sync.yaml', {}).syncs[0]!.source).toMatchObject({ apiVersion });
+    }
   });
 
   it('a HubSpot selection with both filterGroups and listId', () => {

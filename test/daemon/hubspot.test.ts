@@ -77,6 +77,12 @@ async function noRejections(d: Daemon, syncId: string): Promise<void> {
   for (const r of all) expect({ id: r.id, status: r.status, rejected: r.rejected }).toEqual({ id: r.id, status: 'done', rejected: 0 });
 }
 
+/** The daemon sent HubSpot nothing its API refuses: the stand-in is as strict as HubSpot's OpenAPI files and counts drifts. */
+function sentNothingRefused(hs: HubSpotStandIn): void {
+  expect(hs.refusals()).toEqual([]);
+  expect(hs.stats.refused).toBe(0);
+}
+
 describe('HubSpot: import, incremental runs, webhooks', () => {
   const redis = testPrefix();
   let f: DialerFixture;
@@ -322,6 +328,8 @@ describe('HubSpot: import, incremental runs, webhooks', () => {
     // The one 429 is the storm test's own (failNext): the daemon's pacing earned none.
     expect(hs.stats.rateLimited).toBe(1);
   });
+
+  it('sent HubSpot no request its API refuses', () => sentNothingRefused(hs));
 });
 
 describe('HubSpot: phone numbers that cannot be dialed', () => {
@@ -368,6 +376,7 @@ describe('HubSpot: phone numbers that cannot be dialed', () => {
     expect(national.value).toMatch(/0199$/);
     expect(national.value).not.toContain('212');
     expect(await counter(d, 'invalid', { sync: 'hs' })).toBeGreaterThanOrEqual(4);
+    sentNothingRefused(hs);
   });
 });
 
@@ -387,7 +396,12 @@ describe('HubSpot: selection by filterGroups, onLeave delete and keep', () => {
     for (let i = 0; i < 20; i++) {
       people.push(hs.createContact({ firstname: `P${i}`, lastname: 'Stage', company: 'Globex', phone: validPhone(100 + i), lifecyclestage: i % 2 ? 'customer' : 'lead' }));
     }
-    const selection = { filterGroups: [{ filters: [{ propertyName: 'lifecyclestage', operator: 'EQ', value: 'lead' }] }] };
+    // Numbers in the configuration's filters (every contact passes these two) go out as the strings HubSpot's Filter takes.
+    const selection = { filterGroups: [{ filters: [
+      { propertyName: 'lifecyclestage', operator: 'EQ', value: 'lead' },
+      { propertyName: 'hs_object_id', operator: 'BETWEEN', value: 1, highValue: 999_999_999 },
+      { propertyName: 'hs_object_id', operator: 'NOT_IN', values: [1, 2] },
+    ] }] };
     d = await Daemon.start(daemonConfig(f, redis.prefix, [
       { ...hubspotSync(hs, f.campaignId, { source: { selection } }), id: 'leads', onLeave: 'delete' },
       { ...hubspotSync(hs, other.id, { source: { selection } }), id: 'leads-kept', onLeave: 'keep' },
@@ -425,10 +439,12 @@ describe('HubSpot: selection by filterGroups, onLeave delete and keep', () => {
     expect((await held(d, 'leads-kept', phone))?.keptBecause).toMatch(/onLeave: keep/);
     await noRejections(d, 'leads');
     await noRejections(d, 'leads-kept');
+    sentNothingRefused(hs);
   });
 });
 
-describe('HubSpot: selection by list', () => {
+// v3 names the legacy paths, /crm/v3/lists/{listId}/memberships: the version comes before "lists" there.
+describe.each(['2026-09', 'v3'])('HubSpot: selection by list (apiVersion %s)', (apiVersion) => {
   const redis = testPrefix();
   let f: DialerFixture;
   let hs: HubSpotStandIn;
@@ -439,7 +455,7 @@ describe('HubSpot: selection by list', () => {
     f = await dialerFixture();
     hs = await startHubSpotStandIn({ contacts: 30 });
     listId = hs.lists.create('Call today', hs.contacts().slice(0, 10).map((c) => c.id));
-    d = await Daemon.start(daemonConfig(f, redis.prefix, [hubspotSync(hs, f.campaignId, { source: { selection: { listId } } })]), { log: quietLog });
+    d = await Daemon.start(daemonConfig(f, redis.prefix, [hubspotSync(hs, f.campaignId, { source: { apiVersion, selection: { listId } } })]), { log: quietLog });
     await settle(d);
   });
   afterAll(async () => {
@@ -465,6 +481,7 @@ describe('HubSpot: selection by list', () => {
     const numbers = await expectCampaign(f, members([...all.slice(1, 10), all[15]!]));
     expect(numbers.has(e164(all[0]!.properties.phone)!)).toBe(false);
     expect(numbers.get(e164(all[1]!.properties.phone)!)?.varValues[2]).toBe('Renamed Inc');
+    sentNothingRefused(hs);
   });
 });
 
@@ -496,6 +513,7 @@ describe('HubSpot: rate limits and the search cap', () => {
     expect(hs.stats.rateLimited).toBe(3);
     expect(await counter(d, 'rateLimited', { service: 'hubspot' })).toBeGreaterThanOrEqual(3);
     await noRejections(d, 'hs');
+    sentNothingRefused(hs);
   });
 
   it('meets the dialer\'s 429s by pausing, without losing a batch or spending an attempt', async () => {
@@ -517,6 +535,7 @@ describe('HubSpot: rate limits and the search cap', () => {
     // BullMQ counts the successful attempt too: 1 means no attempt was spent on a 429; restarts show the pauses.
     for (const job of done) expect({ id: job.id, attemptsMade: job.attemptsMade }).toEqual({ id: job.id, attemptsMade: 1 });
     expect(done.some((job) => (job.attemptsStarted ?? 0) > 1)).toBe(true);
+    sentNothingRefused(hs);
   });
 
   it('reads past HubSpot\'s 10,000-result search cap: 10,500 contacts, each once', async () => {
@@ -528,5 +547,6 @@ describe('HubSpot: rate limits and the search cap', () => {
     expect(numbers.size).toBe(10_500);
     for (let i = 0; i < 10_500; i++) if (!numbers.has(validPhone(i))) expect.fail(`missing ${validPhone(i)} (contact ${1001 + i})`);
     expect(hs.stats.rateLimited).toBe(0);
+    sentNothingRefused(hs);
   });
 });

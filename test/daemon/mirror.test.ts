@@ -142,6 +142,8 @@ describe('mirror into HubSpot across a fall-back hour', () => {
     const backfill = await waitFor(async () => (await d.redis.hget(mk.meta, 'backfill')), 'the backfill to end');
     expect(JSON.parse(backfill)).toMatchObject({ read: all.length, written: 0, skipped: all.length });
     expect(hs.calls().length).toBe(all.length);
+    // The strict stand-in refused none of the sink's writes or searches (the 207s above are failCalls', not counted).
+    expect(hs.refusals()).toEqual([]);
   }, 60_000);
 });
 
@@ -191,6 +193,8 @@ describe('mirror into Pipedrive and into a JSON-lines file', () => {
     }, 'the file lines');
     const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.map((l) => l.key).sort()).toEqual(all.map((r) => attemptKey(f.campaignId, r.number, r.attempt)).sort());
+    // The strict stand-in refused none of the sink's call logs.
+    expect(pd.refusals()).toEqual([]);
   }, 60_000);
 });
 

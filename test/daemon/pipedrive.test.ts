@@ -46,6 +46,12 @@ async function noRejections(d: Daemon): Promise<void> {
   for (const r of await runs(d, 'pd')) expect({ id: r.id, status: r.status, rejected: r.rejected }).toEqual({ id: r.id, status: 'done', rejected: 0 });
 }
 
+/** The daemon sent Pipedrive nothing its API refuses: the stand-in is as strict as Pipedrive's OpenAPI files and counts drifts. */
+function sentNothingRefused(pd: PipedriveStandIn): void {
+  expect(pd.refusals()).toEqual([]);
+  expect(pd.stats.refused).toBe(0);
+}
+
 describe('Pipedrive: import by filter, incremental runs, webhooks', () => {
   const redis = testPrefix();
   let f: DialerFixture;
@@ -157,6 +163,8 @@ describe('Pipedrive: import by filter, incremental runs, webhooks', () => {
     expect(await numbers(f)).toEqual(expected(pd, inFilter));
     await noRejections(d);
   });
+
+  it('sent Pipedrive no request its API refuses', () => sentNothingRefused(pd));
 });
 
 describe('Pipedrive: the daily token budget', () => {
@@ -187,12 +195,14 @@ describe('Pipedrive: the daily token budget', () => {
     // A failed run is not a crash: the daemon still answers.
     const health = await fetch(`${d.address}/health`);
     expect(health.status).toBe(200);
+    sentNothingRefused(pd);
   });
 
   it('fails the run with an error naming the budget when Pipedrive says the day\'s budget is spent', async () => {
-    const { d, run } = await setUp({ persons: 50, dailyTokens: 30 }, { pageSize: 10 });
+    const { d, pd, run } = await setUp({ persons: 50, dailyTokens: 30 }, { pageSize: 10 });
     expect(run.status).toBe('failed');
     expect(run.error).toMatch(/budget/);
     expect((await fetch(`${d.address}/health`)).status).toBe(200);
+    sentNothingRefused(pd);
   });
 });

@@ -10,6 +10,12 @@ import { burstFor, CrmHttp, RateGate, spacing } from '../http.ts';
 /** The search API answers at most 10,000 results per query; paging past them is a 400. */
 export const SEARCH_CAP = 10_000;
 
+/**
+ * The versions HubSpot publishes the contacts, calls and lists APIs in (its OpenAPI collection): the date-versioned
+ * ones, and v3 for the legacy paths. Any other segment is a path HubSpot does not serve.
+ */
+export const HUBSPOT_API_VERSIONS = ['2025-09', '2026-03', '2026-09', 'v3'] as const;
+
 export interface HubSpotAccount {
   baseUrl: string;
   accessToken: string;
@@ -44,8 +50,10 @@ export class HubSpotApi {
     return v === 'v3' ? `${this.account.baseUrl}/crm/v3/objects/${type}` : `${this.account.baseUrl}/crm/objects/${v}/${type}`;
   }
 
+  /** `/crm/lists/2026-09/<path>` (or the legacy `/crm/v3/lists/<path>`: v3 comes before "lists" there, as for objects). */
   lists(path: string): string {
-    return `${this.account.baseUrl}/crm/lists/${this.account.apiVersion}${path}`;
+    const v = this.account.apiVersion;
+    return v === 'v3' ? `${this.account.baseUrl}/crm/v3/lists${path}` : `${this.account.baseUrl}/crm/lists/${v}${path}`;
   }
 
   /** The search API has its own budget (and is exempt from the 10-second one). */

@@ -1,14 +1,18 @@
 // HubSpot's part of a sync's configuration: the account, its budgets, and the selection (filterGroups or a list).
 import { z } from 'zod/v4';
 import { duration, secret, url } from '../../config-fields.ts';
+import { HUBSPOT_API_VERSIONS } from './client.ts';
 
+// HubSpot's Filter takes value, highValue and values as strings: numbers (and booleans) written in the configuration
+// are turned into their text here, so every request carries strings.
+const filterValue = z.union([z.string(), z.number(), z.boolean()]).transform(String);
 const hubspotFilter = z.strictObject({
   propertyName: z.string().min(1),
   operator: z.enum(['EQ', 'NEQ', 'LT', 'LTE', 'GT', 'GTE', 'BETWEEN', 'IN', 'NOT_IN', 'HAS_PROPERTY', 'NOT_HAS_PROPERTY',
     'CONTAINS_TOKEN', 'NOT_CONTAINS_TOKEN']),
-  value: z.union([z.string(), z.number(), z.boolean()]).optional(),
-  highValue: z.union([z.string(), z.number()]).optional(),
-  values: z.array(z.union([z.string(), z.number()])).optional(),
+  value: filterValue.optional(),
+  highValue: z.union([z.string(), z.number()]).transform(String).optional(),
+  values: z.array(z.union([z.string(), z.number()]).transform(String)).optional(),
 });
 
 export const hubspotSource = z.strictObject({
@@ -16,7 +20,8 @@ export const hubspotSource = z.strictObject({
   baseUrl: url.default('https://api.hubapi.com'),
   accessToken: secret,
   /** The date-versioned path segment of HubSpot's CRM APIs (`/crm/objects/2026-09/...`). */
-  apiVersion: z.string().regex(/^(\d{4}-\d{2}(-beta)?|v3)$/, 'a HubSpot API version such as 2026-09 (or v3)').default('2026-09'),
+  apiVersion: z.enum(HUBSPOT_API_VERSIONS, { error: `a version HubSpot publishes these APIs in: ${HUBSPOT_API_VERSIONS.join(', ')} (v3: the legacy paths)` })
+    .default('2026-09'),
   /** Verifies X-HubSpot-Signature-v3 on webhooks (the app's client secret). Without it, webhooks are refused. */
   clientSecret: secret.optional(),
   searchPerSecond: z.number().positive().max(50).default(5),

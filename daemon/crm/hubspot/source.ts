@@ -10,7 +10,8 @@ import { FIVE_MINUTES, header, hmacSha256, sameBytes } from '../../signing.ts';
 import type { PullOptions, PullPage, Source, SourceContact, WebhookRequest, WebhookVerdict } from '../../sources/source.ts';
 import type { HubSpotConfig } from './config.ts';
 
-type Filter = { propertyName: string; operator: string; value?: string | number | boolean; highValue?: string | number; values?: (string | number)[] };
+/** HubSpot's Filter: every value is a string (the configuration converts numbers). */
+type Filter = { propertyName: string; operator: string; value?: string; highValue?: string; values?: string[] };
 
 
 const searchAnswer = z.object({
@@ -67,7 +68,7 @@ export class HubSpotSource implements Source {
   private groups(extra: Filter[], withSelection = true): { filters: Filter[] }[] {
     const selection = withSelection ? this.config.selection.filterGroups : undefined;
     if (!selection?.length) return [{ filters: extra }];
-    return selection.map((g) => ({ filters: [...g.filters.map((f) => ({ ...f, value: f.value === undefined ? undefined : String(f.value) })), ...extra] }));
+    return selection.map((g) => ({ filters: [...g.filters, ...extra] }));
   }
 
   /**
