@@ -1,4 +1,4 @@
-// Stand-in for HubSpot's CRM API (contact search, read, batch read, update, list memberships, call logging, rate limits, v3-signed webhooks) seeded with generated contacts,
+// Stand-in for HubSpot's CRM API (contact search, read, batch read, update, list memberships (by id, in join order, per record), call logging, rate limits, v3-signed webhooks) seeded with generated contacts,
 // as strict as HubSpot's OpenAPI files: a drifting request is refused as HubSpot refuses it, and counted.
 import { createHmac, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -87,6 +87,11 @@ export interface HubSpotStandInStats {
   webhookFailures: number;
   /** Call engagements created over HTTP (single and batch). */
   callsCreated: number;
+  /**
+   * Requests received per route, keyed `METHOD route` without the version (`GET lists/:listId/memberships/join-order`,
+   * `POST contacts/search`, `POST lists/records/memberships/batch/read`): what a client read, to prove its cost.
+   */
+  byRoute: Record<string, number>;
   /**
    * Requests (or batch inputs) refused because they drift from HubSpot's API: a path it does not serve, a body its
    * schema refuses (types, required fields, unknown fields), a value it does not take. Not counted: 401s, 429s, ids
@@ -1005,8 +1010,36 @@ function errorBody(category: ErrorCategory, message: string, extra: Record<strin
 
 interface ContactList {
   name: string;
-  /** recordId → ms when added */
+  /** recordId → ms when last added */
   members: Map<string, number>;
+  /** recordId → ms when first added (kept after a removal, as HubSpot's firstAddedTimestamp is) */
+  firstAdded: Map<string, number>;
+  /** Bumped by every change of the membership (HubSpot's listVersion). */
+  version: number;
+  /** The members in join order (time, then id), rebuilt when the version moved. */
+  joinOrder?: { version: number; entries: [number, number][] };
+}
+
+/** A batch endpoint's request body schema: `inputs` (required) and the endpoint's other fields; nothing else. */
+function batchInputSchema(title: string, inputs: Record<string, unknown>, fields: Record<string, unknown> = {}) {
+  return { body: { title, type: 'object', additionalProperties: false, required: ['inputs'], properties: { inputs, ...fields } } };
+}
+
+/** A batch endpoint's answer when every input was handled. */
+function batchResponse<T>(startedAt: string, results: T[], completedAtMs: number) {
+  return { status: 'COMPLETE', results, startedAt, completedAt: new Date(completedAtMs).toISOString() };
+}
+
+/** The record id HubSpot gives contacts' object type in the lists API. */
+const CONTACT_OBJECT_TYPE_ID = '0-1';
+
+/** A join-order cursor: the join time and record id of the last member a page returned (opaque to clients). */
+function joinCursor(ms: number, id: number): string {
+  return Buffer.from(`${ms}:${id}`).toString('base64url');
+}
+function readJoinCursor(cursor: string): [number, number] | null {
+  const m = /^(\d+):(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  return m ? [Number(m[1]), Number(m[2])] : null;
 }
 
 export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Promise<HubSpotStandIn> {
@@ -1029,6 +1062,7 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
 
   const stats: HubSpotStandInStats = {
     requests: 0, searches: 0, rateLimited: 0, maxSearchesInAnySecond: 0, webhooksDelivered: 0, webhookFailures: 0, callsCreated: 0, refused: 0,
+    byRoute: {},
   };
   const refusals = new RefusalLog(stats);
   const refuse = (request: FastifyRequest, status: number, message: string) => refusals.record(request, status, message);
@@ -1078,6 +1112,9 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     stats.requests++;
+    const route = `${request.method} ${(request.routeOptions.url ?? 'unknown')
+      .replace(/^\/crm\/(objects\/[^/]+|v3\/objects)\//, '').replace(/^\/crm\/(lists\/[^/]+|v3\/lists)/, 'lists')}`;
+    stats.byRoute[route] = (stats.byRoute[route] ?? 0) + 1;
     if (failRemaining > 0) {
       failRemaining--;
       return tooMany(reply, failRetryAfter, 'You have reached your secondly limit.', 'SECONDLY');
@@ -1196,26 +1233,17 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
       const rec = lookup(String(input.id));
       if (rec) results.push(resultView(CONTACT_SCHEMA, rec, props));
     }
-    return { status: 'COMPLETE', results, startedAt, completedAt: new Date(now()).toISOString() };
+    return batchResponse(startedAt, results, now());
   }
-  const batchReadSchema = {
-    body: {
-      title: 'BatchReadInputSimplePublicObjectId',
-      type: 'object',
-      additionalProperties: false,
-      required: ['inputs'],
-      properties: {
-        inputs: {
-          type: 'array',
-          maxItems: MAX_BATCH_READ,
-          items: { title: 'SimplePublicObjectId', type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string' } } },
-        },
-        properties: { type: 'array', items: { type: 'string' } },
-        propertiesWithHistory: { type: 'array', items: { type: 'string' } },
-        idProperty: { type: 'string' },
-      },
-    },
-  };
+  const batchReadSchema = batchInputSchema('BatchReadInputSimplePublicObjectId', {
+    type: 'array',
+    maxItems: MAX_BATCH_READ,
+    items: { title: 'SimplePublicObjectId', type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string' } } },
+  }, {
+    properties: { type: 'array', items: { type: 'string' } },
+    propertiesWithHistory: { type: 'array', items: { type: 'string' } },
+    idProperty: { type: 'string' },
+  });
 
   async function memberships(
     request: FastifyRequest<{ Params: { listId: string }; Querystring: { limit?: string; after?: string } }>,
@@ -1246,6 +1274,77 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
       properties: { limit: { type: 'string', pattern: '^[0-9]{1,9}$' }, after: { type: 'string' }, before: { type: 'string' } },
     },
   };
+
+  /**
+   * Memberships in the order records joined the list (time, then record id), ascending from an `after` cursor. The
+   * cursor names the last member returned, so members who join later come after it however long it is kept.
+   */
+  async function joinOrder(
+    request: FastifyRequest<{ Params: { listId: string }; Querystring: { limit?: string; after?: string; before?: string } }>,
+    reply: FastifyReply,
+  ) {
+    const limit = request.query.limit === undefined ? 100 : Number(request.query.limit);
+    if (limit < 1 || limit > MAX_MEMBERSHIPS_LIMIT) throw new ValidationError(`limit: at most ${MAX_MEMBERSHIPS_LIMIT} records a page (and at least 1); got ${limit}`);
+    if (request.query.before !== undefined && request.query.after === undefined) {
+      throw new ValidationError('before: this stand-in pages join order forwards only (give after, or no offset)');
+    }
+    const list = lists.get(request.params.listId);
+    if (!list) return reply.code(404).send(errorBody('OBJECT_NOT_FOUND', `No list with id ${request.params.listId}`));
+    if (list.joinOrder?.version !== list.version) {
+      const entries = [...list.members].map(([id, ms]): [number, number] => [ms, Number(id)]);
+      entries.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+      list.joinOrder = { version: list.version, entries };
+    }
+    const entries = list.joinOrder.entries;
+    let start = 0;
+    if (request.query.after) {
+      const at = readJoinCursor(request.query.after);
+      if (!at) throw new ValidationError(`after: '${request.query.after}' is not a cursor returned by this endpoint`);
+      // First entry strictly after the cursor's (time, id).
+      let lo = 0, hi = entries.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        const e = entries[mid]!;
+        if (e[0] < at[0] || (e[0] === at[0] && e[1] <= at[1])) lo = mid + 1; else hi = mid;
+      }
+      start = lo;
+    }
+    const page = entries.slice(start, start + limit);
+    const last = page[page.length - 1];
+    return {
+      results: page.map(([ms, id]) => ({ recordId: String(id), membershipTimestamp: new Date(ms).toISOString() })),
+      ...(start + limit < entries.length && last
+        ? { paging: { next: { after: joinCursor(last[0], last[1]), link: `${request.url.split('?')[0]}?limit=${limit}&after=${joinCursor(last[0], last[1])}` } } }
+        : {}),
+    };
+  }
+
+  /** The lists each record is in (BatchInputRecordIdInput → BatchResponseRecordIdWithMemberships). */
+  async function recordMemberships(request: FastifyRequest<{ Body: { inputs: { objectTypeId: string; recordId: string }[] } }>) {
+    const startedAt = new Date(now()).toISOString();
+    const results = request.body.inputs.map(({ objectTypeId, recordId }) => {
+      const recordListMemberships = [];
+      if (objectTypeId === CONTACT_OBJECT_TYPE_ID) {
+        for (const [listId, list] of lists) {
+          const added = list.members.get(recordId);
+          if (added === undefined) continue;
+          recordListMemberships.push({
+            listId, listVersion: list.version, isPublicList: false,
+            firstAddedTimestamp: new Date(list.firstAdded.get(recordId) ?? added).toISOString(), lastAddedTimestamp: new Date(added).toISOString(),
+          });
+        }
+      }
+      return { objectTypeId, recordId, recordListMemberships };
+    });
+    return batchResponse(startedAt, results, now());
+  }
+  const recordMembershipsSchema = batchInputSchema('BatchInputRecordIdInput', {
+    type: 'array',
+    items: {
+      title: 'RecordIdInput', type: 'object', additionalProperties: false, required: ['objectTypeId', 'recordId'],
+      properties: { objectTypeId: { type: 'string', pattern: '^[0-9]+-[0-9]+$' }, recordId: { type: 'string', pattern: '^[0-9]+$' } },
+    },
+  });
 
   async function patchContact(request: FastifyRequest<{ Params: { id: string }; Body: { properties: Record<string, unknown> } }>, reply: FastifyReply) {
     const rec = store.live(request.params.id);
@@ -1343,6 +1442,8 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   }
   for (const base of [...HUBSPOT_DATE_VERSIONS.map((v) => `/crm/lists/${v}`), '/crm/v3/lists']) {
     app.get(`${base}/:listId/memberships`, { schema: membershipsSchema }, memberships);
+    app.get(`${base}/:listId/memberships/join-order`, { schema: membershipsSchema }, joinOrder);
+    app.post(`${base}/records/memberships/batch/read`, { schema: recordMembershipsSchema }, recordMemberships);
   }
 
   await app.listen({ port: opts.port ?? 0, host });
@@ -1413,18 +1514,21 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     const t = now();
     for (const id of ids) {
       requireLive(id, 'lists.add');
-      if (!list.members.has(id)) list.members.set(id, t);
+      if (list.members.has(id)) continue;
+      list.members.set(id, t);
+      if (!list.firstAdded.has(id)) list.firstAdded.set(id, t);
+      list.version++;
     }
   }
   function createList(name: string, ids: string[]): string {
     const listId = String(nextListId++);
-    lists.set(listId, { name, members: new Map() });
+    lists.set(listId, { name, members: new Map(), firstAdded: new Map(), version: 0 });
     addToList(listId, ids);
     return listId;
   }
   function removeFromList(listId: string, ids: string[]): void {
     const list = requireList(listId, 'lists.remove');
-    for (const id of ids) list.members.delete(id);
+    for (const id of ids) if (list.members.delete(id)) list.version++;
   }
 
   return {
@@ -1445,7 +1549,7 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
       const rec = requireLive(id, 'deleteContact');
       const at = store.archive(rec);
       // HubSpot drops archived records from every list.
-      for (const list of lists.values()) list.members.delete(id);
+      for (const list of lists.values()) if (list.members.delete(id)) list.version++;
       fire(rec, at, [{ type: 'contact.deletion' }]);
     },
     getContact(id) {

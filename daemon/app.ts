@@ -25,7 +25,7 @@ import { WebhookSink } from './sinks/webhook.ts';
 import { DaemonKeys, campaignKey } from './state/keys.ts';
 import { SyncState } from './state/sync-state.ts';
 
-export interface SyncJobData { syncId: string; trigger?: string; kind?: 'pull' | 'mirror' }
+export interface SyncJobData { syncId: string; trigger?: string; kind?: 'pull' | 'mirror' | 'compare' }
 
 /** Where a sync's call activities go. */
 function createSink(sync: SyncConfig, ctx: CrmContext): Sink {
@@ -212,6 +212,12 @@ export class Daemon {
           upserted.add(sync.id);
           this.log.info({ sync: sync.id, schedule: sync.schedule }, 'schedule set');
         }
+        const compareEvery = this.runtimes.get(sync.id)?.source.compareEvery;
+        const compareSpec = compareEvery ? JSON.stringify({ every: compareEvery }) : undefined;
+        if (compareSpec && stored[`compare-${sync.id}`] !== compareSpec) {
+          await this.syncQueue.upsertJobScheduler(`compare-${sync.id}`, { every: compareEvery! }, { name: 'tick', data: { syncId: sync.id, trigger: 'compare', kind: 'compare' } });
+          await this.redis.hset(storedKey, `compare-${sync.id}`, compareSpec);
+        }
         const mirrorSpec = sync.mirror ? JSON.stringify({ every: sync.mirror.every }) : undefined;
         if (mirrorSpec && stored[`mirror-${sync.id}`] !== mirrorSpec) {
           await this.syncQueue.upsertJobScheduler(`mirror-${sync.id}`, { every: sync.mirror!.every }, { name: 'tick', data: { syncId: sync.id, trigger: 'schedule', kind: 'mirror' } });
@@ -220,10 +226,11 @@ export class Daemon {
       }
       for (const s of await this.syncQueue.getJobSchedulers()) {
         const mirror = s.key.startsWith('mirror-');
-        const id = s.key.replace(/^(tick|mirror)-/, '');
-        if (mirror ? !this.mirrors.has(id) : !this.runtimes.has(id)) {
+        const compare = s.key.startsWith('compare-');
+        const id = s.key.replace(/^(tick|mirror|compare)-/, '');
+        if (mirror ? !this.mirrors.has(id) : compare ? !this.runtimes.get(id)?.source.compareEvery : !this.runtimes.has(id)) {
           await this.syncQueue.removeJobScheduler(s.key);
-          await this.redis.hdel(storedKey, mirror ? s.key : id);
+          await this.redis.hdel(storedKey, mirror || compare ? s.key : id);
           this.log.info({ scheduler: s.key }, 'schedule removed (no longer configured)');
         }
       }
@@ -233,9 +240,15 @@ export class Daemon {
     return upserted;
   }
 
-  /** Queues a pull; a storm of triggers for one sync coalesces into one running and one waiting. */
-  async triggerPull(syncId: string, trigger: string, full = false): Promise<void> {
-    if (full) await this.redis.hset(this.runtimes.get(syncId)!.state.keys.meta, 'fullRequested', '1');
+  /**
+   * Queues a run; a storm of triggers for one sync coalesces into one running and one waiting. `read` says what the
+   * run reads of the source: everything (full), changes (pull), changes and the whole selection's ids (compare), or
+   * only what the inbox names (inbox: webhooks whose contacts are read by id).
+   */
+  async triggerPull(syncId: string, trigger: string, full = false, read: 'pull' | 'compare' | 'inbox' = 'pull'): Promise<void> {
+    const meta = this.runtimes.get(syncId)!.state.keys.meta;
+    if (full) await this.redis.hset(meta, 'fullRequested', '1');
+    else if (read !== 'inbox') await this.redis.hset(meta, read === 'compare' ? 'compareWanted' : 'pullWanted', '1');
     await this.syncQueue.add('pull', { syncId, trigger }, { deduplication: { id: `pull-${syncId}`, keepLastIfActive: true } });
   }
 
@@ -255,7 +268,13 @@ export class Daemon {
     // Scheduler jobs skip deduplication: they only queue a pull, which deduplicates.
     if (job.name === 'tick') {
       if (job.data.kind === 'mirror') await this.triggerMirror(rt.config.id, 'schedule');
-      else await this.triggerPull(rt.config.id, 'schedule');
+      else if (job.data.kind === 'compare') {
+        // The scheduler's first tick fires at once: a sync that has not imported yet, or compared within the
+        // interval's first half (a full import compares too), has nothing to compare yet.
+        const meta = await this.redis.hmget(rt.state.keys.meta, 'fullDone', 'lastCompareAt');
+        if (!meta[0] || Date.now() - Number(meta[1] ?? 0) < (rt.source.compareEvery ?? 0) / 2) return 'compared recently';
+        await this.triggerPull(rt.config.id, 'compare', false, 'compare');
+      } else await this.triggerPull(rt.config.id, 'schedule');
       return 'queued';
     }
     if (job.name === 'mirror') {

@@ -59,8 +59,9 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       const item: InboxItem = {};
       if (verdict.contacts.length) item.c = verdict.contacts;
       if (verdict.deleted.length) item.d = verdict.deleted;
-      if (item.c || item.d) await d.redis.rpush(rt.state.keys.inbox, JSON.stringify(item));
-      if (item.c || item.d || verdict.pull) await d.triggerPull(syncId, 'webhook');
+      if (verdict.read?.length) item.r = verdict.read;
+      if (item.c || item.d || item.r) await d.redis.rpush(rt.state.keys.inbox, JSON.stringify(item));
+      if (item.c || item.d || item.r || verdict.pull) await d.triggerPull(syncId, 'webhook', false, verdict.pull ? 'pull' : 'inbox');
       if (eventKeys.length) {
         const m = d.redis.multi();
         for (const k of eventKeys) m.set(k, '1', 'EX', EVENT_TTL_S);

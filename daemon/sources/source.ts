@@ -11,6 +11,11 @@ export interface SourceContact {
 export interface PullOptions {
   /** Read the whole selection (a first run, `sync --full`), else what changed since `since`. */
   full: boolean;
+  /**
+   * Besides what changed, list the whole selection's ids (pages with `present`): whoever is held and not present
+   * has left. The scheduled comparison that finds contacts removed or deleted without a change or a webhook.
+   */
+  compare: boolean;
   /** Start of the last complete run (ms): incremental reads start there, less the source's overlap. */
   since: number | null;
   /** Where an interrupted full read of this run stopped (from `checkpoint`). */
@@ -19,6 +24,10 @@ export interface PullOptions {
   checkpoint(position: string): Promise<void>;
   /** Which of these contact ids the sync already holds. */
   known(ids: string[]): Promise<Set<string>>;
+  /** The source's own position kept between runs (a HubSpot list's join-order cursor), null before the first. */
+  position: string | null;
+  /** Keeps `position` for the next run; called once the pages before it are applied. */
+  savePosition(position: string): Promise<void>;
   signal?: AbortSignal;
 }
 
@@ -26,8 +35,8 @@ export interface PullPage {
   contacts: SourceContact[];
   /** Ids of contacts that changed but are no longer in the selection. */
   left?: string[];
-  /** The whole selection's ids (list selections): every contact held and not among them has left. */
-  members?: Set<string>;
+  /** Ids in the selection (a full read or a comparison): every contact held and not present by the run's end has left. */
+  present?: string[];
   /** Rows the source could not read (CSV): line and reason. */
   errors?: { line: number; reason: string }[];
 }
@@ -53,6 +62,8 @@ export type WebhookVerdict =
     deleted: string[];
     /** Whether the source should be read (an event said something changed). */
     pull: boolean;
+    /** Ids of contacts the events named, to be read by id (`Source.read`) instead of a pull. */
+    read?: string[];
   }
   | { ok: false; status: 400 | 401; reason: string };
 
@@ -63,4 +74,11 @@ export interface Source {
   /** Whether pulling reads the CRM (webhook sources only drain what webhooks delivered). */
   readonly pulls: boolean;
   verifyWebhook(req: WebhookRequest): WebhookVerdict;
+  /**
+   * Reads these contacts by id: those in the selection come back as contacts, the others as `left`. Sources that
+   * have it are sent webhook events' ids instead of a pull, so a webhook costs what it names, not the selection.
+   */
+  read?(ids: string[], signal?: AbortSignal): AsyncGenerator<PullPage>;
+  /** How often the whole selection is compared with what the daemon holds (ms); undefined: never. */
+  readonly compareEvery?: number;
 }

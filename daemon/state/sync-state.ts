@@ -34,7 +34,7 @@ export type Batch =
   | { kind: 'del'; syncId: string; runId: string; at: number; entries: DeleteEntry[] };
 
 export interface RunRecord {
-  id: string; sync: string; trigger: string; mode: 'full' | 'incremental' | 'plan';
+  id: string; sync: string; trigger: string; mode: 'full' | 'incremental' | 'compare' | 'inbox' | 'plan';
   status: 'running' | 'done' | 'failed'; startedAt: string; endedAt?: string; durationMs?: number; error?: string;
   seen: number; changed: number; left: number; invalid: number; planned: number; pushed: number; deleted: number; rejected: number;
 }

@@ -12,7 +12,7 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
   let invalid = 0;
   const examples: string[] = [];
   if (rt.source.pulls) {
-    const pages = rt.source.pull({ full: true, since: null, resume: null, checkpoint: async () => {}, known: async () => new Set() });
+    const pages = rt.source.pull({ full: true, compare: false, since: null, resume: null, checkpoint: async () => {}, known: async () => new Set(), position: null, savePosition: async () => {} });
     for await (const page of pages) {
       invalid += page.errors?.length ?? 0;
       for (const c of page.contacts) {

@@ -22,8 +22,8 @@ export interface SyncRuntime {
 /** The daemon is stopping: the run stops between two pages (everything before is applied and checkpointed). */
 export class Interrupted extends Error {}
 
-/** An inbox item: contacts a webhook delivered, or ids it said were deleted. */
-export interface InboxItem { c?: SourceContact[]; d?: string[] }
+/** An inbox item: contacts a webhook delivered, ids it said were deleted, or ids it said changed (read by id). */
+export interface InboxItem { c?: SourceContact[]; d?: string[]; r?: string[] }
 
 const COUNTS = ['seen', 'changed', 'left', 'invalid', 'planned', 'pushed', 'deleted', 'rejected'] as const;
 
@@ -148,7 +148,7 @@ async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey
   return counts;
 }
 
-/** Contacts held but not seen by a full read have left the selection. */
+/** Contacts held but not seen by a full read or a comparison have left the selection. */
 async function sweep(rt: SyncRuntime, runId: string, seenKey: string): Promise<number> {
   const redis = redisOf(rt);
   let cursor = '0';
@@ -165,15 +165,21 @@ async function sweep(rt: SyncRuntime, runId: string, seenKey: string): Promise<n
   return left;
 }
 
-async function drainInbox(rt: SyncRuntime, runId: string): Promise<void> {
+async function drainInbox(rt: SyncRuntime, runId: string, signal?: AbortSignal): Promise<void> {
   const redis = redisOf(rt);
   const key = rt.state.keys.inbox;
   for (;;) {
     const items = await redis.lrange(key, 0, 99);
     if (!items.length) return;
+    const reads = new Set<string>();
     for (const raw of items) {
       const item = JSON.parse(raw) as InboxItem;
-      await applyPage(rt, runId, { contacts: item.c ?? [], left: item.d ?? [] }, null);
+      if (item.c?.length || item.d?.length) await applyPage(rt, runId, { contacts: item.c ?? [], left: item.d ?? [] }, null);
+      for (const id of item.r ?? []) reads.add(id);
+    }
+    // The contacts the webhooks named, read by id together (a storm of events about one contact is one read).
+    if (reads.size && rt.source.read) {
+      for await (const page of rt.source.read([...reads], signal)) await applyPage(rt, runId, page, null);
     }
     // Applying is idempotent (by hash): items applied twice after a crash here change nothing.
     await redis.ltrim(key, items.length, -1);
@@ -189,12 +195,14 @@ export async function runSync(rt: SyncRuntime, runId: string, trigger: string, s
   if (!run) {
     const meta = await redis.hgetall(keys.meta);
     const full = meta.fullRequested === '1' || !meta.fullDone || rt.source.kind === 'csv';
-    const mode = !rt.source.pulls ? 'plan' : full ? 'full' : 'incremental';
+    // A run reads the source when something asked for a read (a schedule, a command, a webhook that names no
+    // contact) or a comparison; a run queued only by webhooks whose contacts are read by id reads just those.
+    const mode = !rt.source.pulls ? 'plan' : full ? 'full' : meta.compareWanted ? 'compare' : meta.pullWanted ? 'incremental' : 'inbox';
     const now = Date.now();
     const fields: Record<string, string | number> = { id: runId, sync: rt.config.id, trigger, mode, status: 'running', startedAt: new Date(now).toISOString(), startedAtMs: now };
     for (const c of COUNTS) fields[c] = 0;
     await redis.multi().hset(runKey, fields).expire(runKey, 30 * 86_400).lpush(keys.runs, runId).ltrim(keys.runs, 0, 99)
-      .hdel(keys.meta, 'fullRequested').exec();
+      .hdel(keys.meta, 'fullRequested', 'pullWanted', ...(mode === 'plan' || mode === 'inbox' ? [] : ['compareWanted'])).exec();
     run = (await readRun(redis, runKey))!;
   }
   const startedAtMs = Number(await redis.hget(runKey, 'startedAtMs'));
@@ -211,16 +219,20 @@ export async function runSync(rt: SyncRuntime, runId: string, trigger: string, s
     const parked = await redis.hkeys(keys.parked);
     for (let i = 0; i < parked.length; i += 1000) await redis.sadd(keys.dirty, ...parked.slice(i, i + 1000));
     await resumeBatches(rt);
-    await drainInbox(rt, runId);
-    if (rt.source.pulls) {
+    await drainInbox(rt, runId, signal);
+    if (rt.source.pulls && run.mode !== 'inbox') {
       const full = run.mode === 'full';
-      const seenKey = full ? keys.seen(runId) : null;
+      const compare = run.mode === 'compare';
+      const seenKey = full || compare ? keys.seen(runId) : null;
       const resume = meta.resumeRun === runId ? meta.resume ?? null : null;
       const pages = rt.source.pull({
-        full, since: meta.cursor ? Number(meta.cursor) : null, resume,
+        full, compare, since: meta.cursor ? Number(meta.cursor) : null, resume,
+        position: meta.sourcePosition ?? null,
+        savePosition: async (position) => { await redis.hset(keys.meta, 'sourcePosition', position); },
         checkpoint: async (position) => { await redis.hset(keys.meta, 'resume', position, 'resumeRun', runId); },
         signal,
         known: async (ids) => {
+          if (!ids.length) return new Set<string>();
           const held = await redis.hmget(keys.contacts, ...ids);
           return new Set(ids.filter((_, i) => held[i] !== null));
         },
@@ -230,20 +242,15 @@ export async function runSync(rt: SyncRuntime, runId: string, trigger: string, s
         if (signal?.aborted) throw new Interrupted('the daemon is stopping');
         const counts = await applyPage(rt, runId, page, seenKey);
         log.debug(counts, 'page applied');
-        if (page.members) {
-          // A list's full membership: whoever is held and not in it has left.
-          const gone: string[] = [];
-          let cursor = '0';
-          do {
-            const [next, flat] = await redis.hscan(keys.contacts, cursor, 'COUNT', 1000);
-            cursor = next;
-            for (let i = 0; i < flat.length; i += 2) if (!page.members.has(flat[i]!)) gone.push(flat[i]!);
-          } while (cursor !== '0');
-          for (let i = 0; i < gone.length; i += 1000) await applyPage(rt, runId, { contacts: [], left: gone.slice(i, i + 1000) }, null);
+        if (seenKey && page.present?.length) {
+          await redis.multi().sadd(seenKey, ...page.present).expire(seenKey, 2 * 86_400).exec();
         }
       }
       if (seenKey) await sweep(rt, runId, seenKey);
-      await redis.multi().hset(keys.meta, 'cursor', startedAtMs, 'fullDone', '1').hdel(keys.meta, 'resume', 'resumeRun').exec();
+      const done = redis.multi().hset(keys.meta, 'cursor', startedAtMs, 'fullDone', '1').hdel(keys.meta, 'resume', 'resumeRun');
+      // A full read compares too: a comparison asked for meanwhile is done (the schedule's first tick fires at once).
+      if (seenKey) done.hset(keys.meta, 'lastCompareAt', startedAtMs).hdel(keys.meta, 'compareWanted');
+      await done.exec();
       if (seenKey) await redis.del(seenKey);
     } else {
       await redis.hset(keys.meta, 'fullDone', '1');

@@ -9,6 +9,11 @@ export interface SyncStatus {
   contacts: number; numbers: number; dirty: number; openBatches: number; parked: number;
   runs: RunRecord[];
   parkedRecords: { phone: string; contactId: string | null; reason: string; code: string; at: string }[];
+  /**
+   * When the whole selection was last compared with what the sync holds (a full read or the scheduled comparison
+   * that finds contacts gone without a webhook), and how often it is; null: never / not compared (no CRM source).
+   */
+  lastCompareAt: string | null; compareEvery: number | null;
   /** What the mirror (call-detail records back to the CRM) last reported; null before it ran. */
   mirror: MirrorStatus | null;
 }
@@ -27,6 +32,7 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20): Promi
     redis.hlen(keys.contacts), redis.hlen(keys.have), redis.scard(keys.dirty), redis.hlen(keys.batches), redis.hlen(keys.parked),
     redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(keys.mirror.meta),
   ]);
+  const lastCompareAt = await redis.hget(keys.meta, 'lastCompareAt');
   const records = (await Promise.all(runIds.map((id) => readRun(redis, keys.run(id))))).filter((r): r is RunRecord => r !== null);
   // HSCAN's COUNT is a hint: follow the cursor until enough are read or the hash is done.
   const parkedRecords: SyncStatus['parkedRecords'] = [];
@@ -37,5 +43,6 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20): Promi
     if (parkedRecords.length >= parked) break;
   }
   return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, runs: records, parkedRecords,
+    lastCompareAt: lastCompareAt ? new Date(Number(lastCompareAt)).toISOString() : null, compareEvery: rt.source.compareEvery ?? null,
     mirror: readMirror(mirror) };
 }

@@ -443,19 +443,37 @@ describe('HubSpot: selection by filterGroups, onLeave delete and keep', () => {
   });
 });
 
-// v3 names the legacy paths, /crm/v3/lists/{listId}/memberships: the version comes before "lists" there.
+/** Requests the stand-in received per route since `before` (a copy of stats.byRoute), routes with none left out. */
+function requestsSince(hs: HubSpotStandIn, before: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [route, n] of Object.entries(hs.stats.byRoute)) if (n - (before[route] ?? 0) > 0) out[route] = n - (before[route] ?? 0);
+  return out;
+}
+
+const JOIN_ORDER = 'GET lists/:listId/memberships/join-order';
+const MEMBERSHIPS_BY_RECORD = 'POST lists/records/memberships/batch/read';
+const BATCH_READ = 'POST contacts/batch/read';
+const SEARCH = 'POST contacts/search';
+
+// v3 names the legacy paths, /crm/v3/lists/{listId}/...: the version comes before "lists" there.
 describe.each(['2026-09', 'v3'])('HubSpot: selection by list (apiVersion %s)', (apiVersion) => {
   const redis = testPrefix();
   let f: DialerFixture;
   let hs: HubSpotStandIn;
   let d: Daemon;
   let listId: string;
+  let hook: string;
 
   beforeAll(async () => {
     f = await dialerFixture();
-    hs = await startHubSpotStandIn({ contacts: 30 });
-    listId = hs.lists.create('Call today', hs.contacts().slice(0, 10).map((c) => c.id));
-    d = await Daemon.start(daemonConfig(f, redis.prefix, [hubspotSync(hs, f.campaignId, { source: { apiVersion, selection: { listId } } })]), { log: quietLog });
+    // 600 contacts, 520 members: the membership is three pages of 250 in join order.
+    hs = await startHubSpotStandIn({ contacts: 600 });
+    listId = hs.lists.create('Call today', hs.contacts().slice(0, 520).map((c) => c.id));
+    const port = await freePort();
+    const publicUrl = `http://127.0.0.1:${port}`;
+    hook = `${publicUrl}/webhooks/hs`;
+    d = await Daemon.start(daemonConfig(f, redis.prefix, [hubspotSync(hs, f.campaignId, { source: { apiVersion, selection: { listId } } })],
+      { http: { host: '127.0.0.1', port, publicUrl } }), { log: quietLog });
     await settle(d);
   });
   afterAll(async () => {
@@ -467,20 +485,69 @@ describe.each(['2026-09', 'v3'])('HubSpot: selection by list (apiVersion %s)', (
 
   const members = (ids: StoredContact[]) => Object.fromEntries(ids.map((c) => [e164(c.properties.phone)!, vars(hs.getContact(c.id)!)]));
 
-  it('imports the list\'s members only', async () => {
-    await expectCampaign(f, members(hs.contacts().slice(0, 10)));
+  it('imports the list\'s members only, reading the membership in join order and the members by id', async () => {
+    await expectCampaign(f, members(hs.contacts().slice(0, 520)));
+    // 3 pages of members (250, 250, 20), each read by id in batches of 100: no search, no membership check.
+    expect(requestsSince(hs, {})).toEqual({ [JOIN_ORDER]: 3, [BATCH_READ]: 3 + 3 + 1 });
+    expect((await runs(d, 'hs'))[0]).toMatchObject({ mode: 'full', status: 'done', seen: 520 });
   });
 
-  it('follows the list: a removed member\'s number is deleted, a new member\'s added, a changed member\'s replaced', async () => {
+  it('an idle incremental run reads the last page of the join order and one search, nothing else', async () => {
+    const before = { ...hs.stats.byRoute };
+    const run = await pullAndSettle(d, 'hs');
+    expect(run).toMatchObject({ mode: 'incremental', status: 'done', seen: 0, changed: 0, left: 0 });
+    expect(requestsSince(hs, before)).toEqual({ [JOIN_ORDER]: 1, [SEARCH]: 1 });
+  });
+
+  it('an incremental run reads only the new member and the changed one; a removal without a change waits for the comparison', async () => {
     const all = hs.contacts();
     hs.lists.remove(listId, [all[0]!.id]);
-    hs.lists.add(listId, [all[15]!.id]);
+    hs.lists.add(listId, [all[515 + 30]!.id]);
     hs.updateContact(all[1]!.id, { company: 'Renamed Inc' });
+    const before = { ...hs.stats.byRoute };
     const run = await pullAndSettle(d, 'hs');
-    expect(run).toMatchObject({ status: 'done', rejected: 0 });
-    const numbers = await expectCampaign(f, members([...all.slice(1, 10), all[15]!]));
-    expect(numbers.has(e164(all[0]!.properties.phone)!)).toBe(false);
+    expect(run).toMatchObject({ mode: 'incremental', status: 'done', rejected: 0, left: 0 });
+    // The join order's last page (the new member is on it), the new member by id, one search of what changed, and the
+    // changed contact's list memberships.
+    expect(requestsSince(hs, before)).toEqual({ [JOIN_ORDER]: 1, [BATCH_READ]: 1, [SEARCH]: 1, [MEMBERSHIPS_BY_RECORD]: 1 });
+    const numbers = await expectCampaign(f, members([...all.slice(0, 520), all[545]!]));
     expect(numbers.get(e164(all[1]!.properties.phone)!)?.varValues[2]).toBe('Renamed Inc');
+  });
+
+  it('the comparison (its own schedule) finds the member removed without a change, and status shows when it ran', async () => {
+    const all = hs.contacts();
+    const before = { ...hs.stats.byRoute };
+    const started = Date.now();
+    const run = await pullAndSettle(d, 'hs', false, 'compare');
+    expect(run).toMatchObject({ mode: 'compare', status: 'done', left: 1, rejected: 0 });
+    // The whole join order (520 members: 3 pages), every member already held (no batch read), one search of what
+    // changed (the contact changed by the last test is in its overlap, so its memberships are checked again).
+    expect(requestsSince(hs, before)).toEqual({ [JOIN_ORDER]: 3, [SEARCH]: 1, [MEMBERSHIPS_BY_RECORD]: 1 });
+    const numbers = await expectCampaign(f, members([...all.slice(1, 520), all[545]!]));
+    expect(numbers.has(e164(all[0]!.properties.phone)!)).toBe(false);
+    const { syncStatus } = await import('../../daemon/sync/status.ts');
+    const status = await syncStatus(d.runtimes.get('hs')!);
+    expect(status.compareEvery).toBe(3_600_000);
+    expect(Date.parse(status.lastCompareAt!)).toBeGreaterThanOrEqual(started - 1000);
+  });
+
+  it('a webhook\'s contacts are read by id with their list memberships: no search, no membership page', async () => {
+    const all = hs.contacts();
+    // A member changed, a member removed from the list and changed, a contact outside the list changed.
+    hs.updateContact(all[2]!.id, { company: 'Webhook Co' });
+    hs.lists.remove(listId, [all[3]!.id]);
+    hs.updateContact(all[3]!.id, { company: 'Gone Co' });
+    hs.updateContact(all[590]!.id, { company: 'Outside Co' });
+    const before = { ...hs.stats.byRoute };
+    const runsBefore = (await runs(d, 'hs')).length;
+    const res = await hs.sendWebhook(['2', '3', '590'].map((i) => event('contact.propertyChange', all[Number(i)]!.id)), { url: hook });
+    expect(res.status).toBe(200);
+    await waitFor(async () => (await runs(d, 'hs')).length > runsBefore, 'the run the webhook queued');
+    await settle(d);
+    expect((await runs(d, 'hs'))[0]).toMatchObject({ mode: 'inbox', trigger: 'webhook', status: 'done', left: 1 });
+    expect(requestsSince(hs, before)).toEqual({ [MEMBERSHIPS_BY_RECORD]: 1, [BATCH_READ]: 1 });
+    const numbers = await expectCampaign(f, members([all[1]!, all[2]!, ...all.slice(4, 520), all[545]!]));
+    expect(numbers.get(e164(all[2]!.properties.phone)!)?.varValues[2]).toBe('Webhook Co');
     sentNothingRefused(hs);
   });
 });

@@ -45,10 +45,10 @@ export function settle(d: Daemon, timeoutMs = 30_000): Promise<boolean> {
   return waitFor(() => idle(d), 'the daemon to settle', timeoutMs);
 }
 
-/** Triggers a pull and waits until it ran and everything it planned was pushed. */
-export async function pullAndSettle(d: Daemon, syncId: string, full = false): Promise<RunRecord> {
+/** Triggers a pull (or a comparison) and waits until it ran and everything it planned was pushed. */
+export async function pullAndSettle(d: Daemon, syncId: string, full = false, read: 'pull' | 'compare' = 'pull'): Promise<RunRecord> {
   const before = await d.redis.llen(keysOf(d, syncId).runs);
-  await d.triggerPull(syncId, 'test', full);
+  await d.triggerPull(syncId, 'test', full, read);
   await waitFor(async () => (await d.redis.llen(keysOf(d, syncId).runs)) > before, `a new run of ${syncId}`);
   await settle(d);
   return (await runs(d, syncId))[0]!;

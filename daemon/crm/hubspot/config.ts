@@ -34,6 +34,11 @@ export const hubspotSource = z.strictObject({
     filterGroups: z.array(z.strictObject({ filters: z.array(hubspotFilter).min(1).max(6) })).max(4).optional(),
     listId: z.string().regex(/^\d+$/, 'a HubSpot list id (digits)').optional(),
   }).refine((s) => !(s.filterGroups && s.listId), 'give filterGroups or listId, not both').default({}),
+  /**
+   * How often the whole selection is compared with what the daemon holds: what finds contacts that left it or were
+   * deleted without a change or a webhook (incremental runs see only changes).
+   */
+  compareEvery: duration.default(3_600_000),
   /** Properties to read besides those the mapping names. */
   properties: z.array(z.string()).default([]),
 });

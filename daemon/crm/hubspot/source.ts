@@ -19,10 +19,20 @@ const searchAnswer = z.object({
   results: z.array(z.object({ id: z.string(), properties: z.record(z.string(), z.unknown()).default({}) })),
   paging: z.object({ next: z.object({ after: z.string() }).optional() }).optional(),
 });
-const membershipAnswer = z.object({
-  results: z.array(z.object({ recordId: z.union([z.string(), z.number()]) })),
+const recordId = z.union([z.string(), z.number()]).transform(String);
+const joinOrderAnswer = z.object({
+  results: z.array(z.object({ recordId })),
   paging: z.object({ next: z.object({ after: z.string() }).optional() }).optional(),
 });
+const recordMembershipsAnswer = z.object({
+  results: z.array(z.object({ recordId, recordListMemberships: z.array(z.object({ listId: recordId }).loose()) }).loose()),
+});
+/** The contacts object's id in the lists API. */
+const CONTACTS_TYPE_ID = '0-1';
+/** Records per batch read (contacts, list memberships) and ids per IN filter. */
+const BATCH = 100;
+/** Members per page of a list's join order (HubSpot's maximum). */
+const MEMBERS_PAGE = 250;
 const batchAnswer = z.object({ results: z.array(z.object({ id: z.string(), properties: z.record(z.string(), z.unknown()).default({}) })) });
 
 const events = z.array(z.object({
@@ -46,9 +56,17 @@ export class HubSpotSource implements Source {
   private readonly config: HubSpotConfig;
   private readonly properties: string[];
   private readonly api: HubSpotApi;
+  readonly compareEvery: number;
+  /**
+   * Whether a webhook's contacts can be read by id: always for a list or the whole CRM, and for filterGroups while
+   * each group has room for one more filter (hs_object_id IN the ids; HubSpot takes 6 filters a group).
+   */
+  private readonly readsById: boolean;
 
   constructor(sync: SyncConfig, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.config = sync.source as HubSpotConfig;
+    this.compareEvery = this.config.compareEvery;
+    this.readsById = (this.config.selection.filterGroups ?? []).every((g) => g.filters.length < 6);
     this.properties = [...new Set([...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...this.config.properties, 'lastmodifieddate'])];
     this.api = new HubSpotApi(this.config, redis, keys, log, metrics);
   }
@@ -117,7 +135,7 @@ export class HubSpotSource implements Source {
 
   async *pull(options: PullOptions): AsyncGenerator<PullPage> {
     if (this.config.selection.listId) {
-      yield* this.pullList(options);
+      yield* this.pullList(this.config.selection.listId, options);
       return;
     }
     if (options.full) {
@@ -126,6 +144,14 @@ export class HubSpotSource implements Source {
         await options.checkpoint(page.last);
       }
       return;
+    }
+    if (options.compare) {
+      // The whole selection's ids; a search page costs the same with the properties, so contacts not held come along.
+      for await (const page of this.scan('hs_object_id', '0', false, true, this.properties, options.signal)) {
+        const ids = page.results.map((r) => r.id);
+        const held = await options.known(ids);
+        yield { contacts: page.results.filter((r) => !held.has(r.id)).map((r) => this.contact(r)), present: ids };
+      }
     }
     const since = String(Math.max(0, (options.since ?? 0) - this.config.overlap));
     const selected = new Set<string>();
@@ -142,40 +168,85 @@ export class HubSpotSource implements Source {
     }
   }
 
-  /** A list's members: every run reads the membership (ids); contacts are read for new members and for changes. */
-  private async *pullList(options: PullOptions): AsyncGenerator<PullPage> {
-    const c = this.config;
-    const members = new Set<string>();
-    let after: string | undefined;
-    do {
-      const body = membershipAnswer.parse(await this.api.request('GET', this.api.lists(`/${c.selection.listId}/memberships`), {
-        searchParams: { limit: '250', ...(after ? { after } : {}) },
+  /**
+   * A list's members. Full reads and comparisons read the membership in join order from the start (the ids are the
+   * comparison; contacts are read for members not held, or for all on a full read); incremental runs read only the
+   * members who joined after the last run's cursor, then the contacts changed since the last run, checking the list
+   * memberships of those held (a dynamic list drops a contact whose change no longer matches it).
+   */
+  private async *pullList(listId: string, options: PullOptions): AsyncGenerator<PullPage> {
+    const everyone = options.full || options.compare;
+    let after: string | undefined = options.full ? options.resume ?? undefined : everyone ? undefined : options.position ?? undefined;
+    for (;;) {
+      const body = joinOrderAnswer.parse(await this.api.request('GET', this.api.lists(`/${listId}/memberships/join-order`), {
+        searchParams: { limit: String(MEMBERS_PAGE), ...(after ? { after } : {}) },
       }, options.signal));
-      for (const r of body.results) members.add(String(r.recordId));
-      after = body.paging?.next?.after;
-    } while (after);
-    // Members changed since the last run (or all, on a full read) are read in batches of 100.
-    let wanted: string[];
-    if (options.full || options.since === null) {
-      wanted = [...members];
-    } else {
-      const changed = new Set<string>();
-      const since = String(Math.max(0, options.since - c.overlap));
-      for await (const page of this.scan('lastmodifieddate', since, true, false, ['hs_object_id'], options.signal)) {
-        for (const r of page.results) changed.add(r.id);
+      const ids = body.results.map((r) => r.recordId);
+      let wanted = ids;
+      if (!options.full) {
+        const held = await options.known(ids);
+        wanted = ids.filter((id) => !held.has(id));
       }
-      const all = [...members];
-      const known = new Set<string>();
-      for (let i = 0; i < all.length; i += 1000) for (const id of await options.known(all.slice(i, i + 1000))) known.add(id);
-      wanted = all.filter((id) => changed.has(id) || !known.has(id));
+      for (let i = 0; i < wanted.length; i += BATCH) yield { contacts: await this.batchRead(wanted.slice(i, i + BATCH), options.signal) };
+      if (everyone && ids.length) yield { contacts: [], present: ids };
+      const next = body.paging?.next?.after;
+      // The last page is read again by the next run (its cursor is kept): members who join later come after it.
+      if (!next) break;
+      after = next;
+      if (options.full) await options.checkpoint(next);
+      await options.savePosition(next);
     }
-    for (let i = 0; i < wanted.length; i += 100) {
-      const body = batchAnswer.parse(await this.api.request('POST', `${this.api.objects('contacts')}/batch/read`, {
-        json: { inputs: wanted.slice(i, i + 100).map((id) => ({ id })), properties: this.properties },
-      }, options.signal));
-      yield { contacts: body.results.map((r) => this.contact(r)) };
+    if (options.full) return;
+    const since = String(Math.max(0, (options.since ?? 0) - this.config.overlap));
+    for await (const page of this.scan('lastmodifieddate', since, true, false, this.properties, options.signal)) {
+      const held = await options.known(page.results.map((r) => r.id));
+      // Contacts not held that joined the list are in its join order (above); the others are not ours.
+      const check = page.results.filter((r) => held.has(r.id));
+      if (!check.length) continue;
+      const members = await this.listMembers(listId, check.map((r) => r.id), options.signal);
+      yield { contacts: check.filter((r) => members.has(r.id)).map((r) => this.contact(r)), left: check.filter((r) => !members.has(r.id)).map((r) => r.id) };
     }
-    yield { contacts: [], members };
+  }
+
+  /** Contacts by id (batch read, at most 100); ids not found (archived) are missing from the answer. */
+  private async batchRead(ids: string[], signal?: AbortSignal): Promise<SourceContact[]> {
+    if (!ids.length) return [];
+    const body = batchAnswer.parse(await this.api.request('POST', `${this.api.objects('contacts')}/batch/read`, {
+      json: { inputs: ids.map((id) => ({ id })), properties: this.properties },
+    }, signal));
+    return body.results.map((r) => this.contact(r));
+  }
+
+  /** Which of these contacts (at most 100) are members of the list: HubSpot's batch read of records' list memberships. */
+  private async listMembers(listId: string, ids: string[], signal?: AbortSignal): Promise<Set<string>> {
+    const members = new Set<string>();
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const body = recordMembershipsAnswer.parse(await this.api.request('POST', this.api.lists('/records/memberships/batch/read'), {
+        json: { inputs: ids.slice(i, i + BATCH).map((id) => ({ objectTypeId: CONTACTS_TYPE_ID, recordId: id })) },
+      }, signal));
+      for (const r of body.results) if (r.recordListMemberships.some((m) => m.listId === listId)) members.add(r.recordId);
+    }
+    return members;
+  }
+
+  /** A webhook's contacts by id: members of the selection come back as contacts, the others as left. */
+  async *read(ids: string[], signal?: AbortSignal): AsyncGenerator<PullPage> {
+    const { listId, filterGroups } = this.config.selection;
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const chunk = ids.slice(i, i + BATCH);
+      let contacts: SourceContact[];
+      if (listId) {
+        const members = await this.listMembers(listId, chunk, signal);
+        contacts = await this.batchRead(chunk.filter((id) => members.has(id)), signal);
+      } else if (filterGroups?.length) {
+        const page = await this.search(this.groups([{ propertyName: 'hs_object_id', operator: 'IN', values: chunk }]), 'hs_object_id', undefined, this.properties, signal);
+        contacts = page.results.map((r) => this.contact(r));
+      } else {
+        contacts = await this.batchRead(chunk, signal);
+      }
+      const found = new Set(contacts.map((c) => c.id));
+      yield { contacts, left: chunk.filter((id) => !found.has(id)) };
+    }
   }
 
   verifyWebhook(req: WebhookRequest): WebhookVerdict {
@@ -196,9 +267,12 @@ export class HubSpotSource implements Source {
     }
     if (!parsed.success) return { ok: false, status: 400, reason: `not a HubSpot event array: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}` };
     const deleted = parsed.data.filter((e) => /\.deletion$|\.privacyDeletion$/.test(e.subscriptionType)).map((e) => String(e.objectId));
+    const changed = [...new Set(parsed.data.filter((e) => !/\.deletion$|\.privacyDeletion$/.test(e.subscriptionType)).map((e) => String(e.objectId)).filter((id) => /^\d{1,20}$/.test(id)))];
+    // Contact events name the contacts to read; another object's event (a company's) says only that something changed.
+    const byId = this.readsById && parsed.data.every((e) => e.subscriptionType.startsWith('contact.'));
     return {
       ok: true, eventIds: parsed.data.map((e) => String(e.eventId)), replayKey: signature, contacts: [], deleted,
-      pull: parsed.data.some((e) => !/\.deletion$|\.privacyDeletion$/.test(e.subscriptionType)),
+      pull: changed.length > 0 && !byId, ...(byId && changed.length ? { read: changed } : {}),
     };
   }
 }

@@ -13,6 +13,11 @@ export const pipedriveSource = z.strictObject({
   pageSize: z.number().int().min(1).max(500).default(500),
   overlap: duration.default(300_000),
   selection: z.strictObject({ filterId: z.number().int().positive().optional() }).default({}),
+  /**
+   * How often the whole selection is compared with what the daemon holds: what finds contacts that left it or were
+   * deleted without a change or a webhook (incremental runs see only changes).
+   */
+  compareEvery: duration.default(3_600_000),
   /** HTTP Basic credentials Pipedrive sends with webhooks (http_auth_user / http_auth_password). */
   webhookUser: z.string().min(1).optional(),
   webhookPassword: secret.optional(),

@@ -43,9 +43,11 @@ export class PipedriveSource implements Source {
   readonly pulls = true;
   private readonly config: PipedriveConfig;
   private readonly api: PipedriveApi;
+  readonly compareEvery: number;
 
   constructor(sync: SyncConfig, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.config = sync.source as PipedriveConfig;
+    this.compareEvery = this.config.compareEvery;
     this.api = new PipedriveApi(this.config, redis, keys, log, metrics);
   }
 
@@ -73,6 +75,16 @@ export class PipedriveSource implements Source {
         yield { contacts: page.map((p) => this.contact(p)) };
       }
       return;
+    }
+    if (options.compare) {
+      // Deleted persons are in no updated_since answer: the selection's ids are compared with what is held. Pipedrive
+      // has no ids-only listing and prices a list request, not its records: the cheapest way is pages of 500 (10 tokens
+      // each); persons not held come along with their fields.
+      for await (const page of this.persons({ ...selection, sort_by: 'id', sort_direction: 'asc' }, { ...options, full: false })) {
+        const ids = page.map((p) => String(p.id));
+        const held = await options.known(ids);
+        yield { contacts: page.filter((p) => !held.has(String(p.id))).map((p) => this.contact(p)), present: ids };
+      }
     }
     const since = new Date(Math.max(0, (options.since ?? 0) - this.config.overlap)).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const selected = new Set<string>();
