@@ -1,4 +1,4 @@
-// `./dev bench daemon [--scenario hubspot|csv|mirror|all] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
+// `./dev bench daemon [--scenario hubspot|csv|mirror|list|all] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
 // end, as its own process, against the reference server. `hubspot` (the default): import throughput from the HubSpot
 // stand-in against the binding rate-limit ceiling, webhook-to-dialable latency when idle, and the daemon's peak RSS.
 // `csv`: a generated CSV file streamed into the campaign, with the daemon's RSS over the run. `mirror`: call-detail
@@ -62,6 +62,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { startHubSpotStandIn, type HubSpotStandIn, type HubSpotStandInStats } from '../crm-stand-ins/hubspot.ts';
 import { VALID_PHONE_COUNT, generatePeople, validPhone } from '../crm-stand-ins/contacts.ts';
@@ -85,7 +86,9 @@ import {
 // ---------------------------------------------------------------------------------------------- options
 
 const FLAGS = {
-  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), or all' },
+  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), list (a HubSpot list: idle run requests, comparison rate, webhook latency idle and beside another import), or all' },
+  'list-members': { def: 100_000, help: 'list: members of the HubSpot list the measured sync selects' },
+  'other-members': { def: 50_000, help: 'list: contacts the other sync imports while webhook latency is measured the second time' },
   contacts: { def: 100_000, help: 'contacts seeded in the HubSpot stand-in and imported by the first (full) run' },
   webhooks: { def: 50, help: 'contacts created one at a time, each with its signed creation webhook (latency)' },
   'pause-ms': { def: 1_000, help: 'pause between two webhooks (the HubSpot search gate spaces searches by 210 ms)' },
@@ -106,7 +109,7 @@ const FLAGS = {
 } as const;
 
 const opts = readFlags(FLAGS, { command: 'daemon', example: 'BENCH_CONTACTS=20000', width: 15 });
-const SCENARIOS = { hubspot: ['hubspot'], csv: ['csv'], mirror: ['mirror'], all: ['hubspot', 'csv', 'mirror'] } as const;
+const SCENARIOS = { hubspot: ['hubspot'], csv: ['csv'], mirror: ['mirror'], list: ['list'], all: ['hubspot', 'csv', 'mirror', 'list'] } as const;
 if (!Object.hasOwn(SCENARIOS, opts.scenario)) throw new Error(`--scenario must be one of ${Object.keys(SCENARIOS).join(', ')}; got ${opts.scenario}`);
 const scenarios = SCENARIOS[opts.scenario as keyof typeof SCENARIOS];
 if (opts.contacts < 1 || opts.contacts + opts.webhooks > VALID_PHONE_COUNT) throw new Error(`--contacts + --webhooks must be 1..${VALID_PHONE_COUNT}`);
@@ -1376,12 +1379,194 @@ function printMirrorReport(r: { seconds: number; machine: Machine; throughput: M
   }
 }
 
+// ------------------------------------------------------------------------------------- the list scenario
+
+// list: issue 18 §2, a HubSpot list of `--list-members` members whose work grows with what changed.
+// The stand-in (its requestsPer10Seconds = the daemon's = `--hubspot-rate`) holds the list's members and
+// `--other-members` more contacts for a second sync (its own list, empty at first, its own dialer key and campaign).
+// 1. The first run imports the list (join order + batch reads; timed, for the record).
+// 2. An idle incremental run (queued as the schedule queues one): HubSpot requests it sends.
+// 3. The full comparison (queued as its schedule does): members compared per second against the binding ceiling,
+//    requestsPer10Seconds / 10 × 250 members a page (the membership read is the comparison's only HubSpot cost).
+// 4. Webhook → number dialable: `--webhooks` contacts created, added to the list and announced by a signed
+//    contact.creation webhook, one every `--pause-ms`, until the number is listed in the campaign: first with the
+//    daemon otherwise idle, then again while the second sync runs its full import of `--other-members` contacts
+//    (added to its list just before).
+interface ListPhase { seconds: number; hubspotRequests: Record<string, number>; run: RunRecord | null }
+
+async function runList(): Promise<void> {
+  const files = filesOf('list');
+  const redisPrefix = testPrefix(REDIS_URL);
+  redisPrefixes.push(redisPrefix);
+  const members = opts['list-members'];
+  const others = opts['other-members'];
+  if (members + others + 2 * opts.webhooks > VALID_PHONE_COUNT) throw new Error(`--list-members + --other-members + 2 × --webhooks must be at most ${VALID_PHONE_COUNT}`);
+  const rate = opts['hubspot-rate'];
+  store = new Store(':memory:');
+  server = await startServer(store, { rateLimit: DEFAULT_RATE_LIMIT });
+  const srv = server;
+  const account = await srv.consolePost<{ id: string }>('/accounts', { name: 'Bench list', timezone: 'America/New_York' });
+  const campaign = async (name: string) => (await srv.consolePost<{ id: string }>(`/accounts/${account.id}/campaigns`, { name, type: 'Dynamic', state: 'Active' })).id;
+  const listCampaign = await campaign('HubSpot list');
+  const otherCampaign = await campaign('Other sync');
+  const key = (name: string, roles: string[]) => srv.consolePost<{ token: string }>(`/accounts/${account.id}/apiKeys`, { name, roles }).then((k) => k.token);
+  const listToken = await key('list sync', ['CampaignNumberAdmin']);
+  const otherToken = await key('other sync', ['CampaignNumberAdmin']);
+  const pollKeys = await Promise.all(Array.from({ length: Math.max(2, Math.ceil(1000 / opts['poll-ms'] / POLL_KEY_RATE)) }, (_, i) => key(`poll ${i}`, ['CampaignReader'])));
+  let nextKey = 0;
+  const listed = async (e164: string): Promise<boolean> => {
+    const params = new URLSearchParams({ range: '[0,0]', filter: JSON.stringify({ number: e164.slice(1) }) });
+    const res = await fetch(`${srv.base}/v1/accounts/${account.id}/campaigns/${listCampaign}/numbers?${params}`, { headers: { authorization: `Bearer ${pollKeys[nextKey++ % pollKeys.length]}` } });
+    await res.arrayBuffer();
+    return res.status === 200 && Number(res.headers.get('x-total-count')) > 0;
+  };
+
+  const tSeed = now();
+  standIn = await startHubSpotStandIn({ contacts: members + others, seed: 1, clientSecret: CLIENT_SECRET, requestsPer10Seconds: rate });
+  const hs = standIn;
+  const all = hs.contacts();
+  const listId = hs.lists.create('Call this week', all.slice(0, members).map((c) => c.id));
+  const otherListId = hs.lists.create('Other campaign', []);
+  console.log(`HubSpot stand-in: ${members + others} contacts, a list of ${members}, seeded in ${round((now() - tSeed) / 1000, 2)} s (${rate} requests per 10 s)`);
+
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const source = (list: string) => ({
+    type: 'hubspot', baseUrl: hs.url, accessToken: '${BENCH_HUBSPOT_TOKEN}', clientSecret: '${BENCH_HUBSPOT_CLIENT_SECRET}',
+    requestsPer10Seconds: rate, selection: { listId: list }, compareEvery: '24h',
+  });
+  const mapping = { phone: 'phone', defaultCountry: 'US', variables: { firstName: 'firstname', company: 'company' } };
+  const raw = {
+    redis: { url: REDIS_URL, prefix: redisPrefix.prefix },
+    http: { host: '127.0.0.1', port, publicUrl },
+    dialer: { baseUrl: srv.base, accountId: account.id, apiToken: '${BENCH_DIALER_TOKEN}', rateLimit: { perSecond: DIALER.perSecond, burst: DIALER.burst } },
+    syncs: [
+      // Schedules of a day: the bench queues the runs it measures, as the schedules would.
+      { id: SYNC_ID, source: source(listId), campaignId: listCampaign, mapping, schedule: { every: '24h' } },
+      { id: 'other', source: source(otherListId), campaignId: otherCampaign, mapping, schedule: { every: '24h' }, dialer: { apiToken: '${BENCH_OTHER_TOKEN}' } },
+    ],
+    log: { level: 'info' },
+  };
+  const env = { ...process.env, BENCH_DIALER_TOKEN: listToken, BENCH_OTHER_TOKEN: otherToken, BENCH_HUBSPOT_TOKEN: hs.token, BENCH_HUBSPOT_CLIENT_SECRET: CLIENT_SECRET };
+  writeDaemonConfig(files.config, raw, env);
+  const redis = benchRedis();
+  const keysOf = (syncId: string, campaignId: string) => new SyncKeys(redisPrefix.prefix, syncId, campaignKey(srv.base, account.id, campaignId));
+  const keys = keysOf(SYNC_ID, listCampaign);
+  const otherKeys = keysOf('other', otherCampaign);
+  const syncs = new Queue('syncs', { connection: redis, prefix: redisPrefix.prefix });
+  /** Queues a run as the daemon's schedules do (a flag in the sync's meta, then the deduplicated pull job); waits for it to finish. */
+  const queueRun = async (k: SyncKeys, syncId: string, flag: string, wait = true): Promise<RunRecord | null> => {
+    const before = await redis.llen(k.runs);
+    await redis.hset(k.meta, flag, '1');
+    await syncs.add('pull', { syncId, trigger: 'bench' }, { deduplication: { id: `pull-${syncId}`, keepLastIfActive: true } });
+    if (!wait) return null;
+    return waitRun(k, before);
+  };
+  const waitRun = async (k: SyncKeys, before: number, timeoutS = opts['import-seconds']): Promise<RunRecord> => {
+    const t = now();
+    for (;;) {
+      if ((await redis.llen(k.runs)) > before) {
+        const [id] = await redis.lrange(k.runs, 0, 0);
+        const run = await readRun(redis, k.run(id!));
+        if (run && run.status !== 'running' && (await redis.hlen(k.batches)) === 0) return run;
+      }
+      if ((now() - t) / 1000 > timeoutS) throw new Error(`no finished run after ${timeoutS} s; log:\n${logTail(files.log)}`);
+      await sleep(100);
+    }
+  };
+  const phase = async (f: () => Promise<RunRecord | null>): Promise<ListPhase> => {
+    const before = { ...hs.stats.byRoute };
+    const t = now();
+    const run = await f();
+    const seconds = round((now() - t) / 1000, 2);
+    const hubspotRequests: Record<string, number> = {};
+    for (const [route, n] of Object.entries(hs.stats.byRoute)) if (n > (before[route] ?? 0)) hubspotRequests[route] = n - (before[route] ?? 0);
+    return { seconds, hubspotRequests, run };
+  };
+  const total = (p: ListPhase) => Object.values(p.hubspotRequests).reduce((a, b) => a + b, 0);
+
+  // 1. The import.
+  const t0 = now();
+  spawnDaemon(files, env);
+  await waitListening(publicUrl, t0, files);
+  const imported = await phase(() => waitRun(keys, 0));
+  console.log(`import: ${members} members in ${imported.seconds} s (${total(imported)} HubSpot requests)`);
+  await waitRun(otherKeys, 0);
+
+  // 2. An idle incremental run; 3. the comparison.
+  const idleRun = await phase(() => queueRun(keys, SYNC_ID, 'pullWanted'));
+  console.log(`idle incremental run: ${total(idleRun)} HubSpot requests ${JSON.stringify(idleRun.hubspotRequests)}`);
+  const compared = await phase(() => queueRun(keys, SYNC_ID, 'compareWanted'));
+  const membersPerSecond = members / compared.seconds;
+  const ceiling = (rate / 10) * 250;
+  console.log(`comparison: ${members} members in ${compared.seconds} s = ${round(membersPerSecond, 0)}/s, ${round((100 * membersPerSecond) / ceiling, 1)}% of ${ceiling}/s`);
+
+  // 4. Webhook → dialable, idle and during the other sync's import.
+  let next = members + others;
+  const webhookLatency = async (during: string): Promise<{ latencyMs: Stats; timeouts: number }> => {
+    const samples: number[] = [];
+    let timeouts = 0;
+    for (let i = 0; i < opts.webhooks; i++) {
+      await sleep(opts['pause-ms']);
+      const e164 = validPhone(next++);
+      const t = now();
+      const c = hs.createContact({ firstname: 'Webhook', lastname: `List ${i}`, email: `list.${during}.${i}@example.com`, phone: e164, company: 'Hooli' });
+      hs.lists.add(listId, [c.id]);
+      const res = await hs.sendWebhook([{
+        eventId: 8_000_000 + next, subscriptionId: 4001, portalId: 62515, appId: 1160452, occurredAt: Date.now(),
+        subscriptionType: 'contact.creation', attemptNumber: 0, objectId: Number(c.id), changeSource: 'CRM_UI',
+      }], { url: `${publicUrl}/webhooks/${SYNC_ID}` });
+      if (res.status !== 200) throw new Error(`webhook: ${res.status} ${res.body}`);
+      for (;;) {
+        if (await listed(e164)) { samples.push(now() - t); break; }
+        if (now() - t > 30_000) { timeouts++; break; }
+        await sleep(opts['poll-ms']);
+      }
+    }
+    return { latencyMs: stats(samples), timeouts };
+  };
+  const idle = await webhookLatency('idle');
+  console.log(`webhook → dialable, idle: p50 ${idle.latencyMs.p50} ms, p99 ${idle.latencyMs.p99} ms`);
+  hs.lists.add(otherListId, all.slice(members, members + others).map((c) => c.id));
+  const otherBefore = await redis.llen(otherKeys.runs);
+  await queueRun(otherKeys, 'other', 'fullRequested', false);
+  // The other import must have started (its run exists) before the samples count as "during".
+  while ((await redis.llen(otherKeys.runs)) === otherBefore) await sleep(20);
+  const busy = await webhookLatency('busy');
+  const otherRun = await readRun(redis, otherKeys.run((await redis.lrange(otherKeys.runs, 0, 0))[0]!));
+  const otherStillRunning = otherRun?.status === 'running';
+  console.log(`webhook → dialable, during the other import: p50 ${busy.latencyMs.p50} ms, p99 ${busy.latencyMs.p99} ms (import ${otherStillRunning ? 'still running at the end' : 'ended before the last sample'})`);
+  await waitRun(otherKeys, otherBefore);
+  await syncs.close();
+  const exitCode = await stopDaemon();
+
+  const report = {
+    date: new Date().toISOString(), node: process.version, options: opts, seconds: round((now() - startedAt) / 1000, 1), machine: machine(loadAtStart),
+    members, imported, idleRun, compared: { ...compared, membersPerSecond: round(membersPerSecond, 0), ceiling, percentOfCeiling: round((100 * membersPerSecond) / ceiling, 1) },
+    webhooks: { idle, duringOtherImport: { ...busy, otherMembers: others, otherImportStillRunningAtEnd: otherStillRunning, otherRun } },
+    daemonExitCode: exitCode,
+  };
+  const mark = (ok: boolean) => (ok ? 'ok' : 'MISS');
+  const line = printFiguresHeading(118, [`list scenario, total run ${report.seconds} s`, describeMachine(report.machine)]);
+  console.log(`list import        ${members} members in ${imported.seconds} s, ${total(imported)} HubSpot requests ${JSON.stringify(imported.hubspotRequests)}`);
+  console.log(`idle incremental   ${total(idleRun)} HubSpot requests ${JSON.stringify(idleRun.hubspotRequests)} in ${idleRun.seconds} s [target <= 5: ${mark(total(idleRun) <= 5)}]`);
+  console.log(`full comparison    ${members} members in ${compared.seconds} s = ${report.compared.membersPerSecond}/s = ${report.compared.percentOfCeiling}% of the ceiling ` +
+    `${rate}/10 requests/s × 250 members = ${ceiling}/s [target >= 90%: ${mark(report.compared.percentOfCeiling >= 90)}]; ${JSON.stringify(compared.hubspotRequests)}`);
+  for (const [name, w] of [['idle', idle], [`during the import of ${others} contacts by another sync`, busy]] as const) {
+    console.log(`webhook→dialable   ${name}: ${w.latencyMs.n} samples, p50 ${w.latencyMs.p50} ms, p90 ${w.latencyMs.p90} ms, p99 ${w.latencyMs.p99} ms, max ${w.latencyMs.max} ms ` +
+      `[target p99 < 1000 ms: ${mark(w.latencyMs.n > 0 && w.latencyMs.p99 < 1000 && w.timeouts === 0)}]${w.timeouts ? `; ${w.timeouts} NOT LISTED within 30 s` : ''}`);
+  }
+  console.log(line);
+  writeResults(`daemon-list-${report.date.replace(/[:.]/g, '-')}`, report);
+}
+
 try {
   for (const [i, scenario] of scenarios.entries()) {
     if (i > 0) await closeScenario();
     console.log(`\n=== scenario ${scenario}`);
     if (scenario === 'hubspot') await runHubSpot();
     else if (scenario === 'csv') await runCsv();
+    else if (scenario === 'list') await runList();
     else await runMirror();
   }
 } catch (err) {

@@ -114,7 +114,7 @@ describe('operations page', () => {
     expect(body.queuesWritable).toBe(false);
     expect(body.syncs).toHaveLength(1);
     const s = body.syncs[0];
-    expect(s).toMatchObject({ sync: 'leads', source: 'csv', campaignId: f.campaignId, contacts: 3, numbers: 2, parked: 1, mirror: null });
+    expect(s).toMatchObject({ sync: 'leads', source: 'csv', campaignId: f.campaignId, contacts: 3, numbers: 2, parked: 1, mirror: null, lastCompareAt: null, compareEvery: null });
     expect(s.parkedRecords).toEqual([expect.objectContaining({ contactId: HOSTILE_ID, code: 'http_409' })]);
     expect(s.parkedRecords[0].phone).toMatch(new RegExp(`${validPhone(3).slice(-4)}$`));
     expect(JSON.stringify(body)).not.toContain(validPhone(3));

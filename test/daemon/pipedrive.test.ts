@@ -130,6 +130,29 @@ describe('Pipedrive: import by filter, incremental runs, webhooks', () => {
     await noRejections(d);
   });
 
+  it('persons deleted without a webhook stay through incremental runs and leave with the comparison, which lists the filter in pages', async () => {
+    const gone = pd.persons().filter(inFilter).slice(0, 2);
+    for (const p of gone) pd.deletePerson(p.id);
+    // Deleted persons are in no updated_since answer: an incremental run cannot see them.
+    expect(await pullAndSettle(d, 'pd')).toMatchObject({ mode: 'incremental', status: 'done', left: 0 });
+    for (const p of gone) expect(await numbers(f)).toHaveProperty([e164(p.phones[0]!.value)!]);
+    const before = { requests: pd.stats.requests, tokens: pd.stats.tokensUsed };
+    const started = Date.now();
+    const run = await pullAndSettle(d, 'pd', false, 'compare');
+    expect(run).toMatchObject({ mode: 'compare', status: 'done', left: 2, rejected: 0 });
+    expect(await numbers(f)).toEqual(expected(pd, inFilter));
+    // The filter's persons in pages of 15 (the sync's pageSize), then the two updated_since reads of an incremental
+    // run: list requests only, 10 tokens each.
+    const pages = Math.ceil(pd.persons().filter(inFilter).length / 15);
+    const requests = pd.stats.requests - before.requests;
+    expect(requests).toBeGreaterThanOrEqual(pages + 2);
+    expect(requests).toBeLessThanOrEqual(pages + 3);
+    expect(pd.stats.tokensUsed - before.tokens).toBe(10 * requests);
+    const { syncStatus } = await import('../../daemon/sync/status.ts');
+    const status = await syncStatus(d.runtimes.get('pd')!);
+    expect(Date.parse(status.lastCompareAt!)).toBeGreaterThanOrEqual(started - 1000);
+  });
+
   it('a change webhook makes the daemon pull the change', async () => {
     const p = pd.createPerson({ name: 'Hugo Hook', phones: [{ value: validPhone(5100) }], segment: 'warm' });
     const res = await pd.sendWebhook('create', p, null, { url: hook, ...WEBHOOK });
@@ -167,24 +190,52 @@ describe('Pipedrive: import by filter, incremental runs, webhooks', () => {
   it('sent Pipedrive no request its API refuses', () => sentNothingRefused(pd));
 });
 
+/**
+ * A daemon with one Pipedrive sync (its first run ended) against a fresh stand-in and server; `cleanups` stops them.
+ */
+async function startPipedrive(cleanups: (() => Promise<unknown>)[], standIn: Parameters<typeof startPipedriveStandIn>[0], source: Record<string, unknown>,
+  sync: Record<string, unknown> = {}, timeoutMs = 10_000) {
+  const redis = testPrefix();
+  cleanups.push(() => redis.cleanup());
+  const f = await dialerFixture();
+  cleanups.push(() => f.server.close());
+  const pd = await startPipedriveStandIn(standIn);
+  cleanups.push(() => pd.close());
+  const d = await Daemon.start(daemonConfig(f, redis.prefix, [{ ...pipedriveSync(pd, f.campaignId, source), ...sync }], { shutdownTimeout: '2s' }), { log: quietLog });
+  cleanups.push(() => d.close());
+  const run = await waitFor(async () => (await runs(d, 'pd')).find((r) => r.status !== 'running'), 'the first run to end', timeoutMs);
+  return { f, pd, d, run };
+}
+
+describe('Pipedrive: the comparison on its own schedule', () => {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const c of cleanups.reverse()) await c();
+  });
+
+  it('removes a person deleted without a webhook at the next scheduled comparison', async () => {
+    // Pulls once an hour, compares every 2 s: only the comparison can remove a person deleted without a webhook.
+    const { f, pd, d } = await startPipedrive(cleanups, { persons: 20 }, { compareEvery: '2s' }, { schedule: { every: '1h' } });
+    await settle(d);
+    const gone = pd.persons()[4]!;
+    const phone = e164(gone.phones[0]!.value)!;
+    expect(await numbers(f)).toHaveProperty([phone]);
+    pd.deletePerson(gone.id);
+    await waitFor(async () => !(phone in await numbers(f)), 'the comparison to delete the number', 20_000);
+    const run = (await runs(d, 'pd')).find((r) => r.left > 0)!;
+    expect(run).toMatchObject({ mode: 'compare', trigger: 'compare', status: 'done', left: 1 });
+    expect(await numbers(f)).toEqual(expected(pd, () => true));
+  });
+});
+
 describe('Pipedrive: the daily token budget', () => {
   const cleanups: (() => Promise<unknown>)[] = [];
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c();
   });
 
-  async function setUp(standIn: Parameters<typeof startPipedriveStandIn>[0], source: Record<string, unknown>, timeoutMs = 10_000) {
-    const redis = testPrefix();
-    cleanups.push(() => redis.cleanup());
-    const f = await dialerFixture();
-    cleanups.push(() => f.server.close());
-    const pd = await startPipedriveStandIn(standIn);
-    cleanups.push(() => pd.close());
-    const d = await Daemon.start(daemonConfig(f, redis.prefix, [pipedriveSync(pd, f.campaignId, source)], { shutdownTimeout: '2s' }), { log: quietLog });
-    cleanups.push(() => d.close());
-    const run = await waitFor(async () => (await runs(d, 'pd')).find((r) => r.status !== 'running'), 'the first run to end', timeoutMs);
-    return { f, pd, d, run };
-  }
+  const setUp = (standIn: Parameters<typeof startPipedriveStandIn>[0], source: Record<string, unknown>, timeoutMs = 10_000) =>
+    startPipedrive(cleanups, standIn, source, {}, timeoutMs);
 
   it('stops reading when the configured budget is spent: the run fails with an error naming the budget', async () => {
     // 50 persons in pages of 10 cost 60 tokens; the budget allows 3 pages.

@@ -31,8 +31,9 @@ const recordMembershipsAnswer = z.object({
 const CONTACTS_TYPE_ID = '0-1';
 /** Records per batch read (contacts, list memberships) and ids per IN filter. */
 const BATCH = 100;
-/** Members per page of a list's join order (HubSpot's maximum). */
+/** Members per page of a list's join order: HubSpot's maximum, and on a full read two batch reads' worth. */
 const MEMBERS_PAGE = 250;
+const MEMBERS_PAGE_FULL = 2 * BATCH;
 const batchAnswer = z.object({ results: z.array(z.object({ id: z.string(), properties: z.record(z.string(), z.unknown()).default({}) })) });
 
 const events = z.array(z.object({
@@ -179,7 +180,7 @@ export class HubSpotSource implements Source {
     let after: string | undefined = options.full ? options.resume ?? undefined : everyone ? undefined : options.position ?? undefined;
     for (;;) {
       const body = joinOrderAnswer.parse(await this.api.request('GET', this.api.lists(`/${listId}/memberships/join-order`), {
-        searchParams: { limit: String(MEMBERS_PAGE), ...(after ? { after } : {}) },
+        searchParams: { limit: String(options.full ? MEMBERS_PAGE_FULL : MEMBERS_PAGE), ...(after ? { after } : {}) },
       }, options.signal));
       const ids = body.results.map((r) => r.recordId);
       let wanted = ids;
