@@ -1485,11 +1485,13 @@ async function runList(): Promise<void> {
   };
   const total = (p: ListPhase) => Object.values(p.hubspotRequests).reduce((a, b) => a + b, 0);
 
-  // 1. The import.
-  const t0 = now();
-  spawnDaemon(files, env);
-  await waitListening(publicUrl, t0, files);
-  const imported = await phase(() => waitRun(keys, 0));
+  // 1. The import, from spawning the daemon (its requests all counted).
+  const imported = await phase(async () => {
+    const t0 = now();
+    spawnDaemon(files, env);
+    await waitListening(publicUrl, t0, files);
+    return waitRun(keys, 0);
+  });
   console.log(`import: ${members} members in ${imported.seconds} s (${total(imported)} HubSpot requests)`);
   await waitRun(otherKeys, 0);
 
@@ -1548,7 +1550,8 @@ async function runList(): Promise<void> {
   };
   const mark = (ok: boolean) => (ok ? 'ok' : 'MISS');
   const line = printFiguresHeading(118, [`list scenario, total run ${report.seconds} s`, describeMachine(report.machine)]);
-  console.log(`list import        ${members} members in ${imported.seconds} s, ${total(imported)} HubSpot requests ${JSON.stringify(imported.hubspotRequests)}`);
+  console.log(`list import        ${members} members in ${imported.seconds} s from spawning the daemon, ${total(imported)} HubSpot requests ` +
+    `(both syncs' first runs; the other's list is empty) ${JSON.stringify(imported.hubspotRequests)}`);
   console.log(`idle incremental   ${total(idleRun)} HubSpot requests ${JSON.stringify(idleRun.hubspotRequests)} in ${idleRun.seconds} s [target <= 5: ${mark(total(idleRun) <= 5)}]`);
   console.log(`full comparison    ${members} members in ${compared.seconds} s = ${report.compared.membersPerSecond}/s = ${report.compared.percentOfCeiling}% of the ceiling ` +
     `${rate}/10 requests/s × 250 members = ${ceiling}/s [target >= 90%: ${mark(report.compared.percentOfCeiling >= 90)}]; ${JSON.stringify(compared.hubspotRequests)}`);

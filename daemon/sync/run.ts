@@ -215,9 +215,12 @@ export async function runSync(rt: SyncRuntime, runId: string, trigger: string, s
       await reconcileCampaign(rt);
       await redis.hdel(keys.meta, 'reconcile');
     }
-    // Parked records are retried by every run.
-    const parked = await redis.hkeys(keys.parked);
-    for (let i = 0; i < parked.length; i += 1000) await redis.sadd(keys.dirty, ...parked.slice(i, i + 1000));
+    // Parked records are retried by every run that reads the source, not by the runs webhooks queue: those come
+    // with every change, and retrying every parked number for each would make a webhook cost the parked count.
+    if (run.mode !== 'inbox') {
+      const parked = await redis.hkeys(keys.parked);
+      for (let i = 0; i < parked.length; i += 1000) await redis.sadd(keys.dirty, ...parked.slice(i, i + 1000));
+    }
     await resumeBatches(rt);
     await drainInbox(rt, runId, signal);
     if (rt.source.pulls && run.mode !== 'inbox') {

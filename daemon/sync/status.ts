@@ -43,6 +43,6 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20): Promi
     if (parkedRecords.length >= parked) break;
   }
   return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, runs: records, parkedRecords,
-    lastCompareAt: lastCompareAt ? new Date(Number(lastCompareAt)).toISOString() : null, compareEvery: rt.source.compareEvery ?? null,
+    lastCompareAt: lastCompareAt && rt.source.compareEvery ? new Date(Number(lastCompareAt)).toISOString() : null, compareEvery: rt.source.compareEvery ?? null,
     mirror: readMirror(mirror) };
 }

@@ -380,6 +380,18 @@ describe('HubSpot: phone numbers that cannot be dialed', () => {
   });
 });
 
+/** Requests the stand-in received per route since `before` (a copy of stats.byRoute), routes with none left out. */
+function requestsSince(hs: HubSpotStandIn, before: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [route, n] of Object.entries(hs.stats.byRoute)) if (n - (before[route] ?? 0) > 0) out[route] = n - (before[route] ?? 0);
+  return out;
+}
+
+const JOIN_ORDER = 'GET lists/:listId/memberships/join-order';
+const MEMBERSHIPS_BY_RECORD = 'POST lists/records/memberships/batch/read';
+const BATCH_READ = 'POST contacts/batch/read';
+const SEARCH = 'POST contacts/search';
+
 describe('HubSpot: selection by filterGroups, onLeave delete and keep', () => {
   const redis = testPrefix();
   let f: DialerFixture;
@@ -441,19 +453,24 @@ describe('HubSpot: selection by filterGroups, onLeave delete and keep', () => {
     await noRejections(d, 'leads-kept');
     sentNothingRefused(hs);
   });
+
+  it('a webhook\'s contacts are read by id within the filters: one search for the three, no read of what else changed', async () => {
+    const [changed, joining, leaving] = [people[2]!, people[3]!, people[4]!];
+    hs.updateContact(changed.id, { company: 'Initech' });
+    hs.updateContact(joining.id, { lifecyclestage: 'lead' });
+    hs.updateContact(leaving.id, { lifecyclestage: 'customer' });
+    const before = { ...hs.stats.byRoute };
+    const runsBefore = (await runs(d, 'leads')).length;
+    const res = await hs.sendWebhook([changed, joining, leaving].map((c) => event('contact.propertyChange', c.id)), { url: `${d.address}/webhooks/leads` });
+    expect(res.status).toBe(200);
+    await waitFor(async () => (await runs(d, 'leads')).length > runsBefore, 'the run the webhook queued');
+    await settle(d);
+    expect((await runs(d, 'leads'))[0]).toMatchObject({ mode: 'inbox', trigger: 'webhook', status: 'done', seen: 2, left: 1 });
+    expect(requestsSince(hs, before)).toEqual({ [SEARCH]: 1 });
+    await expectCampaign(f, leads());
+    sentNothingRefused(hs);
+  });
 });
-
-/** Requests the stand-in received per route since `before` (a copy of stats.byRoute), routes with none left out. */
-function requestsSince(hs: HubSpotStandIn, before: Record<string, number>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [route, n] of Object.entries(hs.stats.byRoute)) if (n - (before[route] ?? 0) > 0) out[route] = n - (before[route] ?? 0);
-  return out;
-}
-
-const JOIN_ORDER = 'GET lists/:listId/memberships/join-order';
-const MEMBERSHIPS_BY_RECORD = 'POST lists/records/memberships/batch/read';
-const BATCH_READ = 'POST contacts/batch/read';
-const SEARCH = 'POST contacts/search';
 
 // v3 names the legacy paths, /crm/v3/lists/{listId}/...: the version comes before "lists" there.
 describe.each(['2026-09', 'v3'])('HubSpot: selection by list (apiVersion %s)', (apiVersion) => {
