@@ -220,10 +220,10 @@ describe('two daemon processes on one Redis', () => {
     }));
     expect(pushedBy.every((n) => n > 0)).toBe(true);
     expect(pushedBy[0]! + pushedBy[1]!).toBe(expected.length);
-    // One scheduler for the one sync, however many processes started.
+    // One scheduler for the one sync's pulls and one for its comparison, however many processes started.
     const queue = new Queue('syncs', { connection: redis, prefix: w.prefix });
     try {
-      expect((await queue.getJobSchedulers()).map((s) => s.key)).toEqual(['tick-leads']);
+      expect((await queue.getJobSchedulers()).map((s) => s.key).sort()).toEqual(['compare-leads', 'tick-leads']);
     } finally {
       await queue.close();
     }
