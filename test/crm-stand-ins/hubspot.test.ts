@@ -322,6 +322,61 @@ describe('auth, reads and lists', () => {
   });
 });
 
+describe('list memberships in join order, and records\' list memberships', () => {
+  let hs: HubSpotStandIn;
+  let t = Date.parse('2026-03-01T00:00:00Z');
+  beforeAll(async () => {
+    hs = await startHubSpotStandIn({ contacts: 10, requestsPer10Seconds: 1000, now: () => t });
+  });
+  afterAll(() => hs.close());
+
+  async function joinOrder(listId: string, after?: string, limit = 2): Promise<{ ids: string[]; next?: string; status: number }> {
+    const res = await call(hs, 'GET', `/crm/lists/${hs.apiVersion}/${listId}/memberships/join-order?limit=${limit}${after ? `&after=${after}` : ''}`);
+    return { ids: res.body.results?.map((m: { recordId: string }) => m.recordId), next: res.body.paging?.next?.after, status: res.status };
+  }
+
+  it('pages members in the order they joined (ties by id); a kept cursor finds members who join later, and a re-added member moves to the end', async () => {
+    const listId = hs.lists.create('Join order', ['1005', '1003']);
+    t += 1000; hs.lists.add(listId, ['1001']);
+    t += 1000; hs.lists.add(listId, ['1009']);
+    const first = await joinOrder(listId);
+    expect(first).toMatchObject({ status: 200, ids: ['1003', '1005'] });
+    const second = await joinOrder(listId, first.next);
+    expect(second.ids).toEqual(['1001', '1009']);
+    expect(second.next).toBeUndefined();
+    // The cursor of the last full page, kept: members added afterwards come after it.
+    t += 1000; hs.lists.add(listId, ['1002']);
+    hs.lists.remove(listId, ['1003']);
+    t += 1000; hs.lists.add(listId, ['1003']);
+    expect((await joinOrder(listId, first.next, 10)).ids).toEqual(['1001', '1009', '1002', '1003']);
+    const legacy = await call(hs, 'GET', `/crm/v3/lists/${listId}/memberships/join-order?limit=250`);
+    expect(legacy.body.results.map((m: { recordId: string }) => m.recordId)).toEqual(['1005', '1001', '1009', '1002', '1003']);
+    expect(legacy.body.results[0].membershipTimestamp).toBe('2026-03-01T00:00:00.000Z');
+    expectHubSpotError(await call(hs, 'GET', `/crm/lists/${hs.apiVersion}/${listId}/memberships/join-order?after=not-a-cursor`), 400, 'VALIDATION_ERROR');
+    expectHubSpotError(await call(hs, 'GET', `/crm/lists/${hs.apiVersion}/${listId}/memberships/join-order?limit=251`), 400, 'VALIDATION_ERROR');
+    expectHubSpotError(await call(hs, 'GET', `/crm/lists/${hs.apiVersion}/777/memberships/join-order`), 404, 'OBJECT_NOT_FOUND');
+  });
+
+  it('batch-reads the lists each record is in, and refuses inputs HubSpot\'s schema refuses', async () => {
+    const a = hs.lists.create('A', ['1004', '1006']);
+    const b = hs.lists.create('B', ['1006']);
+    const path = `/crm/lists/${hs.apiVersion}/records/memberships/batch/read`;
+    const res = await call(hs, 'POST', path, { inputs: ['1004', '1006', '1008'].map((recordId) => ({ objectTypeId: '0-1', recordId })) });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('COMPLETE');
+    const lists = Object.fromEntries(res.body.results.map((r: { recordId: string; recordListMemberships: { listId: string }[] }) =>
+      [r.recordId, r.recordListMemberships.map((m) => m.listId).filter((id) => id === a || id === b)]));
+    expect(lists).toEqual({ 1004: [a], 1006: [a, b], 1008: [] });
+    expect(res.body.results[0].recordListMemberships[0]).toMatchObject({ listId: a, firstAddedTimestamp: expect.stringMatching(/^2026-/), lastAddedTimestamp: expect.stringMatching(/^2026-/) });
+    const before = hs.stats.refused;
+    expectHubSpotError(await call(hs, 'POST', path, { inputs: [{ recordId: '1004' }] }), 400, 'VALIDATION_ERROR');
+    expectHubSpotError(await call(hs, 'POST', path, { inputs: [{ objectTypeId: '0-1', recordId: 1004 }] }), 400, 'VALIDATION_ERROR');
+    expectHubSpotError(await call(hs, 'POST', `/crm/v3/lists/records/memberships/batch/read`, { ids: ['1004'] }), 400, 'VALIDATION_ERROR');
+    expect(hs.stats.refused).toBe(before + 3);
+    expect(hs.stats.byRoute['POST lists/records/memberships/batch/read']).toBe(4);
+  });
+});
+
 describe('rate limits', () => {
   let clock = Date.parse('2026-06-01T00:00:00.000Z');
   let hs: HubSpotStandIn;

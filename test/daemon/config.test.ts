@@ -75,14 +75,14 @@ describe('a valid configuration', () => {
     const [hubspot, pipedrive, webhook, csv] = c.syncs;
     expect(hubspot!.source).toEqual({
       type: 'hubspot', baseUrl: 'https://api.hubapi.com', accessToken: HUBSPOT_TOKEN, clientSecret: CLIENT_SECRET, apiVersion: '2026-09',
-      searchPerSecond: 5, requestsPer10Seconds: 100, pageSize: 200, overlap: 300_000, selection: {}, properties: [],
+      searchPerSecond: 5, requestsPer10Seconds: 100, pageSize: 200, overlap: 300_000, compareEvery: 3_600_000, selection: {}, properties: [],
     });
     expect(hubspot!.schedule).toEqual({ every: 900_000 });
     expect(hubspot!.onLeave).toBe('delete');
     expect(hubspot!.mapping).toEqual({ id: 'id', phone: ['phone'], variables: {}, defaultCountry: 'US' });
     expect(pipedrive!.source).toEqual({
       type: 'pipedrive', baseUrl: 'https://api.pipedrive.com', apiToken: PIPEDRIVE_TOKEN, burstPer2Seconds: 20, dailyTokens: 30_000,
-      pageSize: 500, overlap: 300_000, selection: {}, webhookUser: 'pd', webhookPassword: PD_PASSWORD,
+      pageSize: 500, overlap: 300_000, compareEvery: 3_600_000, selection: {}, webhookUser: 'pd', webhookPassword: PD_PASSWORD,
     });
     expect(webhook!.source).toEqual({ type: 'webhook', secret: WEBHOOK_SECRET });
     expect(webhook!.mapping).toEqual({ id: 'email', phone: ['mobile', 'phone'], variables: { name: 'firstName' } });
@@ -222,6 +222,14 @@ describe('each kind of mistake names the key path, the bad value and what is all
     expect(p).toMatch(/^syncs\.0\.schedule/);
     expect(p).toContain('15 minutes');
     // What is allowed: a duration written like 15m.
+    expect(p).toMatch(/duration/);
+  });
+
+  it('a bad compareEvery, naming the key and what a duration is', () => {
+    const raw = minimalConfig();
+    raw.syncs[0].source = { type: 'pipedrive', apiToken: PIPEDRIVE_TOKEN, compareEvery: 'hourly' };
+    const p = problemsOf(raw).problems.join('\n');
+    expect(p).toMatch(/^syncs\.0\.source\.compareEvery/);
     expect(p).toMatch(/duration/);
   });
 
