@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +20,8 @@ import type { RunRecord } from '../../daemon/state/sync-state.ts';
 import { REDIS_URL, campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createCampaign } from '../support/server.ts';
 
-const ROOT = '/work/main';
+/** This checkout (the CLI under test is its own, wherever the repository lives). */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CONTACTS = 20;
 const HS_TOKEN = `pat-na1-${randomBytes(8).toString('hex')}`;
 const HS_CLIENT_SECRET = `hs-secret-${randomBytes(8).toString('hex')}`;
@@ -236,6 +238,10 @@ syncs:
     const status = printedJson(s.stdout);
     expect(status).toHaveLength(1);
     expect(status[0]).toMatchObject({ sync: 'hs', source: 'hubspot', campaignId: f.campaignId, contacts: CONTACTS, numbers: CONTACTS, openBatches: 0, parked: 0 });
+    // The sync's full import compared the whole selection: status says when, and how often it compares.
+    expect(status[0]).toMatchObject({ compareEvery: 3_600_000, lastCompareAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    const text = await cli(['status', '--config', configFile], env());
+    expect(text.stdout).toContain(`last comparison with the whole selection ${status[0].lastCompareAt} (every 60 min)`);
     expect(status[0].runs.map((x: RunRecord) => x.id)).toContain(run.id);
     expect(status[0].runs.find((x: RunRecord) => x.id === run.id)).toMatchObject({ status: 'done', pushed: CONTACTS });
     // No secret reaches the operator's terminal.

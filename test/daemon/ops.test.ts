@@ -251,6 +251,8 @@ describe('operations page', () => {
       expect(await cell(latest!.id, 'rejected')).toBe('1');
       expect(await sync.locator('[data-field="parked"]').textContent()).toBe('1');
       expect(await sync.locator('[data-field="mirrorLag"]').textContent()).toBe('—');
+      // A CSV sync has no comparison (it reads the whole file every run): no such fact.
+      expect(await sync.locator('[data-field="lastCompare"]').count()).toBe(0);
 
       // The parked record, its contact id shown as text (not markup) and the dialer's reason.
       const parked = sync.locator('tr[data-parked]');
