@@ -13,7 +13,7 @@ const HELP: Record<string, string> = {
 
 commands:
   start                 run the daemon: workers, schedules, webhooks, /health, /metrics (SIGTERM stops it gracefully)
-  sync SYNC_ID          run one sync now and wait until its numbers are pushed  [--full] [--dry-run]
+  sync SYNC_ID          run one sync now and wait until its numbers are pushed  [--full] [--compare] [--dry-run]
   status                each sync: last runs with counts, contacts and numbers held, parked records
   backfill SYNC_ID      mirror every call-detail record since a time again, adding only what the CRM lacks  --since ISO-TIME
 
@@ -21,8 +21,10 @@ commands:
   start: `usage: ./dev daemon start --config FILE
   Runs until SIGTERM/SIGINT; then finishes running jobs within shutdownTimeout. Several processes may run on one
   Redis with the same configuration: they share the queues.`,
-  sync: `usage: ./dev daemon sync SYNC_ID --config FILE [--full] [--dry-run]
+  sync: `usage: ./dev daemon sync SYNC_ID --config FILE [--full] [--compare] [--dry-run]
   --full      read the whole selection (not only what changed) and compare with the campaign
+  --compare   read what changed and the whole selection's ids: contacts gone without a webhook leave (the comparison
+              its compareEvery schedule runs)
   --dry-run   read the source and print the changes a sync would push; changes nothing`,
   status: `usage: ./dev daemon status --config FILE [--json]
   --json      the same as JSON`,
@@ -44,7 +46,7 @@ let positionals: string[];
 try {
   ({ values, positionals } = parseArgs({
     args: argv.slice(command === 'help' ? 0 : 1), allowPositionals: true,
-    options: { config: { type: 'string', short: 'c' }, full: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, since: { type: 'string' } },
+    options: { config: { type: 'string', short: 'c' }, full: { type: 'boolean' }, compare: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, since: { type: 'string' } },
   }));
 } catch (err) {
   fail(`${(err as Error).message}\n\n${HELP[command] ?? HELP.main}`);
@@ -96,7 +98,7 @@ if (command === 'start') {
   const id = syncArg();
   const daemon = await Daemon.start(config, { log, http: false, schedules: false });
   const rt = daemon.runtimes.get(id)!;
-  await daemon.triggerPull(id, 'command line', values.full ?? false);
+  await daemon.triggerPull(id, 'command line', values.full ?? false, values.compare ? 'compare' : 'pull');
   // Waits for a run of this sync that started after the trigger, then for its batches to be pushed.
   const since = Date.now();
   let run = null;

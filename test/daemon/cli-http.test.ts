@@ -252,6 +252,13 @@ syncs:
     const again = await cli(['sync', 'hs', '--dry-run', '--config', configFile], env());
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('would add 0, replace 0, delete 0');
+
+    // A contact deleted without a webhook: no incremental run sees it, the comparison does.
+    hs.deleteContact(hs.contacts()[3]!.id);
+    const compared = await cli(['sync', 'hs', '--compare', '--config', configFile], env());
+    expect(compared.code).toBe(0);
+    expect(printedJson(compared.stdout)).toMatchObject({ sync: 'hs', mode: 'compare', status: 'done', left: 1, rejected: 0 });
+    expect((await campaignNumbers(f)).map((n) => n.number).sort()).toEqual(Array.from({ length: CONTACTS }, (_, i) => validPhone(i)).filter((_, i) => i !== 3).sort());
   }, 60_000);
 });
 
