@@ -41,7 +41,7 @@ function fail(message: string, code = 2): never {
 
 const argv = process.argv.slice(2);
 const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : 'help';
-let values: { config?: string; full?: boolean; 'dry-run'?: boolean; json?: boolean; help?: boolean; since?: string };
+let values: { config?: string; full?: boolean; compare?: boolean; 'dry-run'?: boolean; json?: boolean; help?: boolean; since?: string };
 let positionals: string[];
 try {
   ({ values, positionals } = parseArgs({
