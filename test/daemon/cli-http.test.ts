@@ -1,4 +1,5 @@
 // The daemon from outside: its CLI as a child process, its HTTP side (health, metrics, webhooks under garbage), what its logs never hold, SIGTERM.
+import type { RedisClient } from '../../daemon/state/connection.ts';
 import { spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -73,7 +74,7 @@ function syncKeys(f: DialerFixture, prefix: string, syncId: string, campaignId =
 }
 
 /** Waits until the sync holds `count` numbers, no run is running and no batch is open; returns its runs, newest first. */
-async function importDone(redis: Redis, keys: SyncKeys, count: number, what: string): Promise<RunRecord[]> {
+async function importDone(redis: RedisClient, keys: SyncKeys, count: number, what: string): Promise<RunRecord[]> {
   return waitFor(async () => {
     if ((await redis.hlen(keys.have)) !== count || (await redis.hlen(keys.batches)) > 0) return null;
     const runs = await Promise.all((await redis.lrange(keys.runs, 0, -1)).map((id) => readRun(redis, keys.run(id))));

@@ -1,7 +1,7 @@
 // HubSpot's API as the daemon uses it: the date-versioned object paths, the bearer token, and the account's two
 // budgets (search requests per second; other requests per 10 s), paced in Redis for every process and sync.
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../state/connection.ts';
 import type { Logger } from 'pino';
 import type { DaemonKeys } from '../../state/keys.ts';
 import type { Metrics } from '../../metrics.ts';
@@ -31,7 +31,7 @@ export class HubSpotApi {
   private readonly gate: RateGate;
   private readonly headers: Record<string, string>;
 
-  constructor(account: HubSpotAccount, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
+  constructor(account: HubSpotAccount, redis: RedisClient, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.account = account;
     // Limits are per HubSpot account: one gate per token, shared by every sync, sink and process using it.
     const id = createHash('sha256').update(`${account.baseUrl}\n${account.accessToken}`).digest('hex').slice(0, 12);

@@ -1,5 +1,5 @@
 // HubSpot: contacts through the CRM search API (date-versioned paths), webhooks verified with X-HubSpot-Signature-v3.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../state/connection.ts';
 import type { Logger } from 'pino';
 import type { DaemonKeys } from '../../state/keys.ts';
 import { z } from 'zod/v4';
@@ -47,7 +47,7 @@ export class HubSpotSource implements Source {
   private readonly properties: string[];
   private readonly api: HubSpotApi;
 
-  constructor(sync: SyncConfig, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
+  constructor(sync: SyncConfig, redis: RedisClient, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.config = sync.source as HubSpotConfig;
     this.properties = [...new Set([...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...this.config.properties, 'lastmodifieddate'])];
     this.api = new HubSpotApi(this.config, redis, keys, log, metrics);

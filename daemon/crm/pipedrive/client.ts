@@ -1,7 +1,7 @@
 // Pipedrive's API as the daemon uses it: the API token, the 2-second burst paced in Redis for every process, and
 // the company's daily token budget counted client-side (no header reports what is left of it).
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../state/connection.ts';
 import type { Logger } from 'pino';
 import type { DaemonKeys } from '../../state/keys.ts';
 import type { Metrics } from '../../metrics.ts';
@@ -22,10 +22,10 @@ export class PipedriveApi {
   private readonly account: PipedriveAccount;
   private readonly http: CrmHttp;
   private readonly gate: RateGate;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly budgetKey: string;
 
-  constructor(account: PipedriveAccount, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
+  constructor(account: PipedriveAccount, redis: RedisClient, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.account = account;
     this.redis = redis;
     const id = createHash('sha256').update(`${account.baseUrl}\n${account.apiToken}`).digest('hex').slice(0, 12);

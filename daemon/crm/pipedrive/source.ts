@@ -1,5 +1,5 @@
 // Pipedrive: persons through API v2 (cursor paging, updated_since, filter_id), webhooks v2 with HTTP Basic auth.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../state/connection.ts';
 import type { Logger } from 'pino';
 import type { DaemonKeys } from '../../state/keys.ts';
 import { z } from 'zod/v4';
@@ -44,7 +44,7 @@ export class PipedriveSource implements Source {
   private readonly config: PipedriveConfig;
   private readonly api: PipedriveApi;
 
-  constructor(sync: SyncConfig, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
+  constructor(sync: SyncConfig, redis: RedisClient, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.config = sync.source as PipedriveConfig;
     this.api = new PipedriveApi(this.config, redis, keys, log, metrics);
   }
