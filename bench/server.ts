@@ -486,10 +486,11 @@ async function compareClients(requests: PageRequest[], headers: Record<string, s
     await bare.close();
   }
   const paths = requests.slice(0, 5_000).map((r) => pathOf(r.url));
-  const server: CannonResult[] = [];
+  const server: (CannonResult & { window: number[] })[] = [];
   probe.pause();
   for (const connections of opts.cannonConnections) {
-    const r = await runCannon({ base, paths, headers, connections, seconds });
+    const from = monotonicMicros();
+    const r = { ...await runCannon({ base, paths, headers, connections, seconds }), window: [from, monotonicMicros()] };
     if (r.not200 || r.errors) fail(`autocannon at ${connections} connections: ${r.not200} answers other than 200, ${r.errors} errors`);
     server.push(r);
     console.log(`autocannon: ${connections} connections: ${r.requestsPerSecond} req/s (p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms)`);
@@ -497,6 +498,14 @@ async function compareClients(requests: PageRequest[], headers: Record<string, s
   probe.resume();
   if (bareCannon.not200 || bareCannon.errors) fail(`autocannon against the bare server: ${bareCannon.not200} answers other than 200, ${bareCannon.errors} errors`);
   return { pageBytes: body.length, bare: { cannon: bareCannon, client: bareClient }, server };
+}
+
+/**
+ * The clock of V8's CPU profiles (CLOCK_MONOTONIC, µs): the windows of the autocannon runs are written in it, so
+ * bench/profile-summary.ts can take a `--cpu-prof` run's samples of one run alone.
+ */
+function monotonicMicros(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }
 
 async function writeCsv(path: string, rows: number): Promise<void> {
