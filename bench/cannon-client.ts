@@ -25,6 +25,8 @@ export interface CannonResult {
   not200: number;
   errors: number;
   bytesPerAnswer: number;
+  /** CPU time of autocannon's thread a request (user + system, µs): what the load itself cost the machine. */
+  clientCpuMicros: number;
 }
 
 /** Runs autocannon on a worker thread of its own and returns what it measured. */
@@ -34,6 +36,7 @@ export function runCannon(run: CannonRun): Promise<CannonResult> {
 
 async function work(run: CannonRun): Promise<CannonResult> {
   const times: number[] = [];
+  const cpu = process.threadCpuUsage();
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon({
       url: run.base, connections: run.connections, duration: run.seconds, headers: run.headers,
@@ -42,6 +45,7 @@ async function work(run: CannonRun): Promise<CannonResult> {
     // autocannon's histogram keeps whole milliseconds; the answers' own times are kept here for sub-ms percentiles.
     instance.on('response', (_client, _status, _bytes, ms) => { times.push(ms); });
   });
+  const used = process.threadCpuUsage(cpu);
   times.sort((a, b) => a - b);
   const at = (q: number) => round(times[Math.min(times.length - 1, Math.max(0, Math.ceil(q * times.length) - 1))] ?? 0);
   const ok = result.statusCodeStats?.['200']?.count ?? 0;
@@ -51,6 +55,7 @@ async function work(run: CannonRun): Promise<CannonResult> {
     latencyMs: { p50: at(0.5), p99: at(0.99), max: round(times[times.length - 1] ?? 0) },
     not200: times.length - Number(ok), errors: result.errors + result.timeouts,
     bytesPerAnswer: times.length ? Math.round(result.throughput.total / times.length) : 0,
+    clientCpuMicros: times.length ? Math.round((used.user + used.system) / times.length) : 0,
   };
 }
 

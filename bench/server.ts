@@ -486,18 +486,38 @@ async function compareClients(requests: PageRequest[], headers: Record<string, s
     await bare.close();
   }
   const paths = requests.slice(0, 5_000).map((r) => pathOf(r.url));
-  const server: (CannonResult & { window: number[] })[] = [];
+  const server: (CannonResult & { window: number[]; cpuMicrosPerRequest: { server: number; reader: number | null; client: number } })[] = [];
   probe.pause();
   for (const connections of opts.cannonConnections) {
     const from = monotonicMicros();
-    const r = { ...await runCannon({ base, paths, headers, connections, seconds }), window: [from, monotonicMicros()] };
+    const cpu = await threadsCpu();
+    const ran = await runCannon({ base, paths, headers, connections, seconds });
+    const used = await threadsCpu(cpu);
+    const perRequest = (us: number) => (ran.requests ? Math.round(us / ran.requests) : 0);
+    const r = {
+      ...ran, window: [from, monotonicMicros()],
+      cpuMicrosPerRequest: { server: perRequest(used.server), reader: used.reader === null ? null : perRequest(used.reader), client: ran.clientCpuMicros },
+    };
     if (r.not200 || r.errors) fail(`autocannon at ${connections} connections: ${r.not200} answers other than 200, ${r.errors} errors`);
     server.push(r);
-    console.log(`autocannon: ${connections} connections: ${r.requestsPerSecond} req/s (p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms)`);
+    console.log(`autocannon: ${connections} connections: ${r.requestsPerSecond} req/s (p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms); ` +
+      `CPU a request: server thread ${r.cpuMicrosPerRequest.server} µs, reader ${r.cpuMicrosPerRequest.reader ?? '-'} µs, autocannon ${r.cpuMicrosPerRequest.client} µs`);
   }
   probe.resume();
   if (bareCannon.not200 || bareCannon.errors) fail(`autocannon against the bare server: ${bareCannon.not200} answers other than 200, ${bareCannon.errors} errors`);
   return { pageBytes: body.length, bare: { cannon: bareCannon, client: bareClient }, server };
+}
+
+/**
+ * CPU time (user + system, µs) of the server's thread and of its page reader's since `since` (from zero without):
+ * a sampling profile on a busy machine also counts time a thread waited for a core, these do not.
+ */
+async function threadsCpu(since?: { server: number; reader: number | null }): Promise<{ server: number; reader: number | null }> {
+  const main = process.threadCpuUsage();
+  const thread = store.pages.thread;
+  const reader = thread ? await thread.cpuUsage() : null;
+  const server = main.user + main.system - (since?.server ?? 0);
+  return { server, reader: reader === null ? null : reader.user + reader.system - (since?.reader ?? 0) };
 }
 
 /**
@@ -608,7 +628,8 @@ function printReport(r: {
   for (const s of c.server) {
     console.log(`autocannon        the same mix, ${s.connections} connections: ${s.requestsPerSecond} req/s` +
       `${share(s.requestsPerSecond, c.bare.cannon.requestsPerSecond)} under autocannon ` +
-      `(p50 ${s.latencyMs.p50} ms, p99 ${s.latencyMs.p99} ms, max ${s.latencyMs.max} ms; ${s.not200} not 200, ${s.errors} errors)`);
+      `(p50 ${s.latencyMs.p50} ms, p99 ${s.latencyMs.p99} ms, max ${s.latencyMs.max} ms; ${s.not200} not 200, ${s.errors} errors); ` +
+      `CPU a request: server thread ${s.cpuMicrosPerRequest.server} µs, reader ${s.cpuMicrosPerRequest.reader ?? '-'} µs, autocannon ${s.cpuMicrosPerRequest.client} µs`);
   }
   console.log(`memory            peak RSS ${r.memory.peakRssMb} MB, ${r.memory.startRssMb} MB after start (server and its client thread in one process; ` +
     `includes SQLite's page cache, up to 256 MB); ` +
