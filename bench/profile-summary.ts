@@ -79,7 +79,7 @@ const STAGES: { name: string; file: string; fn: RegExp }[] = [
   { name: 'page handed to the reader thread', file: 'server/store/page-reader.ts', fn: /^numbers$/ },
   { name: 'page answer received from the reader', file: 'server/store/page-reader.ts', fn: /^(observed|)$/ },
   { name: 'reply: headers and send (fastify serialisation, socket write)', file: 'server/http.ts', fn: /^sendListJson$/ },
-  { name: 'page posted back to the server thread (postMessage)', file: '', fn: /^postMessage$/ },
+  { name: 'postMessage (the server thread: a request to the reader; the reader: a page back)', file: '', fn: /^postMessage$/ },
   { name: 'reader: BEGIN, COMMIT and the rest of its message handler', file: 'server/store/page-worker.ts', fn: /^$/ },
   { name: 'SQLite: the page statement', file: 'server/store/db.ts', fn: /^arrays$/ },
   { name: 'SQLite: counters (X-Total-Count)', file: 'server/store/number-pages.ts', fn: /^countFromCounters$/ },
