@@ -473,10 +473,14 @@ async function compareClients(requests: PageRequest[], headers: Record<string, s
     const v = res.headers.get(h);
     return v === null ? [] : [[h, v]];
   })));
-  let bareCannon: CannonResult;
+  let bareCannon: CannonResult & { serverCpuMicros: number };
   let bareClient: { requests: number; requestsPerSecond: number; latencyMs: Stats };
   try {
-    bareCannon = await runCannon({ base: bare.base, paths: [pathOf(sample.url)], headers, connections: opts.concurrency, seconds });
+    const cpu = process.threadCpuUsage();
+    const ran = await runCannon({ base: bare.base, paths: [pathOf(sample.url)], headers, connections: opts.concurrency, seconds });
+    const used = process.threadCpuUsage(cpu);
+    // The floor of the server thread's CPU a request: reading a request and writing these bytes, nothing else.
+    bareCannon = { ...ran, serverCpuMicros: ran.requests ? Math.round((used.user + used.system) / ran.requests) : 0 };
     const run = await runPages({
       requests: [{ ...sample, url: bare.base + pathOf(sample.url) }], headers, concurrency: opts.concurrency, maxSeconds: seconds, cycle: true,
     });
@@ -621,7 +625,8 @@ function printReport(r: {
   const c = r.cannon;
   const share = (x: number, of: number) => (of ? ` = ${(x / of).toFixed(2)} of the bare server's` : '');
   console.log(`bare server       the same ${round(c.pageBytes / 1024)} KB page, nothing else, ${r.throughput.concurrency} connections: ` +
-    `autocannon ${c.bare.cannon.requestsPerSecond} req/s (p99 ${c.bare.cannon.latencyMs.p99} ms); ` +
+    `autocannon ${c.bare.cannon.requestsPerSecond} req/s (p99 ${c.bare.cannon.latencyMs.p99} ms; CPU a request: its thread ${c.bare.cannon.serverCpuMicros} µs, ` +
+    `autocannon ${c.bare.cannon.clientCpuMicros} µs); ` +
     `the project's client ${c.bare.client.requestsPerSecond} req/s (p99 ${c.bare.client.latencyMs.p99} ms)`);
   console.log(`                  the server with the project's client above: ${r.throughput.requestsPerSecond} req/s` +
     `${share(r.throughput.requestsPerSecond, c.bare.client.requestsPerSecond)} with the same client`);
