@@ -158,7 +158,7 @@ describe('operations page', () => {
     expect(completed).toBeGreaterThan(0);
     // Same-origin and authenticated, still refused: the board is read-only.
     for (const action of ['clean/completed', 'retry/completed', 'pause', 'empty']) {
-      const r = await authed(`/ops/queues/api/queues/syncs/${action}`, { method: 'PUT' });
+      const r = await authed(`/ops/queues/api/queues/${encodeURIComponent(d.keys.syncQueue)}/${action}`, { method: 'PUT' });
       expect(r.status, action).toBe(405);
     }
     expect(await d.syncQueue.getJobCounts('completed')).toEqual({ completed });
@@ -166,7 +166,7 @@ describe('operations page', () => {
   });
 
   it('with http.queuesWritable, bull-board acts, but only for same-origin requests', async () => {
-    const act = (action: string, headers: Record<string, string>) => fetch(`${writable.address}/ops/queues/api/queues/syncs/${action}`,
+    const act = (action: string, headers: Record<string, string>) => fetch(`${writable.address}/ops/queues/api/queues/${encodeURIComponent(d.keys.syncQueue)}/${action}`,
       { method: 'PUT', headers: { authorization: basic(TOKEN), ...headers } });
     const listed = await fetch(`${writable.address}/ops/queues/api/queues`, { headers: { authorization: basic(TOKEN) } });
     const { queues } = await listed.json() as { queues: { readOnlyMode: boolean }[] };
