@@ -307,7 +307,7 @@ describe('the HTTP side of a running daemon', () => {
     const text = await res.text();
     expect(text).toContain('# TYPE cds_contacts_seen_total counter');
     expect(text).toMatch(new RegExp(`^cds_contacts_seen_total\\{sync="hs"\\} ${CONTACTS}$`, 'm'));
-    expect(text).toMatch(/^bullmq_job_count\{.*queue="syncs".*\} \d+$/m);
+    expect(text).toMatch(/^bullmq_job_count\{.*queue="\{syncs\}".*\} \d+$/m);
   });
 
   it('a webhook for an unknown sync is 404', async () => {
