@@ -7,6 +7,7 @@ import type { SyncConfig } from '../../config.ts';
 import { HubSpotApi, SEARCH_CAP } from './client.ts';
 import type { Metrics } from '../../metrics.ts';
 import { FIVE_MINUTES, header, hmacSha256, sameBytes } from '../../signing.ts';
+import { reword } from '../../errors.ts';
 import type { PullOptions, PullPage, Source, SourceContact, WebhookRequest, WebhookVerdict } from '../../sources/source.ts';
 import type { HubSpotConfig } from './config.ts';
 import { ignorableStatusField } from '../../sources/status-field.ts';
@@ -156,7 +157,9 @@ export class HubSpotSource implements Source {
     do {
       const body = membershipAnswer.parse(await this.api.request('GET', this.api.lists(`/${c.selection.listId}/memberships`), {
         searchParams: { limit: '250', ...(after ? { after } : {}) },
-      }, options.signal));
+      }, options.signal).catch((err: unknown) => {
+        throw reword(err, 404, (d) => `HubSpot has no list ${c.selection.listId} (source.selection.listId ${c.selection.listId}) this token can read (${d})`);
+      }));
       for (const r of body.results) members.add(String(r.recordId));
       after = body.paging?.next?.after;
     } while (after);

@@ -7,6 +7,7 @@ import type { SyncConfig } from '../../config.ts';
 import type { Metrics } from '../../metrics.ts';
 import { COST, PipedriveApi } from './client.ts';
 import { header, sameBytes } from '../../signing.ts';
+import { reword } from '../../errors.ts';
 import type { PullOptions, PullPage, Source, SourceContact, WebhookRequest, WebhookVerdict } from '../../sources/source.ts';
 import type { PipedriveConfig } from './config.ts';
 import { changedFields, ignorableStatusField } from '../../sources/status-field.ts';
@@ -58,7 +59,9 @@ export class PipedriveSource implements Source {
     do {
       const body = personsAnswer.parse(await this.api.request(COST.listPersons, 'GET', '/api/v2/persons', {
         searchParams: { ...params, limit: String(this.config.pageSize), ...(cursor ? { cursor } : {}) },
-      }, options.signal));
+      }, options.signal).catch((err: unknown) => {
+        throw params.filter_id ? reword(err, 404, (d) => `Pipedrive has no filter ${params.filter_id} (source.selection.filterId ${params.filter_id}) that this token can use (${d})`) : err;
+      }));
       cursor = body.additional_data?.next_cursor ?? undefined;
       yield body.data ?? [];
       if (options.full && cursor) await options.checkpoint(cursor);
