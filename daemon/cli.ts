@@ -92,9 +92,9 @@ if (command === 'start') {
   try {
     await dryRun(daemon.runtimes.get(id)!, (line) => console.log(line));
   } catch (err) {
+    await daemon.close();
     // What the CRM or the dialer refused is the operator's to fix: said in a sentence, not a stack trace.
     if (!(err instanceof SourceError || err instanceof DialerError)) throw err;
-    await daemon.close();
     fail(`sync "${id}": the dry run stopped: ${err.message}`, 1);
   }
   await daemon.close();
