@@ -5,7 +5,7 @@ import type { RedisClient } from '../../state/connection.ts';
 import type { Logger } from 'pino';
 import type { DaemonKeys } from '../../state/keys.ts';
 import type { Metrics } from '../../metrics.ts';
-import { SourceError } from '../../errors.ts';
+import { SourceError, reword } from '../../errors.ts';
 import { CrmHttp, RateGate, spacing } from '../http.ts';
 
 export interface PipedriveAccount {
@@ -51,6 +51,10 @@ export class PipedriveApi {
 
   async request<T = any>(cost: number, method: 'GET' | 'POST' | 'PATCH', path: string, options: { json?: unknown; searchParams?: Record<string, string>; creates?: boolean } = {}, signal?: AbortSignal): Promise<T> {
     await this.spend(cost);
-    return this.http.send<T>(this.gate, { method, url: `${this.account.baseUrl}${path}`, headers: { 'x-api-token': this.account.apiToken }, ...options }, signal);
+    return this.http.send<T>(this.gate, { method, url: `${this.account.baseUrl}${path}`, headers: { 'x-api-token': this.account.apiToken }, ...options }, signal)
+      .catch((err: unknown) => {
+        throw reword(reword(err, 401, (d) => `Pipedrive refused the API token (source.apiToken): it is revoked, mistyped or another company's (${d})`),
+          403, (d) => `Pipedrive refused this request (source.apiToken): the token's user lacks the permission (${d})`);
+      });
   }
 }
