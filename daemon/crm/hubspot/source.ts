@@ -1,5 +1,5 @@
 // HubSpot: contacts through the CRM search API (date-versioned paths), webhooks verified with X-HubSpot-Signature-v3.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../state/connection.ts';
 import type { Logger } from 'pino';
 import type { DaemonKeys } from '../../state/keys.ts';
 import { z } from 'zod/v4';
@@ -7,8 +7,10 @@ import type { SyncConfig } from '../../config.ts';
 import { HubSpotApi, SEARCH_CAP } from './client.ts';
 import type { Metrics } from '../../metrics.ts';
 import { FIVE_MINUTES, header, hmacSha256, sameBytes } from '../../signing.ts';
+import { reword } from '../../errors.ts';
 import type { PullOptions, PullPage, Source, SourceContact, WebhookRequest, WebhookVerdict } from '../../sources/source.ts';
 import type { HubSpotConfig } from './config.ts';
+import { ignorableStatusField } from '../../sources/status-field.ts';
 
 /** HubSpot's Filter: every value is a string (the configuration converts numbers). */
 type Filter = { propertyName: string; operator: string; value?: string; highValue?: string; values?: string[] };
@@ -41,6 +43,7 @@ const events = z.array(z.object({
   subscriptionType: z.string(),
   objectId: z.union([z.number(), z.string()]),
   occurredAt: z.number().optional(),
+  propertyName: z.string().optional(),
 }).loose()).min(1).max(1000);
 
 /** Characters HubSpot decodes in the request URI before signing (its request-validation guide). */
@@ -63,11 +66,15 @@ export class HubSpotSource implements Source {
    * each group has room for one more filter (hs_object_id IN the ids; HubSpot takes 6 filters a group).
    */
   private readonly readsById: boolean;
+  /** The property the mirror writes a number's final status into, when the sync does not read it. */
+  private readonly statusProperty: string | null;
 
-  constructor(sync: SyncConfig, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
+  constructor(sync: SyncConfig, redis: RedisClient, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.config = sync.source as HubSpotConfig;
     this.compareEvery = this.config.compareEvery;
     this.readsById = (this.config.selection.filterGroups ?? []).every((g) => g.filters.length < 6);
+    const filtered = (this.config.selection.filterGroups ?? []).flatMap((g) => g.filters.map((f) => f.propertyName));
+    this.statusProperty = ignorableStatusField(sync, [...filtered, ...this.config.properties]);
     this.properties = [...new Set([...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...this.config.properties, 'lastmodifieddate'])];
     this.api = new HubSpotApi(this.config, redis, keys, log, metrics);
   }
@@ -181,7 +188,9 @@ export class HubSpotSource implements Source {
     for (;;) {
       const body = joinOrderAnswer.parse(await this.api.request('GET', this.api.lists(`/${listId}/memberships/join-order`), {
         searchParams: { limit: String(options.full ? MEMBERS_PAGE_FULL : MEMBERS_PAGE), ...(after ? { after } : {}) },
-      }, options.signal));
+      }, options.signal).catch((err: unknown) => {
+        throw reword(err, 404, (d) => `HubSpot has no list ${listId} (source.selection.listId ${listId}) this token can read (${d})`);
+      }));
       const ids = body.results.map((r) => r.recordId);
       let wanted = ids;
       if (!options.full) {
@@ -267,13 +276,17 @@ export class HubSpotSource implements Source {
       return { ok: false, status: 400, reason: 'body is not JSON' };
     }
     if (!parsed.success) return { ok: false, status: 400, reason: `not a HubSpot event array: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}` };
-    const deleted = parsed.data.filter((e) => /\.deletion$|\.privacyDeletion$/.test(e.subscriptionType)).map((e) => String(e.objectId));
-    const changed = [...new Set(parsed.data.filter((e) => !/\.deletion$|\.privacyDeletion$/.test(e.subscriptionType)).map((e) => String(e.objectId)).filter((id) => /^\d{1,20}$/.test(id)))];
+    const deletion = (e: { subscriptionType: string }) => /\.deletion$|\.privacyDeletion$/.test(e.subscriptionType);
+    // A change of only the status property (the mirror's own write of a final status) changes nothing the sync reads.
+    const ownWrite = (e: { subscriptionType: string; propertyName?: string }) =>
+      this.statusProperty !== null && /\.propertyChange$/.test(e.subscriptionType) && e.propertyName === this.statusProperty;
+    const changed = [...new Set(parsed.data.filter((e) => !deletion(e) && !ownWrite(e)).map((e) => String(e.objectId)).filter((id) => /^\d{1,20}$/.test(id)))];
     // Contact events name the contacts to read; another object's event (a company's) says only that something changed.
     const byId = this.readsById && parsed.data.every((e) => e.subscriptionType.startsWith('contact.'));
     return {
-      ok: true, eventIds: parsed.data.map((e) => String(e.eventId)), replayKey: signature, contacts: [], deleted,
-      pull: changed.length > 0 && !byId, ...(byId && changed.length ? { read: changed } : {}),
+      ok: true, eventIds: parsed.data.map((e) => String(e.eventId)), replayKey: signature, contacts: [],
+      deleted: parsed.data.filter(deletion).map((e) => String(e.objectId)),
+      pull: !byId && parsed.data.some((e) => !deletion(e) && !ownWrite(e)), ...(byId && changed.length ? { read: changed } : {}),
     };
   }
 }
