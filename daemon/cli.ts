@@ -67,8 +67,9 @@ try {
   if (err instanceof ConfigError) fail(err.message);
   throw err;
 }
-// Logs of the one-shot commands go to stderr, so their output (JSON for `status --json`) stays clean on stdout.
-const log = command === 'start' ? createLogger(config.log.level) : createLogger(config.log.level, pino.destination(2));
+// Logs of the one-shot commands go to stderr, so their output (JSON for `status --json`) stays clean on stdout; written
+// synchronously, so a log line can never land after the sentence a failing command ends with.
+const log = command === 'start' ? createLogger(config.log.level) : createLogger(config.log.level, pino.destination({ dest: 2, sync: true }));
 
 function syncArg(): string {
   const id = positionals[0];
