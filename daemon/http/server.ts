@@ -40,6 +40,7 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       if (!verdict.ok) {
         d.metrics.webhooks.inc({ sync: syncId, result: verdict.status === 401 ? 'refused' : 'invalid' });
         d.log.warn({ sync: syncId, reason: verdict.reason }, 'webhook refused');
+        if (verdict.reply) return reply.code(verdict.status).type(verdict.reply.contentType).send(verdict.reply.body);
         return reply.code(verdict.status).send({ error: verdict.reason });
       }
       if (verdict.replayKey) {
@@ -53,20 +54,23 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       const seen = eventKeys.length ? await d.redis.mget(...eventKeys) : [];
       if (eventKeys.length && seen.every((v) => v !== null)) {
         d.metrics.webhooks.inc({ sync: syncId, result: 'duplicate' });
+        if (verdict.reply) return reply.code(200).type(verdict.reply.contentType).send(verdict.reply.body);
         return reply.code(200).send({ accepted: 0, duplicate: true });
       }
       // Queued before the event ids are remembered: a crash in between makes the sender retry, and applying twice is harmless.
       const item: InboxItem = {};
       if (verdict.contacts.length) item.c = verdict.contacts;
       if (verdict.deleted.length) item.d = verdict.deleted;
-      if (item.c || item.d) await d.redis.rpush(rt.state.keys.inbox, JSON.stringify(item));
-      if (item.c || item.d || verdict.pull) await d.triggerPull(syncId, 'webhook');
+      if (verdict.read?.length) item.r = verdict.read;
+      if (item.c || item.d || item.r) await d.redis.rpush(rt.state.keys.inbox, JSON.stringify(item));
+      if (item.c || item.d || item.r || verdict.pull) await d.triggerPull(syncId, 'webhook');
       if (eventKeys.length) {
         const m = d.redis.multi();
         for (const k of eventKeys) m.set(k, '1', 'EX', EVENT_TTL_S);
         await m.exec();
       }
       d.metrics.webhooks.inc({ sync: syncId, result: 'accepted' });
+      if (verdict.reply) return reply.code(200).type(verdict.reply.contentType).send(verdict.reply.body);
       return reply.code(200).send({ accepted: verdict.eventIds.length || 1 });
     });
   });

@@ -41,6 +41,9 @@ export interface WebhookRequest {
   now: number;
 }
 
+/** An answer body a sender expects besides the status (Salesforce's SOAP Ack or fault); without it, JSON. */
+export interface WebhookReply { contentType: string; body: string }
+
 export type WebhookVerdict =
   | {
     ok: true;
@@ -53,8 +56,11 @@ export type WebhookVerdict =
     deleted: string[];
     /** Whether the source should be read (an event said something changed). */
     pull: boolean;
+    /** Records to read by id (the event named them but carried no fields): `Source.read` reads them. */
+    read?: string[];
+    reply?: WebhookReply;
   }
-  | { ok: false; status: 400 | 401; reason: string };
+  | { ok: false; status: 400 | 401; reason: string; reply?: WebhookReply };
 
 export interface Source {
   readonly kind: string;
@@ -63,4 +69,6 @@ export interface Source {
   /** Whether pulling reads the CRM (webhook sources only drain what webhooks delivered). */
   readonly pulls: boolean;
   verifyWebhook(req: WebhookRequest): WebhookVerdict;
+  /** Reads these records by id: those in the selection as contacts, the others as left (webhooks that name records). */
+  read?(ids: string[], signal?: AbortSignal): AsyncGenerator<PullPage>;
 }

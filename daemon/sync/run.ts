@@ -22,8 +22,8 @@ export interface SyncRuntime {
 /** The daemon is stopping: the run stops between two pages (everything before is applied and checkpointed). */
 export class Interrupted extends Error {}
 
-/** An inbox item: contacts a webhook delivered, or ids it said were deleted. */
-export interface InboxItem { c?: SourceContact[]; d?: string[] }
+/** An inbox item: contacts a webhook delivered, ids it said were deleted, or ids to read from the source. */
+export interface InboxItem { c?: SourceContact[]; d?: string[]; r?: string[] }
 
 const COUNTS = ['seen', 'changed', 'left', 'invalid', 'planned', 'pushed', 'deleted', 'rejected'] as const;
 
@@ -174,6 +174,7 @@ async function drainInbox(rt: SyncRuntime, runId: string): Promise<void> {
     for (const raw of items) {
       const item = JSON.parse(raw) as InboxItem;
       await applyPage(rt, runId, { contacts: item.c ?? [], left: item.d ?? [] }, null);
+      if (item.r && rt.source.read) for await (const page of rt.source.read(item.r)) await applyPage(rt, runId, page, null);
     }
     // Applying is idempotent (by hash): items applied twice after a crash here change nothing.
     await redis.ltrim(key, items.length, -1);
