@@ -13,8 +13,11 @@ import type { SalesforceConfig } from './config.ts';
 const JWT_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 /** A JWT assertion is valid this long (Salesforce accepts up to 3 minutes). */
 const ASSERTION_TTL_S = 180;
-/** A usage figure older than this is not trusted to refuse a request: the next answer brings a fresh one. */
-const USAGE_FRESH_MS = 60_000;
+/**
+ * A usage figure older than this does not refuse a request: a run's requests follow each other closely, so a run stops
+ * at the reserve, while a later run (the next schedule) spends one request to learn whether the allowance came back.
+ */
+const USAGE_FRESH_MS = 5_000;
 
 const tokenAnswer = z.object({ access_token: z.string().min(1), instance_url: z.url(), id: z.string().optional() });
 const queryAnswer = z.object({
