@@ -329,11 +329,12 @@ describe('Salesforce: calls back as Tasks, exactly once', () => {
         await f.server.advance(3 * 3600);
         const all = await callDetailRecords<{ number: string; attempt: number }>(f);
         expect(all.length).toBeGreaterThan(200);
-        // Writes of 200: one answered 500 after storing, one cut off after storing, one refused before storing.
+        // Both writes of 200 are stored but their answers lost (a 500, a cut connection); the look-up that settles
+        // them meets a 503 first.
         const path = /composite\/sobjects/;
         sf.injectFault({ mode: 'after', status: 500, path });
         sf.injectFault({ mode: 'lost', path });
-        sf.injectFault({ mode: 'before', status: 503, path });
+        sf.injectFault({ mode: 'before', status: 503, on: 'read', path: /\/query$/ });
         const mk = d.runtimes.get('sf')!.state.keys.mirror;
         const field = ext ?? 'CallObject';
         await waitFor(async () => {
