@@ -2,12 +2,16 @@
 // reference server. Campaign members and SOQL selections, full and incremental, Do Not Call, deletions, Outbound
 // Messages, a session expiring mid-run, the daily API allowance, and every call attempt back as one Task.
 import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSalesforceStandIn, type SalesforceStandIn, type SfRecord } from '../../crm-stand-ins/salesforce.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { attemptKey } from '../../daemon/mirror/mirror.ts';
-import { callDetailRecords, campaignNumbers, daemonConfig, dialerFixture, numberCount, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { callDetailRecords, campaignNumbers, daemonConfig, dialerFixture, numberCount, quietLog, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { startProxy } from '../support/proxy.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 import { counter, freePort, pullAndSettle, queued, runs, settle } from '../support/sync-checks.ts';
@@ -15,6 +19,16 @@ import { counter, freePort, pullAndSettle, queued, runs, settle } from '../suppo
 const PHONES = ['Phone', 'MobilePhone', 'Secondary_Phone__c'];
 const MAPPING = { phone: PHONES, defaultCountry: 'US', variables: { FirstName: 'FirstName', LastName: 'LastName' } };
 const ADMIN = 'sf-test-admin-token-0123456789';
+const dir = mkdtempSync(join(tmpdir(), 'cds-salesforce-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A proxy in front of the stand-in that every request passes: the token answer's instance_url is rewritten to it. */
+async function proxied(sf: SalesforceStandIn): Promise<Awaited<ReturnType<typeof startProxy>>> {
+  const proxy = await startProxy(sf.url);
+  proxy.onAnswer = (ex, body) => (ex.path.startsWith('/services/oauth2/token') && ex.status === 200
+    ? { status: 200, body: body.toString('utf8').replace(JSON.stringify(sf.url).slice(1, -1), proxy.url) } : undefined);
+  return proxy;
+}
 
 /** The phone number as the campaign should hold it (an oracle independent of the daemon's own parsing). */
 function e164(text: unknown): string | null {
@@ -220,10 +234,8 @@ describe('Salesforce: a SOQL selection of Leads, with the JWT bearer flow', () =
     sf = await startSalesforceStandIn({ contacts: 30, leads: 150, jwtPublicKey: publicKey.export({ type: 'spki', format: 'pem' }) as string });
     // A third of the leads are worked already: the WHERE leaves them out.
     sf.records('Lead').forEach((l, i) => { if (i % 3 === 0) sf.updateRecord(l.values.Id as string, { Status: 'Working - Contacted' }); });
-    // Every request passes a proxy (the token answer's instance_url is rewritten to it), so a test can act between two.
-    proxy = await startProxy(sf.url);
-    proxy.onAnswer = (ex, body) => (ex.path.startsWith('/services/oauth2/token') && ex.status === 200
-      ? { status: 200, body: body.toString('utf8').replace(JSON.stringify(sf.url).slice(1, -1), proxy.url) } : undefined);
+    // Every request passes a proxy, so a test can act between two.
+    proxy = await proxied(sf);
     d = await Daemon.start(daemonConfig(f, redis.prefix, [salesforceSync(sf, f.campaignId, { object: 'Lead', where: WHERE }, {
       loginUrl: proxy.url, auth: { flow: 'jwt_bearer', username: sf.username, audience: sf.url, privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string },
       reserveShare: 0.1,
@@ -362,4 +374,77 @@ describe('Salesforce: calls back as Tasks, exactly once', () => {
       }
     }, 180_000);
   }
+});
+
+describe('Salesforce: kill -9 in the middle of mirroring', () => {
+  it('a restarted daemon settles the upsert whose answer it never heard, and every attempt is one Task by its key', async () => {
+    const server = await startServer({ seed: 41, clockStart: '2026-11-03T14:00:00Z' });
+    const account = await createAccount(server, 'Kill Co', 'America/New_York');
+    const campaign = await createCampaign(server, account.id, {
+      name: 'Callbacks', type: 'Dynamic', state: 'Active',
+      dialer: { mode: 'Power', agents: 4, maxAttempts: 2, callingHours: { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] },
+        retryDelaySeconds: { NoAnswer: 1200, Busy: 900, CallError: 900, Machine: 1200, Abandoned: 600 } },
+    });
+    const token = await createKey(server, account.id, ['CampaignNumberAdmin', 'CampaignReader']);
+    const f: DialerFixture = { server, accountId: account.id, token, campaignId: campaign.id };
+    const sf = await startSalesforceStandIn({ contacts: 20, leads: 10 });
+    const proxy = await proxied(sf);
+    const tokenRewrite = proxy.onAnswer!;
+    const sfCampaign = sf.records('Campaign')[0]!.values.Id as string;
+    const { prefix, cleanup } = testPrefix();
+    let child: Awaited<ReturnType<typeof spawnDaemon>> | null = null;
+    try {
+      const config = (everyMirror: string) => ({
+        redis: { prefix }, http: { host: '127.0.0.1', port: 0 }, takeoverAfter: '2s', log: { level: 'warn' },
+        dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: '${KILL_DIALER_TOKEN}', rateLimit: { perSecond: 50, burst: 100 }, timeZone: 'America/New_York' },
+        syncs: [{
+          id: 'sf', campaignId: f.campaignId, mapping: MAPPING, mirror: { every: everyMirror },
+          source: { type: 'salesforce', loginUrl: proxy.url, clientId: sf.clientId, auth: { flow: 'client_credentials', clientSecret: '${KILL_SF_SECRET}' },
+            selection: { campaignId: sfCampaign }, taskExternalIdField: sf.taskExternalIdField },
+        }],
+      });
+      const env = { KILL_DIALER_TOKEN: f.token, KILL_SF_SECRET: 'sf-client-secret' };
+      child = await spawnDaemon(config('1h'), dir, env);
+      const want = numbersOf(members(sf, sfCampaign));
+      await waitFor(async () => (await numberCount(f)) === want.length, 'the members in the campaign');
+      await f.server.advance(2 * 3600);
+      const all = await callDetailRecords<{ number: string; attempt: number }>(f);
+      // The first upsert reaches Salesforce; the daemon dies before it hears the answer.
+      let killed: Promise<void> | null = null;
+      proxy.onAnswer = (ex, body) => {
+        if (!killed && ex.method === 'PATCH' && /\/composite\/sobjects\/Task\//.test(ex.path)) {
+          killed = child!.kill();
+          return 'drop';
+        }
+        return tokenRewrite(ex, body);
+      };
+      await child.kill();
+      child = await spawnDaemon(config('1s'), dir, env);
+      await waitFor(() => killed !== null, 'an upsert written while the daemon dies');
+      await killed;
+      const written = sf.records('Task').length;
+      expect(written).toBeGreaterThan(0);
+      const redis = new Redis(REDIS_URL);
+      const mk = `${prefix}:sync:sf:mirror`;
+      try {
+        expect(await redis.hlen(`${mk}:pending`)).toBe(written);
+        proxy.onAnswer = tokenRewrite;
+        child = await spawnDaemon(config('1s'), dir, env);
+        await waitFor(async () => (await redis.hlen(`${mk}:pending`)) === 0 && Number(await redis.hget(mk, 'mirrored')) === all.length, 'every attempt settled', 60_000);
+      } finally {
+        redis.disconnect();
+      }
+      const keys = sf.records('Task').map((t) => t.values[sf.taskExternalIdField]);
+      expect(new Set(keys).size).toBe(keys.length);
+      expect(new Set(keys)).toEqual(new Set(all.map((r) => attemptKey(f.campaignId, r.number, r.attempt))));
+      // The pending ones were settled by one look-up query, not written blindly again.
+      expect(proxy.exchanges.some((e) => e.method === 'GET' && /\/query\?q=SELECT\+Id/.test(e.path) && e.path.includes(sf.taskExternalIdField))).toBe(true);
+    } finally {
+      await child?.kill();
+      await proxy.close();
+      await sf.close();
+      await f.server.close();
+      await cleanup();
+    }
+  }, 120_000);
 });
