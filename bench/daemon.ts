@@ -64,6 +64,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startHubSpotStandIn, type HubSpotStandIn, type HubSpotStandInStats } from '../crm-stand-ins/hubspot.ts';
+import { startSalesforceStandIn, type SalesforceStandIn } from '../crm-stand-ins/salesforce.ts';
 import { VALID_PHONE_COUNT, generatePeople, validPhone } from '../crm-stand-ins/contacts.ts';
 import { parseConfig } from '../daemon/config.ts';
 import { spacing } from '../daemon/crm/http.ts';
@@ -85,7 +86,9 @@ import {
 // ---------------------------------------------------------------------------------------------- options
 
 const FLAGS = {
-  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), or all' },
+  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), salesforce (Campaign members import: numbers/s, API requests per 1,000 contacts), or all' },
+  members: { def: 100_000, help: 'salesforce: Campaign members (Leads and Contacts) imported by the full run' },
+  'sf-rate': { def: 20, help: 'salesforce: the daemon\'s requestsPerSecond to the Salesforce stand-in' },
   contacts: { def: 100_000, help: 'contacts seeded in the HubSpot stand-in and imported by the first (full) run' },
   webhooks: { def: 50, help: 'contacts created one at a time, each with its signed creation webhook (latency)' },
   'pause-ms': { def: 1_000, help: 'pause between two webhooks (the HubSpot search gate spaces searches by 210 ms)' },
@@ -106,7 +109,7 @@ const FLAGS = {
 } as const;
 
 const opts = readFlags(FLAGS, { command: 'daemon', example: 'BENCH_CONTACTS=20000', width: 15 });
-const SCENARIOS = { hubspot: ['hubspot'], csv: ['csv'], mirror: ['mirror'], all: ['hubspot', 'csv', 'mirror'] } as const;
+const SCENARIOS = { hubspot: ['hubspot'], csv: ['csv'], mirror: ['mirror'], salesforce: ['salesforce'], all: ['hubspot', 'csv', 'mirror', 'salesforce'] } as const;
 if (!Object.hasOwn(SCENARIOS, opts.scenario)) throw new Error(`--scenario must be one of ${Object.keys(SCENARIOS).join(', ')}; got ${opts.scenario}`);
 const scenarios = SCENARIOS[opts.scenario as keyof typeof SCENARIOS];
 if (opts.contacts < 1 || opts.contacts + opts.webhooks > VALID_PHONE_COUNT) throw new Error(`--contacts + --webhooks must be 1..${VALID_PHONE_COUNT}`);
@@ -215,6 +218,7 @@ const redisPrefixes: ReturnType<typeof testPrefix>[] = [];
 let server: BenchServer | null = null;
 let store: Store | null = null;
 let standIn: HubSpotStandIn | null = null;
+let sfStandIn: SalesforceStandIn | null = null;
 let daemon: ChildProcess | null = null;
 let daemonExit: Promise<number | null> | null = null;
 let daemonStopping = false;
@@ -257,10 +261,11 @@ async function closeScenario(): Promise<void> {
   await step('daemon', stopDaemon);
   driver?.stop();
   await step('stand-in', () => standIn?.close());
+  await step('salesforce stand-in', () => sfStandIn?.close());
   await step('server', () => server?.app.close());
   await step('store', () => store?.close());
   for (const p of redisPrefixes.splice(0)) await step('redis keys', () => p.cleanup());
-  daemon = null; daemonExit = null; standIn = null; server = null; store = null; driver = null;
+  daemon = null; daemonExit = null; standIn = null; sfStandIn = null; server = null; store = null; driver = null;
 }
 
 /** Stops everything this command started and deletes its Redis keys and temp files; safe to call twice. */
@@ -1376,12 +1381,127 @@ function printMirrorReport(r: { seconds: number; machine: Machine; throughput: M
   }
 }
 
+// ------------------------------------------------------------------------------------- the Salesforce scenario
+//
+// salesforce: `--members` members of a Salesforce Campaign (the stand-in seeds 60% of its people into its first
+// Campaign, so it is seeded with members / 0.6 Leads and Contacts, each with up to three phone fields, 12% Do Not
+// Call) imported by a full run of a `salesforce` sync (client credentials, `--sf-rate` requests/s) into a campaign of
+// the reference server (default rate limit). Figures: numbers/s from spawning the daemon until the campaign holds
+// every number the members have (Do Not Call ones left out), against the binding ceiling min(Salesforce read =
+// requests/s × 2,000 records a query page × numbers per member, dialer write = requests/s × 1,000 numbers a
+// request); and the API requests the import spent, per 1,000 contacts (the figure Salesforce admins ask first).
+
+async function runSalesforce(): Promise<void> {
+  const files = filesOf('salesforce');
+  const redisPrefix = testPrefix(REDIS_URL);
+  redisPrefixes.push(redisPrefix);
+  store = new Store(':memory:');
+  server = await startServer(store, { rateLimit: DEFAULT_RATE_LIMIT });
+  const srv = server;
+  const account = await srv.consolePost<{ id: string }>('/accounts', { name: 'Bench Salesforce', timezone: 'America/New_York' });
+  const campaign = await srv.consolePost<{ id: string }>(`/accounts/${account.id}/campaigns`, { name: 'Salesforce members', type: 'Dynamic', state: 'Active' });
+  const key = (name: string, roles: string[]) => srv.consolePost<{ token: string }>(`/accounts/${account.id}/apiKeys`, { name, roles }).then((k) => k.token);
+  const daemonToken = await key('daemon', ['CampaignNumberAdmin']);
+  const pollToken = await key('poll', ['CampaignReader']);
+  const campaignUrl = `${srv.base}/v1/accounts/${account.id}/campaigns/${campaign.id}`;
+
+  const people = Math.ceil(opts.members / 0.6);
+  const tSeed = now();
+  sfStandIn = await startSalesforceStandIn({ contacts: Math.ceil(people / 2), leads: Math.floor(people / 2), seed: 1, dailyApiRequests: 5_000_000 });
+  const sf = sfStandIn;
+  const sfCampaign = sf.records('Campaign')[0]!.values.Id as string;
+  const members = sf.records('CampaignMember').filter((m) => m.values.CampaignId === sfCampaign);
+  const phones = new Set<string>();
+  let dnc = 0;
+  for (const m of members) {
+    const p = sf.get(m.values.LeadOrContactId as string)!;
+    if (p.values.DoNotCall) { dnc++; continue; }
+    for (const f of ['Phone', 'MobilePhone', sf.customPhoneField]) {
+      const digits = String(p.values[f] ?? '').replace(/\D/g, '');
+      if (digits) phones.add(digits.length === 10 ? `1${digits}` : digits);
+    }
+  }
+  const expected = phones.size;
+  console.log(`Salesforce stand-in: ${people} people seeded in ${round((now() - tSeed) / 1000, 2)} s; Campaign ${sfCampaign}: ${members.length} members (${dnc} Do Not Call), ${expected} numbers to import`);
+
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const raw = {
+    redis: { url: REDIS_URL, prefix: redisPrefix.prefix },
+    http: { host: '127.0.0.1', port, publicUrl },
+    dialer: {
+      baseUrl: srv.base, accountId: account.id, apiToken: '${BENCH_DIALER_TOKEN}',
+      rateLimit: { perSecond: DIALER.perSecond, burst: DIALER.burst }, maxNumbersPerRequest: DIALER.maxNumbersPerRequest,
+    },
+    syncs: [{
+      id: 'salesforce-bench', campaignId: campaign.id,
+      source: {
+        type: 'salesforce', loginUrl: sf.url, clientId: sf.clientId, auth: { flow: 'client_credentials', clientSecret: '${BENCH_SF_SECRET}' },
+        orgId: sf.orgId, selection: { campaignId: sfCampaign }, requestsPerSecond: opts['sf-rate'], taskExternalIdField: sf.taskExternalIdField,
+      },
+      mapping: { phone: ['Phone', 'MobilePhone', sf.customPhoneField], defaultCountry: 'US', variables: { firstName: 'FirstName', lastName: 'LastName' } },
+      schedule: { every: '24h' },
+    }],
+    log: { level: 'info' },
+  };
+  const env = { ...process.env, BENCH_DIALER_TOKEN: daemonToken, BENCH_SF_SECRET: 'sf-client-secret' };
+  writeDaemonConfig(files.config, raw, env);
+  const apiBefore = sf.stats.apiRequests;
+  const t0 = now();
+  const pid = spawnDaemon(files, env).pid!;
+  let daemonPeakRss = 0;
+  const rssSampler = setInterval(() => { const m = procMemory(pid); if (m && m.rssMb > daemonPeakRss) daemonPeakRss = m.rssMb; }, 200);
+  const readySeconds = await waitListening(publicUrl, t0, files);
+  let numbers = 0;
+  let lastPrint = now();
+  for (;;) {
+    const res = await fetch(`${campaignUrl}/numbers?range=[0,0]`, { headers: { authorization: `Bearer ${pollToken}` } });
+    await res.arrayBuffer();
+    const t = (now() - t0) / 1000;
+    if (res.status === 200) numbers = Number(res.headers.get('x-total-count'));
+    if (now() - lastPrint >= 10_000 || numbers >= expected) {
+      lastPrint = now();
+      console.log(`  ${t.toFixed(1).padStart(6)} s: ${String(numbers).padStart(7)} numbers (${Math.round(numbers / t)}/s overall)`);
+    }
+    if (numbers >= expected) break;
+    if (t > opts['import-seconds']) throw new Error(`import not done after ${opts['import-seconds']} s: ${numbers} of ${expected}; log:\n${logTail(files.log)}`);
+    await sleep(250);
+  }
+  const seconds = (now() - t0) / 1000;
+  clearInterval(rssSampler);
+  const apiRequests = sf.stats.apiRequests - apiBefore;
+  const numbersPerMember = expected / members.length;
+  const ceiling = {
+    salesforceRead: Math.round(opts['sf-rate'] * 2000 * numbersPerMember),
+    dialerWrite: DIALER.perSecond * DIALER.maxNumbersPerRequest,
+  };
+  const binding = Math.min(ceiling.salesforceRead, ceiling.dialerWrite);
+  const perSecond = expected / seconds;
+  const result = {
+    members: members.length, doNotCall: dnc, numbers: expected, seconds: round(seconds, 2), readySeconds, numbersPerSecond: round(perSecond),
+    ceiling: { ...ceiling, binding, bindingName: binding === ceiling.dialerWrite ? 'dialer write' : 'Salesforce read' },
+    percentOfCeiling: round((100 * perSecond) / binding, 1),
+    apiRequests, apiRequestsPer1000Contacts: round((1000 * apiRequests) / members.length, 2), tokensIssued: sf.stats.tokensIssued, queries: sf.stats.queries,
+    daemonPeakRssMb: daemonPeakRss, machine: machine(loadAtStart),
+  };
+  const line = printFiguresHeading(118, [`salesforce scenario, import of ${members.length} Campaign members`, describeMachine(result.machine)]);
+  console.log([
+    `numbers:            ${expected} (${round(numbersPerMember, 2)} a member; ${dnc} Do Not Call members left out) in ${result.seconds} s (daemon listening after ${readySeconds} s)`,
+    `throughput:         ${result.numbersPerSecond} numbers/s = ${result.percentOfCeiling}% of the binding ceiling ${binding}/s (${result.ceiling.bindingName}; Salesforce read ${ceiling.salesforceRead}/s, dialer write ${ceiling.dialerWrite}/s)`,
+    `Salesforce API:     ${apiRequests} requests (${result.queries} queries, ${result.tokensIssued} token) = ${result.apiRequestsPer1000Contacts} per 1,000 contacts`,
+    `daemon peak RSS:    ${daemonPeakRss} MB`,
+    line,
+  ].join('\n'));
+  writeResults(`daemon-salesforce-${new Date().toISOString().replace(/[:.]/g, '-')}`, result);
+}
+
 try {
   for (const [i, scenario] of scenarios.entries()) {
     if (i > 0) await closeScenario();
     console.log(`\n=== scenario ${scenario}`);
     if (scenario === 'hubspot') await runHubSpot();
     else if (scenario === 'csv') await runCsv();
+    else if (scenario === 'salesforce') await runSalesforce();
     else await runMirror();
   }
 } catch (err) {
