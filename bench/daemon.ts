@@ -1,4 +1,4 @@
-// `./dev bench daemon [--scenario hubspot|csv|mirror|all] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
+// `./dev bench daemon [--scenario hubspot|csv|mirror|salesforce|all] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
 // end, as its own process, against the reference server. `hubspot` (the default): import throughput from the HubSpot
 // stand-in against the binding rate-limit ceiling, webhook-to-dialable latency when idle, and the daemon's peak RSS.
 // `csv`: a generated CSV file streamed into the campaign, with the daemon's RSS over the run. `mirror`: call-detail
@@ -67,6 +67,13 @@ import { startHubSpotStandIn, type HubSpotStandIn, type HubSpotStandInStats } fr
 import { startSalesforceStandIn, type SalesforceStandIn } from '../crm-stand-ins/salesforce.ts';
 import { VALID_PHONE_COUNT, generatePeople, validPhone } from '../crm-stand-ins/contacts.ts';
 import { parseConfig } from '../daemon/config.ts';
+import { SalesforceApi } from '../daemon/crm/salesforce/client.ts';
+import { salesforceSource } from '../daemon/crm/salesforce/config.ts';
+import { SalesforceSink } from '../daemon/crm/salesforce/sink.ts';
+import { Metrics } from '../daemon/metrics.ts';
+import type { Activity } from '../daemon/sinks/sink.ts';
+import { DaemonKeys } from '../daemon/state/keys.ts';
+import { pino } from 'pino';
 import { spacing } from '../daemon/crm/http.ts';
 import { toUtc } from '../daemon/mirror/local-time.ts';
 import { attemptKey } from '../daemon/mirror/mirror.ts';
@@ -89,6 +96,7 @@ const FLAGS = {
   scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), salesforce (Campaign members import: numbers/s, API requests per 1,000 contacts), or all' },
   members: { def: 100_000, help: 'salesforce: Campaign members (Leads and Contacts) imported by the full run' },
   'sf-rate': { def: 20, help: 'salesforce: the daemon\'s requestsPerSecond to the Salesforce stand-in' },
+  'sf-calls': { def: 100_000, help: 'salesforce: call attempts written as Tasks through the Salesforce sink (upserts of 200)' },
   contacts: { def: 100_000, help: 'contacts seeded in the HubSpot stand-in and imported by the first (full) run' },
   webhooks: { def: 50, help: 'contacts created one at a time, each with its signed creation webhook (latency)' },
   'pause-ms': { def: 1_000, help: 'pause between two webhooks (the HubSpot search gate spaces searches by 210 ms)' },
@@ -1390,6 +1398,10 @@ function printMirrorReport(r: { seconds: number; machine: Machine; throughput: M
 // every number the members have (Do Not Call ones left out), against the binding ceiling min(Salesforce read =
 // requests/s × 2,000 records a query page × numbers per member, dialer write = requests/s × 1,000 numbers a
 // request); and the API requests the import spent, per 1,000 contacts (the figure Salesforce admins ask first).
+// Then `--sf-calls` call attempts (on the members, round robin) are written as Tasks through the daemon's own
+// Salesforce sink and client (upserts of 200 on the external-ID field, paced by the Redis gate) in this process:
+// Tasks/s against the ceiling requests/s × 200, and API requests per 1,000 calls. This measures the sink, its pacing
+// and the stand-in, not the mirror's report reads (the mirror scenario measures those against HubSpot).
 
 async function runSalesforce(): Promise<void> {
   const files = filesOf('salesforce');
@@ -1488,11 +1500,47 @@ async function runSalesforce(): Promise<void> {
   console.log([
     `numbers:            ${expected} (${round(numbersPerMember, 2)} a member; ${dnc} Do Not Call members left out) in ${result.seconds} s (daemon listening after ${readySeconds} s)`,
     `throughput:         ${result.numbersPerSecond} numbers/s = ${result.percentOfCeiling}% of the binding ceiling ${binding}/s (${result.ceiling.bindingName}; Salesforce read ${ceiling.salesforceRead}/s, dialer write ${ceiling.dialerWrite}/s)`,
-    `Salesforce API:     ${apiRequests} requests (${result.queries} queries, ${result.tokensIssued} token) = ${result.apiRequestsPer1000Contacts} per 1,000 contacts`,
+    `Salesforce API:     ${apiRequests} requests (${result.queries} SOQL ${result.queries === 1 ? 'query' : 'queries'} with its nextRecordsUrl pages, ${result.tokensIssued} sign-in) = ${result.apiRequestsPer1000Contacts} per 1,000 contacts`,
     `daemon peak RSS:    ${daemonPeakRss} MB`,
     line,
   ].join('\n'));
-  writeResults(`daemon-salesforce-${new Date().toISOString().replace(/[:.]/g, '-')}`, result);
+  await stopDaemon();
+
+  // 2. Tasks ---------------------------------------------------------------------------------------------------
+  // The sync's own source configuration, its secret resolved as the daemon resolves it from the environment.
+  const config = salesforceSource.parse({ ...raw.syncs[0]!.source, auth: { flow: 'client_credentials', clientSecret: 'sf-client-secret' } });
+  const ctx = { redis: benchRedis(), keys: new DaemonKeys(redisPrefix.prefix), log: pino({ level: 'silent' }), metrics: new Metrics() };
+  const sink = new SalesforceSink(new SalesforceApi(config, ctx));
+  const callees = members.map((m) => m.values.LeadOrContactId as string).filter((id) => !sf.get(id)!.values.DoNotCall);
+  const day = Date.parse('2026-11-03T14:00:00Z');
+  const activity = (i: number): Activity => ({
+    key: `bench-${i}`, contactId: callees[i % callees.length]!, campaignId: campaign.id, outcome: 'connected',
+    startedAt: day + i * 1000, answeredAt: day + i * 1000 + 5000, endedAt: day + i * 1000 + 65_000, durationMs: 60_000,
+    record: { number: '+12015550100', attempt: 1, startedAtLocal: '2026-11-03T09:00:00', answeredAtLocal: '2026-11-03T09:00:05', endedAtLocal: '2026-11-03T09:01:05',
+      ringResult: 'Answer', answerType: 'Human', sipResponseCode: 200, endType: 'HangUp', queueId: null, outcome: 'Success' },
+  });
+  const calls = opts['sf-calls'];
+  const apiBeforeTasks = sf.stats.apiRequests;
+  const tasksT0 = now();
+  let refused = 0;
+  for (let i = 0; i < calls; i += sink.maxBatch) {
+    const batch = Array.from({ length: Math.min(sink.maxBatch, calls - i) }, (_, j) => activity(i + j));
+    for (const r of await sink.write(batch)) if (!r.ok) refused++;
+  }
+  const tasksSeconds = (now() - tasksT0) / 1000;
+  const taskRequests = sf.stats.apiRequests - apiBeforeTasks;
+  const tasks = sf.records('Task').length;
+  const tasksCeiling = opts['sf-rate'] * sink.maxBatch;
+  const tasksResult = {
+    calls, tasks, refused, seconds: round(tasksSeconds, 2), tasksPerSecond: round(calls / tasksSeconds), ceiling: tasksCeiling,
+    percentOfCeiling: round((100 * calls) / tasksSeconds / tasksCeiling, 1), apiRequests: taskRequests, apiRequestsPer1000Calls: round((1000 * taskRequests) / calls, 2),
+  };
+  console.log([
+    `Tasks:              ${calls} calls → ${tasks} Tasks (${refused} refused) in ${tasksResult.seconds} s = ${tasksResult.tasksPerSecond}/s = ${tasksResult.percentOfCeiling}% of the ceiling ${tasksCeiling}/s (${opts['sf-rate']} requests/s × 200)`,
+    `Salesforce API:     ${taskRequests} requests = ${tasksResult.apiRequestsPer1000Calls} per 1,000 calls`,
+    line,
+  ].join('\n'));
+  writeResults(`daemon-salesforce-${new Date().toISOString().replace(/[:.]/g, '-')}`, { import: result, tasks: tasksResult });
 }
 
 try {
