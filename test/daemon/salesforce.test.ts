@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSalesforceStandIn, type SalesforceStandIn, type SfRecord } from '../../crm-stand-ins/salesforce.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { attemptKey } from '../../daemon/mirror/mirror.ts';
-import { callDetailRecords, campaignNumbers, daemonConfig, dialerFixture, numberCount, quietLog, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { parseConfig } from '../../daemon/config.ts';
+import { callDetailRecords, campaignNumbers, daemonConfig, dialerFixture, numberCount, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
 import { startProxy } from '../support/proxy.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 import { counter, freePort, pullAndSettle, queued, runs, settle } from '../support/sync-checks.ts';
@@ -447,4 +448,86 @@ describe('Salesforce: kill -9 in the middle of mirroring', () => {
       await cleanup();
     }
   }, 120_000);
+});
+
+describe('Salesforce: kill -9 during a full import, and Redis restarted mid-import', () => {
+  // A Campaign of about 3,000 members read 200 a page, into a dialer behind a proxy that counts duplicates refused.
+  async function world() {
+    const f = await dialerFixture();
+    const dialerProxy = await startProxy(f.server.url);
+    const sf = await startSalesforceStandIn({ contacts: 2500, leads: 2500 });
+    const sfCampaign = sf.records('Campaign')[0]!.values.Id as string;
+    const { prefix, cleanup } = testPrefix();
+    const counts = { duplicatesRejected: 0, posts: 0 };
+    dialerProxy.onAnswer = (ex, body) => {
+      if (ex.method === 'POST' && /\/numbers(\?|$)/.test(ex.path)) {
+        counts.posts++;
+        const answer = JSON.parse(body.toString() || '{}') as { rejected?: { code: string }[] };
+        counts.duplicatesRejected += (answer.rejected ?? []).filter((r) => r.code === 'duplicate').length;
+      }
+    };
+    const raw = (redisUrl = REDIS_URL) => ({
+      redis: { url: redisUrl, prefix }, http: { host: '127.0.0.1', port: 0 }, takeoverAfter: '2s', log: { level: 'warn' },
+      dialer: { baseUrl: dialerProxy.url, accountId: f.accountId, apiToken: '${CRASH_DIALER_TOKEN}', rateLimit: { perSecond: 20, burst: 20 }, maxNumbersPerRequest: 100 },
+      syncs: [{
+        id: 'sf', campaignId: f.campaignId, mapping: MAPPING, schedule: { every: '1h' },
+        source: { type: 'salesforce', loginUrl: sf.url, clientId: sf.clientId, auth: { flow: 'client_credentials', clientSecret: '${CRASH_SF_SECRET}' },
+          selection: { campaignId: sfCampaign }, batchSize: 200, requestsPerSecond: 50 },
+      }],
+    });
+    const env = { CRASH_DIALER_TOKEN: f.token, CRASH_SF_SECRET: 'sf-client-secret' };
+    const expected = numbersOf(members(sf, sfCampaign));
+    const settledCheck = async () => {
+      const held = (await campaignNumbers(f)).map((n) => n.number).sort();
+      return held.length === expected.length && held.every((n, i) => n === expected[i]);
+    };
+    const close = async () => { await dialerProxy.close(); await sf.close(); await f.server.close(); await cleanup(); };
+    return { f, sf, raw, env, expected, counts, settledCheck, close };
+  }
+
+  it('killed twice mid-import, the campaign ends with every member\'s numbers once and the read resumed', async () => {
+    const w = await world();
+    let d: DaemonProcess | null = null;
+    try {
+      expect(w.expected.length).toBeGreaterThan(2500);
+      d = await spawnDaemon(w.raw(), dir, w.env);
+      await waitFor(async () => (await numberCount(w.f)) >= 600, 'a first part of the import');
+      await d.kill();
+      d = await spawnDaemon(w.raw(), dir, w.env);
+      const at = await numberCount(w.f);
+      await waitFor(async () => (await numberCount(w.f)) >= at + 600, 'more of the import');
+      await d.kill();
+      d = await spawnDaemon(w.raw(), dir, w.env);
+      await waitFor(w.settledCheck, 'the campaign to hold exactly the members\' numbers', 120_000);
+      expect(w.counts.duplicatesRejected).toBe(0);
+      // The restarts resumed the full read: far fewer query pages than three whole reads.
+      expect(w.sf.stats.apiRequests).toBeLessThan(3 * Math.ceil(w.sf.records('CampaignMember').length / 200));
+    } finally {
+      await d?.kill();
+      await w.close();
+    }
+  }, 180_000);
+
+  it('Redis killed and restarted mid-import is survived: every member\'s numbers once', async () => {
+    const w = await world();
+    const port = await freePort();
+    const redisDir = mkdtempSync(join(tmpdir(), 'cds-sf-redis-'));
+    let redisServer = await startRedisServer(port, redisDir);
+    let daemon: Daemon | null = null;
+    try {
+      daemon = await Daemon.start(parseConfig(w.raw(`redis://127.0.0.1:${port}`), 'test', w.env), { log: quietLog, http: false });
+      await waitFor(async () => (await numberCount(w.f)) >= 500, 'part of the import');
+      const exited = new Promise((r) => redisServer.once('exit', r));
+      redisServer.kill('SIGKILL');
+      await exited;
+      redisServer = await startRedisServer(port, redisDir);
+      await waitFor(w.settledCheck, 'the import to finish after the restart', 120_000);
+      expect(w.counts.duplicatesRejected).toBe(0);
+    } finally {
+      await daemon?.close(2000);
+      redisServer.kill('SIGKILL');
+      rmSync(redisDir, { recursive: true, force: true });
+      await w.close();
+    }
+  }, 180_000);
 });

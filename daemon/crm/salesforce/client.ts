@@ -234,11 +234,12 @@ export class SalesforceApi {
 
   /** Every row of a SOQL query (`queryAll` includes deleted records), page by page through nextRecordsUrl. */
   async *query(soql: string, options: { all?: boolean; signal?: AbortSignal } = {}): AsyncGenerator<SfRow[]> {
-    let body = queryAnswer.parse(await this.request('GET', options.all ? '/queryAll' : '/query', { searchParams: { q: soql } }, options.signal));
+    const headers = { 'sforce-query-options': `batchSize=${this.config.batchSize}` };
+    let body = queryAnswer.parse(await this.request('GET', options.all ? '/queryAll' : '/query', { searchParams: { q: soql }, headers }, options.signal));
     for (;;) {
       if (body.records.length) yield body.records;
       if (body.done || !body.nextRecordsUrl) return;
-      body = queryAnswer.parse(await this.request('GET', body.nextRecordsUrl, {}, options.signal));
+      body = queryAnswer.parse(await this.request('GET', body.nextRecordsUrl, { headers }, options.signal));
     }
   }
 }

@@ -46,6 +46,8 @@ export const salesforceSource = z.strictObject({
    * next schedule resumes) once no more than this share of the allowance remains.
    */
   reserveShare: z.number().min(0).max(0.95).default(0.2),
+  /** Records a query page asks for (Sforce-Query-Options batchSize, 200–2,000; Salesforce may answer fewer). */
+  batchSize: z.number().int().min(200).max(2000).default(2000),
   /** Records modified this long before the last run's start are read again (clock skew, long transactions). */
   overlap: duration.default(300_000),
   selection: z.strictObject({
