@@ -6,6 +6,7 @@ import { notificationsXml } from '../../crm-stand-ins/salesforce-outbound.ts';
 import { id18, parseLimitInfo, soqlDateTime, soqlString } from '../../daemon/crm/salesforce/client.ts';
 import { parseOutboundMessage, SOAP_ACK, soapFault } from '../../daemon/crm/salesforce/outbound.ts';
 import { XMLParser } from 'fast-xml-parser';
+import { ConfigError, parseConfig } from '../../daemon/config.ts';
 
 describe('record ids', () => {
   it('gives the 18-character form the stand-in (written from Salesforce\'s description) gives, for mixed-case ids', () => {
@@ -65,5 +66,38 @@ describe('Outbound Messages', () => {
     expect(parser.parse(SOAP_ACK).Envelope.Body.notificationsResponse.Ack).toBe(true);
     const fault = parser.parse(soapFault('bad <xml> & "stuff"')).Envelope.Body.Fault;
     expect(fault).toEqual({ faultcode: 'soapenv:Client', faultstring: 'bad <xml> & "stuff"' });
+  });
+});
+
+describe('configuration', () => {
+  const config = (source: Record<string, unknown>) => ({
+    redis: { url: 'redis://127.0.0.1:6379' },
+    dialer: { baseUrl: 'https://dialer.example.com', accountId: 'a1', apiToken: 'k' },
+    syncs: [{ id: 'sf', campaignId: 'c1', mapping: { phone: ['Phone'] }, source: {
+      type: 'salesforce', clientId: '3MVG9x', auth: { flow: 'client_credentials', clientSecret: 's' }, selection: { campaignId: '7015e000000XyZa' }, ...source,
+    } }],
+  });
+  const problems = (source: Record<string, unknown>): string[] => {
+    try {
+      parseConfig(config(source), 'sync.yaml', {});
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return (err as ConfigError).problems;
+    }
+    return [];
+  };
+
+  it('takes a Campaign selection with its defaults', () => {
+    const source = parseConfig(config({}), 'sync.yaml', {}).syncs[0]!.source as Record<string, unknown>;
+    expect(source).toMatchObject({ loginUrl: 'https://login.salesforce.com', apiVersion: '62.0', reserveShare: 0.2, batchSize: 2000, overlap: 300_000 });
+  });
+
+  it('names what is wrong: both selections, a WHERE without an object, a key that is not PEM, a bad field name, an unknown flow', () => {
+    expect(problems({ selection: { campaignId: '7015e000000XyZa', object: 'Lead' } }).join('\n')).toMatch(/give either campaignId .* or object/);
+    expect(problems({ selection: { where: "Status = 'Open'" } }).join('\n')).toMatch(/give either campaignId/);
+    expect(problems({ auth: { flow: 'jwt_bearer', username: 'u@example.com', privateKey: 'not a key' } }).join('\n')).toMatch(/PEM private key/);
+    expect(problems({ taskExternalIdField: 'Bad Field;' }).join('\n')).toMatch(/field API name/);
+    expect(problems({ auth: { flow: 'password', clientSecret: 's' } }).join('\n')).toMatch(/client_credentials or jwt_bearer/);
+    expect(problems({ selection: { campaignId: '001000000000001' } }).join('\n')).toMatch(/campaignId: a Salesforce id .* starting with 701/);
   });
 });
