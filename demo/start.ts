@@ -135,18 +135,19 @@ async function salesforceSetup(url: string, clientSecret: string) {
   });
   if (res.status !== 200) throw new Error(`the Salesforce stand-in's token endpoint answered ${res.status}: ${await res.text()}`);
   const session = (await res.json()) as { access_token: string; id: string };
-  const query = async (soql: string): Promise<string> => {
+  const query = async (soql: string, field = 'Id'): Promise<string> => {
     const answer = await fetch(`${url}/services/data/v62.0/query?q=${encodeURIComponent(soql)}`, { headers: { authorization: `Bearer ${session.access_token}` }, signal: AbortSignal.timeout(10_000) });
-    const first = answer.status === 200 ? ((await answer.json()) as { records: { Id: string }[] }).records[0] : undefined;
+    const first = answer.status === 200 ? ((await answer.json()) as { records: Record<string, string>[] }).records[0]?.[field] : undefined;
     if (!first) throw new Error(`the Salesforce stand-in found nothing for ${soql} (${answer.status})`);
-    return first.Id;
+    return first;
   };
   const orgId = /\/id\/(00D\w+)\//.exec(session.id)?.[1];
   if (!orgId) throw new Error(`the Salesforce stand-in's identity URL names no org: ${session.id}`);
+  const campaignId = await query('SELECT Id FROM Campaign ORDER BY Id LIMIT 1');
   return {
-    clientId, orgId,
-    campaignId: await query('SELECT Id FROM Campaign ORDER BY Id LIMIT 1'),
-    firstContact: await query('SELECT Id FROM Contact ORDER BY Id LIMIT 1'),
+    clientId, orgId, campaignId,
+    // A Contact in the Campaign, not Do Not Call: its new phone is one the campaign takes.
+    firstContact: await query(`SELECT ContactId FROM CampaignMember WHERE CampaignId = '${campaignId}' AND Contact.DoNotCall = false ORDER BY Id LIMIT 1`, 'ContactId'),
     /** The progress view's session (its queries every refresh keep it from idling out). */
     token: async () => session.access_token,
   };
