@@ -1,37 +1,20 @@
 // `./dev start --crm salesforce` end to end: demo/start.ts in its own process starts the server, the Salesforce
 // stand-in and the daemon; the Campaign's members are synced and called, every call comes back as a Task, a changed
 // phone reaches the campaign through an Outbound Message, and a Ctrl-C (SIGINT) stops everything.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
-import { REDIS_URL, waitFor } from './support/daemon.ts';
-
-const ROOT = join(import.meta.dirname, '..');
-
-let child: ChildProcess | null = null;
-afterAll(() => {
-  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
-
-const field = (line: string, name: string): number => Number(new RegExp(`\\b${name} (\\d+)`).exec(line)?.[1] ?? Number.NaN);
+import { expect, it } from 'vitest';
+import { waitFor } from './support/daemon.ts';
+import { field, startDemo } from './support/demo.ts';
 
 it('feeds the campaign from a Salesforce Campaign, writes every call back as a Task, and follows an Outbound Message', async () => {
-  const proc = spawn(process.execPath, ['demo/start.ts', '--crm', 'salesforce', '--contacts', '60', '--speed', '600', '--port-base', '0', '--interval', '0.5'], {
-    cwd: ROOT, env: { ...process.env, REDIS_URL }, stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child = proc;
-  let out = '';
-  proc.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
-  proc.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
-  const exited = new Promise<{ code: number | null; signal: string | null }>((r) => proc.on('exit', (code, signal) => r({ code, signal })));
-  const gone = () => proc.exitCode !== null || proc.signalCode !== null;
+  const demo = startDemo(['--crm', 'salesforce', '--contacts', '60', '--speed', '600', '--port-base', '0', '--interval', '0.5']);
 
   // Settled: every number called to its end, and as many Tasks in Salesforce as calls in the report.
   const progress = await waitFor(() => {
-    if (gone()) return { line: null };
-    const line = out.split('\n').filter((l) => /^\[\d\d:\d\d\] crm /.test(l)).at(-1);
+    if (demo.gone()) return { line: null };
+    const line = demo.lastProgress();
     return line && / settled$/.test(line) ? { line } : null;
   }, 'the demo to settle', 50_000);
+  const out = demo.output();
   expect(progress.line, `the demo exited early:\n${out}`).not.toBeNull();
   const line = progress.line!;
   expect(field(line, 'crm')).toBeGreaterThan(20);
@@ -59,7 +42,7 @@ it('feeds the campaign from a Salesforce Campaign, writes every call back as a T
     return res.status === 200 && ((await res.json()) as unknown[]).length === 1;
   }, 'the changed phone in the campaign', 20_000);
 
-  proc.kill('SIGINT');
-  expect(await exited, out).toEqual({ code: 0, signal: null });
-  expect(out).toMatch(/stopped; removed \d+ Redis keys/);
+  demo.proc.kill('SIGINT');
+  expect(await demo.exited, demo.output()).toEqual({ code: 0, signal: null });
+  expect(demo.output()).toMatch(/stopped; removed \d+ Redis keys/);
 }, 90_000);
