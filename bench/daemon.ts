@@ -1,4 +1,4 @@
-// `./dev bench daemon [--scenario hubspot|csv|mirror|salesforce|all] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
+// `./dev bench daemon [--scenario hubspot|csv|mirror|salesforce|all|hubspot-fault|pipedrive|faults] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
 // end, as its own process, against the reference server. `hubspot` (the default): import throughput from the HubSpot
 // stand-in against the binding rate-limit ceiling, webhook-to-dialable latency when idle, and the daemon's peak RSS.
 // `csv`: a generated CSV file streamed into the campaign, with the daemon's RSS over the run. `mirror`: call-detail
@@ -65,6 +65,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startHubSpotStandIn, type HubSpotStandIn, type HubSpotStandInStats } from '../crm-stand-ins/hubspot.ts';
 import { startSalesforceStandIn, type SalesforceStandIn } from '../crm-stand-ins/salesforce.ts';
+import { startPipedriveStandIn, type PipedriveStandIn } from '../crm-stand-ins/pipedrive.ts';
 import { VALID_PHONE_COUNT, generatePeople, validPhone } from '../crm-stand-ins/contacts.ts';
 import { parseConfig } from '../daemon/config.ts';
 import { SalesforceApi } from '../daemon/crm/salesforce/client.ts';
@@ -93,7 +94,7 @@ import {
 // ---------------------------------------------------------------------------------------------- options
 
 const FLAGS = {
-  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), salesforce (Campaign members import: numbers/s, API requests per 1,000 contacts), or all' },
+  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), all (those three), hubspot-fault or pipedrive (mirroring through a Redis SIGKILL; requests/tokens per 1,000 contacts and calls), faults (both), salesforce (a Campaign\'s members imported and calls written as Tasks: numbers/s, Tasks/s, API requests per 1,000 contacts and calls)' },
   members: { def: 100_000, help: 'salesforce: Campaign members (Leads and Contacts) imported by the full run' },
   'sf-rate': { def: 20, help: 'salesforce: the daemon\'s requestsPerSecond to the Salesforce stand-in' },
   'sf-calls': { def: 100_000, help: 'salesforce: call attempts written as Tasks through the Salesforce sink (upserts of 200)' },
@@ -109,6 +110,11 @@ const FLAGS = {
   agents: { def: 2000, help: 'mirror: agents of the campaign that makes the records (manual clock)' },
   'hubspot-rate': { def: 100, help: 'mirror: requestsPer10Seconds of the HubSpot stand-in and of the daemon\'s source (batch creates)' },
   'lag-calls': { def: 30, help: 'mirror: calls (one number each, 1 agent, real-time clock) whose end-to-activity lag is measured' },
+  'fault-records': { def: 20_000, help: 'hubspot-fault: contacts (one call each) mirrored through a Redis kill (issue 18 asks for 100,000)' },
+  'pipedrive-records': { def: 1_500, help: 'pipedrive: persons (one call each) mirrored through a Redis kill, with their costs in tokens' },
+  'pipedrive-burst': { def: 120, help: 'pipedrive: burstPer2Seconds of the stand-in and of the daemon (Ultimate plan: 120)' },
+  'fault-percent': { def: 60, help: 'hubspot-fault, pipedrive: records are made at this percentage of the CRM\'s write ceiling' },
+  changes: { def: 1_000, help: 'hubspot-fault, pipedrive: contacts changed in the CRM (each a change webhook) after the run without a fault' },
   'import-seconds': { def: 900, help: 'give up waiting for the import (mirror: for the import, and for the mirror) after this many seconds' },
   'max-seconds': { def: 1_800, help: 'watchdog: abort (and clean up) after this many seconds' },
   'cpu-prof': { def: false, help: 'run the daemon with --cpu-prof; print its hottest functions (profile kept, path printed)' },
@@ -117,7 +123,10 @@ const FLAGS = {
 } as const;
 
 const opts = readFlags(FLAGS, { command: 'daemon', example: 'BENCH_CONTACTS=20000', width: 15 });
-const SCENARIOS = { hubspot: ['hubspot'], csv: ['csv'], mirror: ['mirror'], salesforce: ['salesforce'], all: ['hubspot', 'csv', 'mirror', 'salesforce'] } as const;
+const SCENARIOS = {
+  hubspot: ['hubspot'], csv: ['csv'], mirror: ['mirror'], all: ['hubspot', 'csv', 'mirror'],
+  'hubspot-fault': ['hubspot-fault'], pipedrive: ['pipedrive'], faults: ['faults'], salesforce: ['salesforce'],
+} as const;
 if (!Object.hasOwn(SCENARIOS, opts.scenario)) throw new Error(`--scenario must be one of ${Object.keys(SCENARIOS).join(', ')}; got ${opts.scenario}`);
 const scenarios = SCENARIOS[opts.scenario as keyof typeof SCENARIOS];
 if (opts.contacts < 1 || opts.contacts + opts.webhooks > VALID_PHONE_COUNT) throw new Error(`--contacts + --webhooks must be 1..${VALID_PHONE_COUNT}`);
@@ -227,6 +236,9 @@ let server: BenchServer | null = null;
 let store: Store | null = null;
 let standIn: HubSpotStandIn | null = null;
 let sfStandIn: SalesforceStandIn | null = null;
+let pdStandIn: PipedriveStandIn | null = null;
+/** The fault scenarios' own redis-server. */
+let ownRedis: ChildProcess | null = null;
 let daemon: ChildProcess | null = null;
 let daemonExit: Promise<number | null> | null = null;
 let daemonStopping = false;
@@ -270,10 +282,12 @@ async function closeScenario(): Promise<void> {
   driver?.stop();
   await step('stand-in', () => standIn?.close());
   await step('salesforce stand-in', () => sfStandIn?.close());
+  await step('pipedrive stand-in', () => pdStandIn?.close());
+  await step('own redis-server', () => { ownRedis?.kill('SIGKILL'); });
   await step('server', () => server?.app.close());
   await step('store', () => store?.close());
   for (const p of redisPrefixes.splice(0)) await step('redis keys', () => p.cleanup());
-  daemon = null; daemonExit = null; standIn = null; sfStandIn = null; server = null; store = null; driver = null;
+  daemon = null; daemonExit = null; standIn = null; sfStandIn = null; pdStandIn = null; ownRedis = null; server = null; store = null; driver = null;
 }
 
 /** Stops everything this command started and deletes its Redis keys and temp files; safe to call twice. */
@@ -974,6 +988,23 @@ function listCounter(campaignUrl: string, token: string): (list: string) => Prom
   };
 }
 
+/**
+ * An account in New York with an Active Dynamic campaign of `--agents` agents calling round the clock, one attempt per
+ * number (one record per contact), the daemon's key and a reader key for the bench's own counts.
+ */
+async function callingCampaign(srv: BenchServer, accountName: string, campaignName: string) {
+  const account = await srv.consolePost<{ id: string }>('/accounts', { name: accountName, timezone: MIRROR_TZ });
+  const campaign = await srv.consolePost<{ id: string }>(`/accounts/${account.id}/campaigns`, {
+    name: campaignName, type: 'Dynamic', state: 'Active',
+    dialer: { mode: 'Power', agents: opts.agents, maxAttempts: 1, talkSeconds: 20, wrapUpSeconds: 5, callingHours: ALL_DAY },
+  });
+  const key = (name: string, roles: string[]) => srv.consolePost<{ token: string }>(`/accounts/${account.id}/apiKeys`, { name, roles }).then((k) => k.token);
+  const daemonToken = await key('daemon', ['CampaignNumberAdmin', 'CampaignReader']);
+  const readToken = await key('bench', ['CampaignReader']);
+  const campaignUrl = `${srv.base}/v1/accounts/${account.id}/campaigns/${campaign.id}`;
+  return { account, campaign, daemonToken, readToken, campaignUrl, count: listCounter(campaignUrl, readToken) };
+}
+
 interface MirrorThroughput {
   records: number; agents: number;
   make: { importSeconds: number; advanceSeconds: number; simulatedSeconds: number; eventsApplied: number };
@@ -1010,17 +1041,7 @@ async function mirrorThroughput(): Promise<MirrorThroughput> {
     });
   });
   const srv = server;
-  const account = await srv.consolePost<{ id: string }>('/accounts', { name: 'Bench daemon mirror', timezone: MIRROR_TZ });
-  const campaign = await srv.consolePost<{ id: string }>(`/accounts/${account.id}/campaigns`, {
-    name: 'Mirrored calls', type: 'Dynamic', state: 'Active',
-    // One attempt per number: one record per contact.
-    dialer: { mode: 'Power', agents: opts.agents, maxAttempts: 1, talkSeconds: 20, wrapUpSeconds: 5, callingHours: ALL_DAY },
-  });
-  const key = (name: string, roles: string[]) => srv.consolePost<{ token: string }>(`/accounts/${account.id}/apiKeys`, { name, roles }).then((k) => k.token);
-  const daemonToken = await key('daemon', ['CampaignNumberAdmin', 'CampaignReader']);
-  const readToken = await key('bench', ['CampaignReader']);
-  const campaignUrl = `${srv.base}/v1/accounts/${account.id}/campaigns/${campaign.id}`;
-  const count = listCounter(campaignUrl, readToken);
+  const { account, campaign, daemonToken, readToken, campaignUrl, count } = await callingCampaign(srv, 'Bench daemon mirror', 'Mirrored calls');
 
   const rate = opts['hubspot-rate'];
   const tSeed = now();
@@ -1543,6 +1564,313 @@ async function runSalesforce(): Promise<void> {
   writeResults(`daemon-salesforce-${new Date().toISOString().replace(/[:.]/g, '-')}`, { import: result, tasks: tasksResult });
 }
 
+// ------------------------------------------------------------------------------------- the fault scenarios
+// `hubspot-fault`, `pipedrive` (and `faults`: both): the mirror through a Redis killed with SIGKILL, and what each CRM
+// is charged for the daemon's work (issues 18 §1 and 22). Per CRM, two runs on fresh everything (a reference server on
+// a manual clock, a stand-in, a redis-server of the bench's own with AOF fsync every second, one daemon process):
+//   1. The daemon imports the stand-in's contacts (cost per 1,000 contacts imported: the stand-in's requests, and
+//      Pipedrive's tokens). Then the bench advances the dialer's clock twice a second so that call-detail records
+//      appear at `--fault-percent` of the CRM's write ceiling while the daemon mirrors them (mirror.every 1s): each
+//      record's lag is from the advance that made it to its activity in the stand-in (HubSpot: its creation time;
+//      Pipedrive: when the bench first saw the call log, polled every 100 ms). The run without a fault then changes
+//      `--changes` contacts' mapped name in the stand-in, which sends its change webhooks to the daemon (cost per
+//      1,000 contacts changed); the mirror's own status writes (Pipedrive: mirror.statusProperty) come back the same
+//      way and must cost nothing.
+//   2. The same with the redis-server killed (SIGKILL) once half the records are mirrored, and restarted on the same
+//      port and directory (AOF everysec: the last second may be lost) a second later.
+// Figures: total mirror time (first advance to last activity) of the faulted run against the run without a fault
+// (target within 1.25×), when the lag was back under 60 s after the restart (target within 60 s), duplicates and
+// missing activities (the key in each title against the campaign's records; target 0 and 0).
+
+const FAULT_SYNC_ID = 'fault-bench';
+const PD_WEBHOOK = { user: 'bench-hooks', password: 'bench-webhook-password' };
+/** The status field the Pipedrive runs' mirror writes (every attempt is final: one attempt per number). */
+const PD_STATUS_FIELD = 'dialer_status';
+
+interface FaultRun {
+  crm: 'hubspot' | 'pipedrive'; fault: boolean; contacts: number; records: number; activities: number;
+  importSeconds: number; importRequests: number; importTokens: number;
+  mirrorSeconds: number; mirrorRequests: number; mirrorTokens: number; mirrorWebhooks: number; syncRunsWhileMirroring: number;
+  lagMs: Stats; lagBeforeFaultMs: Stats | null;
+  redisKill: { killedAtSeconds: number; restartedAtSeconds: number; backUnder60sSeconds: number | null; maxLagAfterMs: number} | null;
+  changes: { contacts: number; requests: number; tokens: number; runs: number; seconds: number } | null;
+  duplicates: number; missing: number; unknown: number;
+}
+
+/** A redis-server of the bench's own, persisting to `dir` with AOF fsync every second (a usual production setting). */
+async function startOwnRedis(port: number, dir: string): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes',
+    '--appendfsync', 'everysec', '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+  for (const t0 = now(); ;) {
+    const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    probe.on('error', () => {});
+    try { await probe.connect(); if ((await probe.ping()) === 'PONG') return child; } catch { /* not yet */ } finally { probe.disconnect(); }
+    if (now() - t0 > 30_000) throw new Error(`redis-server on port ${port} did not answer within 30 s`);
+    await sleep(50);
+  }
+}
+
+async function faultRun(crm: 'hubspot' | 'pipedrive', fault: boolean): Promise<FaultRun> {
+  const files = filesOf(`${crm}-${fault ? 'fault' : 'plain'}`);
+  const n = crm === 'hubspot' ? opts['fault-records'] : opts['pipedrive-records'];
+  const redisDir = mkdtempSync(join(tempDir, 'redis-'));
+  const redisPort = await freePort();
+  ownRedis = await startOwnRedis(redisPort, redisDir);
+  const ownRedisUrl = `redis://127.0.0.1:${redisPort}`;
+  const simClock = new SimulationClock(Date.parse('2026-03-02T13:00:00Z'));
+  store = new Store(':memory:');
+  server = await startServer(store, { rateLimit: DEFAULT_RATE_LIMIT, clock: simClock, clockMode: 'manual', seed: 3 });
+  const srv = server;
+  const { account, campaign, daemonToken, readToken, campaignUrl, count } = await callingCampaign(srv, `Bench ${crm} faults`, 'Faults');
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const hookUrl = `${publicUrl}/webhooks/${FAULT_SYNC_ID}`;
+
+  // The stand-in, its counters, and its activities (key → when it was created or first seen).
+  let counters: () => { requests: number; tokens: number; webhooks: number };
+  let activities: () => { key: string; at: number | null }[];
+  let changeContacts: (k: number) => void;
+  let flushWebhooks: () => Promise<void>;
+  let source: Record<string, unknown>;
+  let mirror: Record<string, unknown>;
+  let ceiling: number;
+  const seenAt = new Map<string, number>();
+  if (crm === 'hubspot') {
+    const rate = opts['hubspot-rate'];
+    standIn = await startHubSpotStandIn({ contacts: n, seed: 4, searchPerSecond: IMPORT_SEARCH_PER_SECOND, requestsPer10Seconds: rate, clientSecret: CLIENT_SECRET, webhookUrl: hookUrl });
+    const hs = standIn;
+    counters = () => ({ requests: hs.stats.requests, tokens: 0, webhooks: hs.stats.webhooksDelivered });
+    activities = () => hs.calls().map((c) => ({ key: keyInTitle(c.properties.hs_call_title), at: Date.parse(c.createdAt) }));
+    changeContacts = (k) => { for (const c of hs.contacts().slice(0, k)) hs.updateContact(c.id, { firstname: `Changed ${c.id}` }); };
+    flushWebhooks = () => hs.flushWebhooks();
+    source = { type: 'hubspot', baseUrl: hs.url, accessToken: '${BENCH_CRM_TOKEN}', clientSecret: CLIENT_SECRET, searchPerSecond: IMPORT_SEARCH_PER_SECOND, requestsPer10Seconds: rate, pageSize: 200 };
+    mirror = { sink: { type: 'source' }, every: '1s' };
+    ceiling = (rate / 10) * HUBSPOT_BATCH;
+  } else {
+    const burst = opts['pipedrive-burst'];
+    pdStandIn = await startPipedriveStandIn({ persons: n, seed: 4, burstPer2Seconds: burst, dailyTokens: 100_000_000, webhook: { url: hookUrl, ...PD_WEBHOOK } });
+    const pd = pdStandIn;
+    counters = () => ({ requests: pd.stats.requests, tokens: pd.stats.tokensUsed, webhooks: pd.stats.webhooksSent });
+    activities = () => {
+      const logs = pd.callLogs();
+      const t = Date.now();
+      return logs.map((l) => { const k = keyInTitle(l.subject); if (!seenAt.has(k)) seenAt.set(k, t); return { key: k, at: seenAt.get(k)! }; });
+    };
+    changeContacts = (k) => { for (const p of pd.persons().slice(0, k)) pd.updatePerson(p.id, { name: `Changed ${p.id}` }); };
+    flushWebhooks = () => pd.flushWebhooks();
+    source = { type: 'pipedrive', baseUrl: pd.url, apiToken: '${BENCH_CRM_TOKEN}', burstPer2Seconds: burst, dailyTokens: 100_000_000, webhookUser: PD_WEBHOOK.user, webhookPassword: PD_WEBHOOK.password };
+    mirror = { sink: { type: 'source' }, every: '1s', statusProperty: PD_STATUS_FIELD };
+    // A call log and a status update per record (every attempt is final).
+    ceiling = burst / 2 / 2;
+  }
+  const crmToken = crm === 'hubspot' ? standIn!.token : pdStandIn!.apiToken;
+  const raw = {
+    redis: { url: ownRedisUrl, prefix: 'bench' },
+    http: { host: '127.0.0.1', port, publicUrl },
+    dialer: {
+      baseUrl: srv.base, accountId: account.id, apiToken: '${BENCH_DIALER_TOKEN}', timeZone: MIRROR_TZ,
+      rateLimit: { perSecond: DIALER.perSecond, burst: DIALER.burst }, maxNumbersPerRequest: DIALER.maxNumbersPerRequest,
+    },
+    syncs: [{
+      id: FAULT_SYNC_ID, source, campaignId: campaign.id, schedule: { every: '24h' },
+      mapping: crm === 'hubspot' ? { phone: 'phone', defaultCountry: 'US', variables: { firstName: 'firstname' } } : { phone: 'phones', defaultCountry: 'US', variables: { Name: 'name' } },
+      mirror,
+    }],
+    log: { level: 'info' },
+  };
+  const env = { ...process.env, BENCH_DIALER_TOKEN: daemonToken, BENCH_CRM_TOKEN: crmToken };
+  writeDaemonConfig(files.config, raw, env);
+  const r = new Redis(ownRedisUrl, { maxRetriesPerRequest: null });
+  r.on('error', () => {});
+  const keys = new SyncKeys('bench', FAULT_SYNC_ID, campaignKey(srv.base, account.id, campaign.id));
+  const runCount = async () => r.llen(keys.runs);
+
+  try {
+    // 1. The import.
+    const tImport = now();
+    const c0 = counters();
+    spawnDaemon(files, env);
+    await waitListening(publicUrl, tImport, files);
+    let numbers = 0;
+    for (;;) {
+      const got = await count('numbers');
+      const [runId] = await r.lrange(keys.runs, 0, 0);
+      const run = runId ? await readRun(r, keys.run(runId)) : null;
+      if (got && run && run.status !== 'running' && (await r.hlen(keys.batches)) === 0) { numbers = got; break; }
+      if ((now() - tImport) / 1000 > opts['import-seconds']) throw new Error(`${crm}: import not done after ${opts['import-seconds']} s; log:\n${logTail(files.log)}`);
+      await sleep(250);
+    }
+    const importSeconds = round((now() - tImport) / 1000, 1);
+    const c1 = counters();
+    console.log(`${crm}${fault ? ' (Redis killed halfway)' : ''}: ${n} contacts → ${numbers} numbers imported in ${importSeconds} s; ` +
+      `records made at ${opts['fault-percent']}% of the write ceiling of ${ceiling}/s`);
+
+    // 2. Records made while the daemon mirrors them; Redis killed halfway (fault run).
+    const target = (opts['fault-percent'] / 100) * ceiling;
+    const ticks: { simMs: number; wallMs: number }[] = [];
+    const runsBefore = await runCount();
+    const t0 = now();
+    const wall0 = Date.now();
+    let made = 0;
+    let perSimSecond = opts.agents / 30;
+    let simulated = 0;
+    let killedAt = 0, restartedAt = 0;
+    let lastPrint = now();
+    let done = 0;
+    for (;;) {
+      const elapsed = (now() - t0) / 1000;
+      if (made < numbers) {
+        const want = Math.min(numbers, target * (elapsed + 0.5));
+        const step = Math.min(120, Math.max(1, (want - made) / Math.max(1, perSimSecond)));
+        if (want > made) {
+          await srv.consolePost('/clock/advance', { seconds: step });
+          simulated += step;
+          ticks.push({ simMs: simClock.now(), wallMs: Date.now() });
+          const m = await count('reports/callDetails');
+          if (m !== null) { made = m; perSimSecond = Math.max(1, made / simulated); }
+        }
+      }
+      done = activities().length;
+      if (fault && !killedAt && done >= numbers / 2) {
+        const exited = new Promise((res) => ownRedis!.once('exit', res));
+        ownRedis!.kill('SIGKILL');
+        await exited;
+        killedAt = now();
+        await sleep(1000);
+        ownRedis = await startOwnRedis(redisPort, redisDir);
+        restartedAt = now();
+        console.log(`  Redis killed (SIGKILL) at ${round((killedAt - t0) / 1000, 1)} s with ${done} activities; restarted at ${round((restartedAt - t0) / 1000, 1)} s`);
+      }
+      if (done >= numbers && made >= numbers) break;
+      if (now() - lastPrint >= 10_000) {
+        lastPrint = now();
+        console.log(`  ${round(elapsed, 1).toFixed(1).padStart(6)} s: ${made} records, ${done} activities`);
+      }
+      if (elapsed > opts['import-seconds']) throw new Error(`${crm}: ${done} activities of ${numbers} after ${opts['import-seconds']} s; log:\n${logTail(files.log)}`);
+      await sleep(crm === 'pipedrive' ? 100 : 250);
+    }
+    const tEnd = now();
+    const c2 = counters();
+    const syncRuns = (await runCount()) - runsBefore;
+
+    // Lag per record: from the advance that made it to its activity.
+    const byKey = new Map<string, number>();
+    for (let first = 0; ; first += 10_000) {
+      const res = await fetch(`${campaignUrl}/reports/callDetails?range=${encodeURIComponent(JSON.stringify([first, first + 9999]))}`, { headers: { authorization: `Bearer ${readToken}` } });
+      if (res.status === 429) { await res.arrayBuffer(); await sleep(1000); first -= 10_000; continue; }
+      if (res.status !== 200) throw new Error(`call details: ${res.status}`);
+      const page = (await res.json()) as { number: string; attempt: number; endedAtLocal: string }[];
+      for (const rec of page) byKey.set(attemptKey(campaign.id, rec.number, rec.attempt), toUtc(rec.endedAtLocal, MIRROR_TZ));
+      if (page.length < 10_000) break;
+    }
+    const madeAt = (simMs: number) => {
+      let lo = 0, hi = ticks.length - 1;
+      while (lo < hi) { const mid = (lo + hi) >> 1; if (ticks[mid]!.simMs >= simMs) hi = mid; else lo = mid + 1; }
+      return ticks[lo]!.wallMs;
+    };
+    const seen = new Set<string>();
+    let duplicates = 0, unknown = 0;
+    const lags: { at: number; lag: number }[] = [];
+    for (const a of activities()) {
+      if (seen.has(a.key)) { duplicates++; continue; }
+      seen.add(a.key);
+      const end = byKey.get(a.key);
+      if (end === undefined) { unknown++; continue; }
+      if (a.at !== null) lags.push({ at: a.at, lag: Math.max(0, a.at - madeAt(end)) });
+    }
+    const missing = [...byKey.keys()].filter((k) => !seen.has(k)).length;
+    let faultFigures: FaultRun['redisKill'] = null;
+    if (fault) {
+      const restartWall = wall0 + (restartedAt - t0);
+      const after = lags.filter((l) => l.at >= restartWall).sort((a, b) => a.at - b.at);
+      // From when on every activity's lag stayed under 60 s.
+      let lastOver = restartWall;
+      for (const l of after) if (l.lag >= 60_000) lastOver = l.at;
+      faultFigures = {
+        killedAtSeconds: round((killedAt - t0) / 1000, 1), restartedAtSeconds: round((restartedAt - t0) / 1000, 1),
+        backUnder60sSeconds: after.length ? round((lastOver - restartWall) / 1000, 1) : null,
+        maxLagAfterMs: after.reduce((m, l) => Math.max(m, l.lag), 0),
+      };
+    }
+
+    // 3. Contacts changed in the CRM (the run without a fault): their change webhooks and the pulls they queue.
+    let changes: FaultRun['changes'] = null;
+    if (!fault) {
+      await flushWebhooks();
+      const k = Math.min(opts.changes, numbers);
+      const before = counters();
+      const runs0 = await runCount();
+      const tc = now();
+      changeContacts(k);
+      await flushWebhooks();
+      // Settled: no run running and nothing queued for a second.
+      let quiet = 0;
+      while (quiet < 4) {
+        const [runId] = await r.lrange(keys.runs, 0, 0);
+        const run = runId ? await readRun(r, keys.run(runId)) : null;
+        const busy = (run?.status === 'running') || (await r.hlen(keys.batches)) > 0 || (await r.llen(keys.inbox)) > 0;
+        quiet = busy ? 0 : quiet + 1;
+        await sleep(250);
+      }
+      const after = counters();
+      changes = { contacts: k, requests: after.requests - before.requests, tokens: after.tokens - before.tokens, runs: (await runCount()) - runs0, seconds: round((now() - tc) / 1000, 1) };
+    }
+    const pre = fault ? lags.filter((l) => l.at < wall0 + (killedAt - t0)).map((l) => l.lag) : null;
+    return {
+      crm, fault, contacts: n, records: byKey.size, activities: seen.size + duplicates,
+      importSeconds, importRequests: c1.requests - c0.requests, importTokens: c1.tokens - c0.tokens,
+      mirrorSeconds: round((tEnd - t0) / 1000, 1), mirrorRequests: c2.requests - c1.requests, mirrorTokens: c2.tokens - c1.tokens,
+      mirrorWebhooks: c2.webhooks - c1.webhooks, syncRunsWhileMirroring: syncRuns,
+      lagMs: stats(lags.map((l) => l.lag)), lagBeforeFaultMs: pre ? stats(pre) : null,
+      redisKill: faultFigures, changes, duplicates, missing, unknown,
+    };
+  } finally {
+    r.disconnect();
+    await closeScenario();
+    rmSync(redisDir, { recursive: true, force: true });
+  }
+}
+
+async function runFaults(crms: ('hubspot' | 'pipedrive')[]): Promise<void> {
+  const results: FaultRun[] = [];
+  for (const crm of crms) {
+    results.push(await faultRun(crm, false));
+    results.push(await faultRun(crm, true));
+  }
+  const report = { date: new Date().toISOString(), node: process.version, options: opts, seconds: round((now() - startedAt) / 1000, 1), machine: machine(loadAtStart), results };
+  printFaultReport(report);
+  writeResults(`daemon-faults-${report.date.replace(/[:.]/g, '-')}`, report);
+}
+
+function printFaultReport(r: { seconds: number; machine: Machine; results: FaultRun[] }): void {
+  const mark = (ok: boolean) => (ok ? 'ok' : 'MISS');
+  const line = printFiguresHeading(118, [`fault scenarios, total run ${r.seconds} s`, describeMachine(r.machine)]);
+  for (const crm of ['hubspot', 'pipedrive'] as const) {
+    const plain = r.results.find((x) => x.crm === crm && !x.fault);
+    const faulted = r.results.find((x) => x.crm === crm && x.fault);
+    if (!plain || !faulted) continue;
+    const f = faulted.redisKill!;
+    const ratio = round(faulted.mirrorSeconds / plain.mirrorSeconds, 2);
+    console.log(`${crm.padEnd(10)} ${plain.records} call-detail records made at ${opts['fault-percent']}% of the write ceiling while mirrored; Redis SIGKILLed at ` +
+      `${f.killedAtSeconds} s, restarted at ${f.restartedAtSeconds} s (AOF everysec)`);
+    console.log(`  mirror time   ${plain.mirrorSeconds} s without a fault, ${faulted.mirrorSeconds} s with it: ${ratio}× [target <= 1.25: ${mark(ratio <= 1.25)}]`);
+    console.log(`  lag           without a fault p50 ${plain.lagMs.p50} ms, p99 ${plain.lagMs.p99}, max ${plain.lagMs.max}; faulted run before the kill p99 ${faulted.lagBeforeFaultMs?.p99}, ` +
+      `after the restart max ${f.maxLagAfterMs} ms, under 60 s from ${f.backUnder60sSeconds} s after the restart [target <= 60: ${mark(f.backUnder60sSeconds !== null && f.backUnder60sSeconds <= 60)}]`);
+    for (const x of [plain, faulted]) {
+      console.log(`  ${x.fault ? 'faulted' : 'plain  '}       ${x.activities} activities for ${x.records} records: ${x.duplicates} duplicates, ${x.missing} missing, ${x.unknown} of no record ` +
+        `[${mark(x.duplicates === 0 && x.missing === 0 && x.unknown === 0)}]; ${x.syncRunsWhileMirroring} contact-sync runs and ${x.mirrorWebhooks} CRM webhooks while mirroring`);
+    }
+    const per = (v: number, k: number) => round((1000 * v) / Math.max(1, k), 1);
+    const c = plain.changes!;
+    const unit = crm === 'pipedrive' ? 'tokens' : 'requests';
+    const cost = (req: number, tok: number) => (crm === 'pipedrive' ? `${per(tok, 1)} tokens (${per(req, 1)} requests)` : `${per(req, 1)} requests`);
+    console.log(`  ${unit} per 1,000: contacts imported ${cost(plain.importRequests / plain.contacts, plain.importTokens / plain.contacts)}; ` +
+      `contacts changed ${cost(c.requests / c.contacts, c.tokens / c.contacts)} (${c.contacts} changed, ${c.runs} runs); ` +
+      `calls mirrored ${cost(plain.mirrorRequests / plain.records, plain.mirrorTokens / plain.records)}`);
+    console.log(line);
+  }
+}
+
 try {
   for (const [i, scenario] of scenarios.entries()) {
     if (i > 0) await closeScenario();
@@ -1550,6 +1878,9 @@ try {
     if (scenario === 'hubspot') await runHubSpot();
     else if (scenario === 'csv') await runCsv();
     else if (scenario === 'salesforce') await runSalesforce();
+    else if (scenario === 'hubspot-fault') await runFaults(['hubspot']);
+    else if (scenario === 'pipedrive') await runFaults(['pipedrive']);
+    else if (scenario === 'faults') await runFaults(['hubspot', 'pipedrive']);
     else await runMirror();
   }
 } catch (err) {

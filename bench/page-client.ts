@@ -22,6 +22,8 @@ export interface PageRun {
   concurrency: number;
   /** Stop starting requests after this long. */
   maxSeconds: number;
+  /** Go round the requests again until maxSeconds (a rate over a fixed time rather than over the list). */
+  cycle?: boolean;
 }
 
 export interface PageRunResult {
@@ -37,28 +39,29 @@ export function runPages(run: PageRun): Promise<PageRunResult> {
 }
 
 async function work(run: PageRun): Promise<PageRunResult> {
-  const ms: number[] = new Array(run.requests.length);
+  const ms: number[] = [];
   const failures: string[] = [];
   const fail = (msg: string) => { if (failures.length < 50) failures.push(msg); };
+  const count = run.requests.length;
   let next = 0;
   const started = performance.now();
   const one = async () => {
     const conn = await Connection.open(new URL(run.requests[0]!.url));
     try {
-      while (next < run.requests.length && performance.now() - started < run.maxSeconds * 1000) {
-        const i = next++;
-        const r = run.requests[i]!;
+      while ((run.cycle || next < count) && performance.now() - started < run.maxSeconds * 1000) {
+        const r = run.requests[next++ % count]!;
         const t = performance.now();
         const res = await conn.get(r.url, run.headers);
-        ms[i] = performance.now() - t;
+        // In the order answered: the order given when one connection asks one after another.
+        ms.push(performance.now() - t);
         check(r, res, fail);
       }
     } finally {
       conn.close();
     }
   };
-  await Promise.all(Array.from({ length: Math.min(run.concurrency, run.requests.length) }, one));
-  return { ms: ms.slice(0, next).filter((x) => x !== undefined), seconds: (performance.now() - started) / 1000, failures };
+  await Promise.all(Array.from({ length: run.cycle ? run.concurrency : Math.min(run.concurrency, count) }, one));
+  return { ms, seconds: (performance.now() - started) / 1000, failures };
 }
 
 interface RawResponse {

@@ -15,6 +15,8 @@ import { mulberry32 } from '../crm-stand-ins/contacts.ts';
 import type { SqlCapture } from '../server/store/number-pages.ts';
 import { Store } from '../server/store/store.ts';
 import { runAdds } from './add-client.ts';
+import { startBarePageServer } from './bare-page-server.ts';
+import { runCannon, type CannonResult } from './cannon-client.ts';
 import { runPages, type PageRequest } from './page-client.ts';
 import { runUpload } from './upload-client.ts';
 import {
@@ -40,6 +42,8 @@ const FLAGS = {
   'throughput-requests': { def: 60_000, help: 'requests (mixed first pages) for the requests/s figure' },
   'phase-seconds': { def: 15, help: 'time cap of each first/sequential/deep loop of one query kind (fewer samples if slow)' },
   'throughput-seconds': { def: 20, help: 'time cap of the requests/s loop' },
+  'cannon-connections': { def: '4,16', help: 'autocannon runs: keep-alive connections of each, comma-separated' },
+  'cannon-seconds': { def: 8, help: 'length of each autocannon run (and of the project client\'s run against the bare server)' },
   'max-seconds': { def: 900, help: 'watchdog: abort (and clean up) after this many seconds' },
   'keep-db': { def: false, help: 'keep the SQLite file (its path is printed)' },
 } as const;
@@ -50,8 +54,12 @@ function readOptions() {
     throw new Error('--page-size, --json-batch, --concurrency and --json-concurrency must be >= 1');
   }
   if (out.numbers < 1) throw new Error('--numbers must be >= 1');
+  const cannonConnections = out['cannon-connections'].split(',').map((x) => Number(x.trim()));
+  if (!cannonConnections.length || cannonConnections.some((n) => !Number.isInteger(n) || n < 1)) {
+    throw new Error(`--cannon-connections must be positive integers separated by commas; got ${JSON.stringify(out['cannon-connections'])}`);
+  }
   if (out.numbers + out['json-numbers'] > NUMBER_SPACE) throw new Error(`--numbers + --json-numbers must be <= ${NUMBER_SPACE}`);
-  return { ...out, keepDb };
+  return { ...out, keepDb, cannonConnections };
 }
 
 // ------------------------------------------------------------------------------------- test data
@@ -393,6 +401,13 @@ async function run(): Promise<void> {
   };
   console.log(`throughput: ${throughput.requests} requests at concurrency ${throughput.concurrency}: ${throughput.requestsPerSecond} req/s`);
 
+  // The same load from autocannon, and the ceiling both clients meet on this machine: a bare node:http server that
+  // answers with the bytes of one filtered+sorted page and does nothing else. Under the project's client alone a
+  // rate near that client's own ceiling would measure the client, not the server.
+  monitor.phase('autocannon');
+  const cannon = await compareClients(loadRequests, auth);
+  monitor.end();
+
   // 6. report ------------------------------------------------------------------------------------------
   monitor.stop();
   const files = sqliteFilesMb(dbPath);
@@ -403,7 +418,7 @@ async function run(): Promise<void> {
     machine: machine(loadAtStart),
     upload, jsonAdd, statusMix: { ...statusMix, seconds: round(mixSeconds, 2) },
     pages: pageResults,
-    throughput,
+    throughput, cannon,
     memory: { startRssMb: round(startRss / MB), peakRssMb: round(monitor.peakRss / MB), phases: monitor.phases, dbFileMb: round(dbMb) },
     checks: { failed: failures.length, failures },
   };
@@ -439,6 +454,82 @@ interface PageResult {
   firstTargetOk: boolean;
   plan: { count: string[]; page: string[] };
   sql: { count: string | null; page: string };
+}
+
+/**
+ * autocannon beside the project's client. First the ceiling of each: a bare node:http server answering every request
+ * with the bytes of one filtered, sorted page of the server; then the server itself under autocannon, with the same
+ * mix of first pages as the requests/s loop, at each of --cannon-connections.
+ */
+async function compareClients(requests: PageRequest[], headers: Record<string, string>) {
+  const seconds = opts['cannon-seconds'];
+  const pathOf = (url: string) => { const u = new URL(url); return u.pathname + u.search; };
+  const sample = requests.find((r) => r.label.includes('NotContacted')) ?? requests[0]!;
+  const res = await fetch(sample.url, { headers });
+  const body = Buffer.from(await res.arrayBuffer());
+  if (res.status !== 200) throw new Error(`the bare server's page: ${res.status} ${body.toString().slice(0, 500)}`);
+  const copied = ['content-type', 'x-total-count', 'content-range', 'access-control-allow-origin', 'access-control-expose-headers'];
+  const bare = await startBarePageServer(body, Object.fromEntries(copied.flatMap((h) => {
+    const v = res.headers.get(h);
+    return v === null ? [] : [[h, v]];
+  })));
+  let bareCannon: CannonResult & { serverCpuMicros: number };
+  let bareClient: { requests: number; requestsPerSecond: number; latencyMs: Stats };
+  try {
+    const cpu = process.threadCpuUsage();
+    const ran = await runCannon({ base: bare.base, paths: [pathOf(sample.url)], headers, connections: opts.concurrency, seconds });
+    const used = process.threadCpuUsage(cpu);
+    // The floor of the server thread's CPU a request: reading a request and writing these bytes, nothing else.
+    bareCannon = { ...ran, serverCpuMicros: ran.requests ? Math.round((used.user + used.system) / ran.requests) : 0 };
+    const run = await runPages({
+      requests: [{ ...sample, url: bare.base + pathOf(sample.url) }], headers, concurrency: opts.concurrency, maxSeconds: seconds, cycle: true,
+    });
+    run.failures.forEach(fail);
+    bareClient = { requests: run.ms.length, requestsPerSecond: Math.round(run.ms.length / run.seconds), latencyMs: stats(run.ms) };
+  } finally {
+    await bare.close();
+  }
+  const paths = requests.slice(0, 5_000).map((r) => pathOf(r.url));
+  const server: (CannonResult & { window: number[]; cpuMicrosPerRequest: { server: number; reader: number | null; client: number } })[] = [];
+  probe.pause();
+  for (const connections of opts.cannonConnections) {
+    const from = monotonicMicros();
+    const cpu = await threadsCpu();
+    const ran = await runCannon({ base, paths, headers, connections, seconds });
+    const used = await threadsCpu(cpu);
+    const perRequest = (us: number) => (ran.requests ? Math.round(us / ran.requests) : 0);
+    const r = {
+      ...ran, window: [from, monotonicMicros()],
+      cpuMicrosPerRequest: { server: perRequest(used.server), reader: used.reader === null ? null : perRequest(used.reader), client: ran.clientCpuMicros },
+    };
+    if (r.not200 || r.errors) fail(`autocannon at ${connections} connections: ${r.not200} answers other than 200, ${r.errors} errors`);
+    server.push(r);
+    console.log(`autocannon: ${connections} connections: ${r.requestsPerSecond} req/s (p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms); ` +
+      `CPU a request: server thread ${r.cpuMicrosPerRequest.server} µs, reader ${r.cpuMicrosPerRequest.reader ?? '-'} µs, autocannon ${r.cpuMicrosPerRequest.client} µs`);
+  }
+  probe.resume();
+  if (bareCannon.not200 || bareCannon.errors) fail(`autocannon against the bare server: ${bareCannon.not200} answers other than 200, ${bareCannon.errors} errors`);
+  return { pageBytes: body.length, bare: { cannon: bareCannon, client: bareClient }, server };
+}
+
+/**
+ * CPU time (user + system, µs) of the server's thread and of its page reader's since `since` (from zero without):
+ * a sampling profile on a busy machine also counts time a thread waited for a core, these do not.
+ */
+async function threadsCpu(since?: { server: number; reader: number | null }): Promise<{ server: number; reader: number | null }> {
+  const main = process.threadCpuUsage();
+  const thread = store.pages.thread;
+  const reader = thread ? await thread.cpuUsage() : null;
+  const server = main.user + main.system - (since?.server ?? 0);
+  return { server, reader: reader === null ? null : reader.user + reader.system - (since?.reader ?? 0) };
+}
+
+/**
+ * The clock of V8's CPU profiles (CLOCK_MONOTONIC, µs): the windows of the autocannon runs are written in it, so
+ * bench/profile-summary.ts can take a `--cpu-prof` run's samples of one run alone.
+ */
+function monotonicMicros(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }
 
 async function writeCsv(path: string, rows: number): Promise<void> {
@@ -497,6 +588,7 @@ function printReport(r: {
   statusMix: { seconds: number };
   pages: PageResult[];
   throughput: { concurrency: number; requests: number; requestsPerSecond: number; latencyMs: Stats };
+  cannon: Awaited<ReturnType<typeof compareClients>>;
   memory: { startRssMb: number; peakRssMb: number; phases: Monitor['phases']; dbFileMb: number };
   checks: { failed: number; failures: string[] };
 }): void {
@@ -530,6 +622,20 @@ function printReport(r: {
   console.log(`throughput        ${r.throughput.requests} mixed first-page requests (indexed kinds), ${r.throughput.concurrency} keep-alive connections: ` +
     `${r.throughput.requestsPerSecond} req/s [target >=3000: ${mark(r.throughput.requestsPerSecond >= 3_000)}] ` +
     `(p50 ${r.throughput.latencyMs.p50} ms, p99 ${r.throughput.latencyMs.p99} ms [target <10 ms: ${mark(r.throughput.latencyMs.p99 < 10)}]; the client runs on a thread of its own)`);
+  const c = r.cannon;
+  const share = (x: number, of: number) => (of ? ` = ${(x / of).toFixed(2)} of the bare server's` : '');
+  console.log(`bare server       the same ${round(c.pageBytes / 1024)} KB page, nothing else, ${r.throughput.concurrency} connections: ` +
+    `autocannon ${c.bare.cannon.requestsPerSecond} req/s (p99 ${c.bare.cannon.latencyMs.p99} ms; CPU a request: its thread ${c.bare.cannon.serverCpuMicros} µs, ` +
+    `autocannon ${c.bare.cannon.clientCpuMicros} µs); ` +
+    `the project's client ${c.bare.client.requestsPerSecond} req/s (p99 ${c.bare.client.latencyMs.p99} ms)`);
+  console.log(`                  the server with the project's client above: ${r.throughput.requestsPerSecond} req/s` +
+    `${share(r.throughput.requestsPerSecond, c.bare.client.requestsPerSecond)} with the same client`);
+  for (const s of c.server) {
+    console.log(`autocannon        the same mix, ${s.connections} connections: ${s.requestsPerSecond} req/s` +
+      `${share(s.requestsPerSecond, c.bare.cannon.requestsPerSecond)} under autocannon ` +
+      `(p50 ${s.latencyMs.p50} ms, p99 ${s.latencyMs.p99} ms, max ${s.latencyMs.max} ms; ${s.not200} not 200, ${s.errors} errors); ` +
+      `CPU a request: server thread ${s.cpuMicrosPerRequest.server} µs, reader ${s.cpuMicrosPerRequest.reader ?? '-'} µs, autocannon ${s.cpuMicrosPerRequest.client} µs`);
+  }
   console.log(`memory            peak RSS ${r.memory.peakRssMb} MB, ${r.memory.startRssMb} MB after start (server and its client thread in one process; ` +
     `includes SQLite's page cache, up to 256 MB); ` +
     `database file ${r.memory.dbFileMb} MB`);

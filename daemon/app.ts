@@ -2,7 +2,6 @@
 // sources, and the HTTP side (webhooks, /health, /metrics).
 import { createHash } from 'node:crypto';
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { dialerOf, type Config, type SyncConfig } from './config.ts';
 import { buildHttp, type HttpServer } from './http/server.ts';
@@ -22,7 +21,9 @@ import { mirrorRun, type MirrorRuntime } from './mirror/mirror.ts';
 import { FileSink } from './sinks/file.ts';
 import type { Sink } from './sinks/sink.ts';
 import { WebhookSink } from './sinks/webhook.ts';
+import { connectRedis, serverRunIds, type RedisClient } from './state/connection.ts';
 import { DaemonKeys, campaignKey } from './state/keys.ts';
+import { upgradeLayout } from './state/layout.ts';
 import { SyncState } from './state/sync-state.ts';
 
 export interface SyncJobData { syncId: string; trigger?: string; kind?: 'pull' | 'mirror' }
@@ -56,7 +57,7 @@ function createSource(sync: SyncConfig, ctx: CrmContext): Source {
 export class Daemon {
   readonly config: Config;
   readonly log: Logger;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly metrics = new Metrics();
   readonly history: History;
   readonly syncQueue: Queue<SyncJobData>;
@@ -77,12 +78,11 @@ export class Daemon {
     this.log = log;
     this.prefix = config.redis.prefix;
     this.keys = new DaemonKeys(this.prefix);
-    // BullMQ's workers wait for Redis forever (maxRetriesPerRequest null), so a Redis restart pauses them.
-    this.redis = new Redis(config.redis.url, { maxRetriesPerRequest: null });
+    this.redis = connectRedis(config.redis);
     this.redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
     this.history = new History(this.redis, this.keys, log);
     // Every emitter that can see Redis go away has a listener: the error goes to the log, not to the console.
-    this.syncQueue = new Queue<SyncJobData>('syncs', {
+    this.syncQueue = new Queue<SyncJobData>(this.keys.syncQueue, {
       connection: this.redis, prefix: this.keys.queuePrefix,
       defaultJobOptions: { attempts: 5, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: { age: 86_400, count: 1000 }, removeOnFail: { age: 7 * 86_400 } },
     });
@@ -95,6 +95,11 @@ export class Daemon {
     const ctx: CrmContext = { redis: d.redis, keys: d.keys, log, metrics: d.metrics };
     await d.redis.ping();
     await d.checkRedis();
+    await upgradeLayout(d.redis, d.keys, config.syncs.map((sync) => {
+      const dialer = dialerOf(config, sync);
+      const campaign = campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId);
+      return { id: sync.id, campaign, keys: d.keys.sync(sync.id, campaign) };
+    }), log);
     for (const sync of config.syncs) {
       // One push queue per API key: syncs sharing a key share its queue, so its rate limit holds for all of them.
       const dialer = dialerOf(config, sync);
@@ -127,7 +132,7 @@ export class Daemon {
     d.redis.on('ready', () => { void d.noticeRedisRestart().catch(() => {}); });
     if (options.workers !== false) {
       const lockDuration = config.takeoverAfter;
-      d.syncWorker = new Worker<SyncJobData>('syncs', (job, token) => inSync(d.history.of(job.data.syncId), () => d.process(job, token)), {
+      d.syncWorker = new Worker<SyncJobData>(d.keys.syncQueue, (job, token) => inSync(d.history.of(job.data.syncId), () => d.process(job, token)), {
         connection: d.redis, prefix: d.keys.queuePrefix, concurrency: 4, lockDuration,
         stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 100,
       });
@@ -178,8 +183,7 @@ export class Daemon {
    * again before its next plan. Redis's run_id changes with every start.
    */
   private async noticeRedisRestart(): Promise<void> {
-    const info = await this.redis.info('server');
-    const runId = /run_id:(\w+)/.exec(info)?.[1] ?? '';
+    const runId = await serverRunIds(this.redis);
     const key = this.keys.redisRunId;
     const previous = await this.redis.getset(key, runId);
     if (previous === runId) return;

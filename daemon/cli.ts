@@ -3,6 +3,8 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { Daemon } from './app.ts';
 import { ConfigError, dialerOf, loadConfig, type Config } from './config.ts';
+import { DialerError } from './dialer.ts';
+import { SourceError } from './errors.ts';
 import { backfillStart } from './mirror/mirror.ts';
 import { createLogger } from './log.ts';
 import { dryRun } from './sync/dry-run.ts';
@@ -89,9 +91,13 @@ if (command === 'start') {
   const daemon = await Daemon.start(config, { log, workers: false, http: false });
   try {
     await dryRun(daemon.runtimes.get(id)!, (line) => console.log(line));
-  } finally {
+  } catch (err) {
     await daemon.close();
+    // What the CRM or the dialer refused is the operator's to fix: said in a sentence, not a stack trace.
+    if (!(err instanceof SourceError || err instanceof DialerError)) throw err;
+    fail(`sync "${id}": the dry run stopped: ${err.message}`, 1);
   }
+  await daemon.close();
 } else if (command === 'sync') {
   const id = syncArg();
   const daemon = await Daemon.start(config, { log, http: false, schedules: false });
@@ -110,7 +116,8 @@ if (command === 'start') {
   run = await readRun(daemon.redis, rt.state.keys.run(run.id));
   console.log(JSON.stringify(run, null, 2));
   await daemon.close();
-  process.exit(run?.status === 'done' ? 0 : 1);
+  if (run?.status !== 'done') fail(`sync "${id}": run ${run?.id ?? '?'} ${run?.status ?? 'vanished'}: ${run?.error ?? 'no error recorded'}`, 1);
+  process.exit(0);
 } else if (command === 'backfill') {
   const id = syncArg();
   const sync = config.syncs.find((s) => s.id === id)!;

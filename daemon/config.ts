@@ -109,6 +109,15 @@ const sync = z.strictObject({
 export const configSchema = z.strictObject({
   redis: z.strictObject({
     url: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+    /** A Redis Cluster's seed nodes instead of one server (`url` is then not used). */
+    cluster: z.array(z.string().regex(/^rediss?:\/\/[^/]+:\d+\/?$/, 'a redis://host:port URL')).min(1).optional(),
+    /** A cluster behind NAT: the address a node announces ("10.0.0.5:6379") → the one to connect to. */
+    natMap: z.record(z.string().regex(/^[^:]+:\d+$/, 'host:port as the node announces it'),
+      z.strictObject({ host: z.string().min(1), port: z.number().int().min(1).max(65_535) })).optional(),
+    username: z.string().min(1).optional(),
+    password: secret.optional(),
+    /** TLS to every node (managed services' "in-transit encryption"); rediss:// URLs turn it on too. */
+    tls: z.boolean().optional(),
     prefix: z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, 'letters, digits, "_", "." or "-"').default('cds'),
   }).default({ url: 'redis://127.0.0.1:6379', prefix: 'cds' }),
   http: z.strictObject({

@@ -18,3 +18,12 @@ export class SourceError extends Error {
     this.uncertain = uncertain;
   }
 }
+
+/**
+ * The same failure told in words that name what to fix (which setting, which value), when it has this status; its
+ * status and flags are kept. Anything else is returned as it is.
+ */
+export function reword(err: unknown, status: number, sentence: (detail: string) => string): unknown {
+  if (!(err instanceof SourceError) || err.status !== status) return err;
+  return new SourceError(sentence(err.message), err.status, err.final, err.uncertain);
+}

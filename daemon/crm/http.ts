@@ -2,7 +2,7 @@
 // shares (a CRM's limit is per account, not per process), 429s waited out without spending an attempt, 5xx and network errors retried with backoff, except for
 // requests that create records: those are never sent twice on a doubt (see SourceError.uncertain).
 import got, { type Got, type Method, type Response } from 'got';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../state/connection.ts';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
 import { SourceError } from '../errors.ts';
@@ -13,11 +13,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One request every `intervalMs`, across every process using the same key (state/commands/gateTake-1.lua). */
 export class RateGate {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   readonly key: string;
   readonly intervalMs: number;
   readonly burst: number;
-  constructor(redis: Redis, key: string, intervalMs: number, burst = 0) {
+  constructor(redis: RedisClient, key: string, intervalMs: number, burst = 0) {
     this.redis = withScripts(redis); this.key = key; this.intervalMs = intervalMs; this.burst = burst;
   }
 

@@ -1,7 +1,7 @@
 // Each sync's recent history for the operations page's charts: counts per minute (kept 2 h) and per 10 minutes
 // (kept a day) in Redis, added up in memory by the workers as they work and written in one pipeline every few seconds.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../state/connection.ts';
 import type { Logger } from 'pino';
 import type { DialerConfig, SyncConfig } from '../config.ts';
 import type { DaemonKeys } from '../state/keys.ts';
@@ -91,7 +91,7 @@ export interface HistoryView { stepMs: number; points: number; start: number; se
 
 /** The histories of one daemon's syncs. */
 export class History {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly keys: DaemonKeys;
   private readonly log: Logger;
   private readonly syncs = new Map<string, SyncHistory>();
@@ -100,7 +100,7 @@ export class History {
   private readonly timer: NodeJS.Timeout;
   private writing: Promise<void> = Promise.resolve();
 
-  constructor(redis: Redis, keys: DaemonKeys, log: Logger) {
+  constructor(redis: RedisClient, keys: DaemonKeys, log: Logger) {
     this.redis = redis; this.keys = keys; this.log = log;
     this.timer = setInterval(() => { void this.flush(); }, FLUSH_MS);
     this.timer.unref();
@@ -133,8 +133,9 @@ export class History {
     if (!this.pending.size) return;
     const pending = this.pending;
     this.pending = new Map();
-    const m = this.redis.pipeline();
+    // One pipeline per sync: its keys share a slot, so a Redis Cluster takes it whole.
     for (const [syncId, minutes] of pending) {
+    const m = this.redis.pipeline();
       // Minutes in time order, so a level's last value within a 10-minute point is its latest.
       for (const minute of [...minutes.keys()].sort((a, b) => a - b)) {
         const p = minutes.get(minute)!;
@@ -148,7 +149,6 @@ export class History {
           m.pexpireat(key, (block + 1) * r.blockMs + r.keepMs);
         }
       }
-    }
     try {
       const results = await m.exec();
       const failed = results?.find(([err]) => err);
@@ -156,6 +156,7 @@ export class History {
     } catch (err) {
       // Charts only: a point lost to a Redis hiccup is not worth holding memory or retrying for.
       this.log.warn({ err: (err as Error).message }, 'could not write the operations page\'s history');
+    }
     }
   }
 

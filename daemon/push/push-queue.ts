@@ -32,7 +32,8 @@ const FINAL = new Set(['Success', 'Failure', 'Blacklisted']);
 /** One queue per API key (never the token itself in Redis: a hash of where and who). */
 export function pushQueueName(dialer: DialerConfig): string {
   const id = createHash('sha256').update(`${dialer.baseUrl}\n${dialer.accountId}\n${dialer.apiToken}`).digest('hex').slice(0, 12);
-  return `push-${id}`;
+  // In braces: a hash tag, so all of the queue's keys share one slot of a Redis Cluster and queues spread over masters.
+  return `{push-${id}}`;
 }
 
 /** BullMQ's limiter counts whole jobs per window: `perSecond` jobs per second, never a burst above the key's rate. */

@@ -1,29 +1,38 @@
-// Every Redis key the daemon writes, named here and nowhere else: what a key holds is documented beside its name,
-// and a change of layout (hash tags for Redis Cluster) is a change of this file.
+// Every Redis key the daemon writes, named here and nowhere else: what a key holds is documented beside its name.
+//
+// Redis Cluster: every key carries a hash tag (the part in braces decides its slot). A campaign's keys and the keys of
+// every sync feeding it share the tag {<campaign key>}, because the state's scripts touch both at once; different
+// campaigns spread over the masters. A push queue's keys share its queue name's tag ({push-<key hash>}), the sync
+// queue's {syncs}: BullMQ's documented rule (a hash tag in the queue name or prefix). A gate, a budget and the daemon's
+// own keys are each alone in their slot.
 import { createHash } from 'node:crypto';
 
 /** The daemon's own keys (not a sync's), and the prefix BullMQ's queues use. */
 export class DaemonKeys {
   readonly prefix: string;
   constructor(prefix: string) { this.prefix = prefix; }
-  /** BullMQ's prefix for the daemon's queues (it names its own keys below it). */
+  /** BullMQ's prefix for the daemon's queues (it names its own keys below it; the queue names carry the tags). */
   get queuePrefix() { return this.prefix; }
-  /** Redis's run_id when the daemon last looked: a different one means Redis restarted and may have lost writes. */
-  get redisRunId() { return `${this.prefix}:redis-run-id`; }
+  /** The queue of sync, plan and mirror jobs. */
+  get syncQueue() { return '{syncs}'; }
+  /** Redis's run ids when the daemon last looked: a different one means a restart or failover that may have lost writes. */
+  get redisRunId() { return `${this.prefix}:{daemon}:redis-run-id`; }
   /** The lock one process holds while it upserts job schedulers. */
-  get schedulersLock() { return `${this.prefix}:lock:schedulers`; }
+  get schedulersLock() { return `${this.prefix}:{daemon}:lock:schedulers`; }
   /** hash: scheduler key -> the schedule it was upserted with. */
-  get schedulers() { return `${this.prefix}:schedulers`; }
+  get schedulers() { return `${this.prefix}:{daemon}:schedulers`; }
+  /** Which key layout this Redis holds (layout.ts moves an older one). */
+  get layout() { return `${this.prefix}:{daemon}:layout`; }
   /** A CRM gate (the next free slot of a paced budget), one per CRM account and budget. */
-  gate(name: string, account: string) { return `${this.prefix}:gate:${name}:${account}`; }
-  /** A CRM's daily budget counter, one per CRM account. */
-  budget(name: string, account: string) { return `${this.prefix}:budget:${name}:${account}`; }
+  gate(name: string, account: string) { return `${this.prefix}:{gate-${name}-${account}}:gate:${name}:${account}`; }
+  /** A CRM's daily budget counter, one per CRM account (a day's suffix is added to it). */
+  budget(name: string, account: string) { return `${this.prefix}:{budget-${name}-${account}}:budget:${name}:${account}`; }
   sync(syncId: string, campaign: string): SyncKeys { return new SyncKeys(this.prefix, syncId, campaign); }
   /**
    * hash: one block of a sync's history for the operations page (history/history.ts), fields
    * `<point index>:<series>`; `view` is its resolution (hour: per-minute points, day: per-10-minute points).
    */
-  history(syncId: string, view: string, block: number) { return `${this.prefix}:sync:${syncId}:history:${view}:${block}`; }
+  history(syncId: string, view: string, block: number) { return `${this.prefix}:{history-${syncId}}:sync:${syncId}:history:${view}:${block}`; }
 }
 
 /** Keys of one sync, of its mirror and of the campaign it feeds (shared by every sync feeding that campaign). */
@@ -31,8 +40,8 @@ export class SyncKeys {
   readonly sync: string;
   readonly campaign: string;
   constructor(prefix: string, syncId: string, campaignKey: string) {
-    this.sync = `${prefix}:sync:${syncId}`;
-    this.campaign = `${prefix}:campaign:${campaignKey}`;
+    this.sync = `${prefix}:{${campaignKey}}:sync:${syncId}`;
+    this.campaign = `${prefix}:{${campaignKey}}:campaign:${campaignKey}`;
   }
   /** hash: contact id -> "<phones>\n<value JSON>" (what the CRM last gave, mapped). */
   get contacts() { return `${this.sync}:contacts`; }

@@ -1,7 +1,7 @@
 // The sync state in Redis (contacts, what the campaign holds, claims, open batches, parked records, runs): every change
 // goes through a script of commands/ so each step is atomic and a crash between two steps leaves a state the next
 // run resumes. Records are stored with short field names and decoded here, once, into named fields.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.ts';
 import type { SyncKeys } from './keys.ts';
 import { withScripts } from './scripts.ts';
 
@@ -82,10 +82,10 @@ export function storableId(id: string): boolean {
 }
 
 export class SyncState {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: SyncKeys;
   readonly syncId: string;
-  constructor(redis: Redis, keys: SyncKeys, syncId: string) {
+  constructor(redis: RedisClient, keys: SyncKeys, syncId: string) {
     this.redis = withScripts(redis); this.keys = keys; this.syncId = syncId;
   }
 
@@ -212,7 +212,7 @@ export class SyncState {
 }
 
 /** HSCAN to the end (COUNT is a hint), each page decoded. */
-async function* scanHash<T>(redis: Redis, key: string, count: number, decode: (raw: string) => T): AsyncGenerator<[string, T][]> {
+async function* scanHash<T>(redis: RedisClient, key: string, count: number, decode: (raw: string) => T): AsyncGenerator<[string, T][]> {
   let cursor = '0';
   do {
     const [next, flat] = await redis.hscan(key, cursor, 'COUNT', count);

@@ -1,6 +1,6 @@
 // One sync run: webhook deliveries, then the source's pages (mapped, applied, planned page by page so pushing
 // starts at once), then the plan of whatever is left dirty. A run killed at any point is resumed by the same job.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../state/connection.ts';
 import type { Logger } from 'pino';
 import type { SyncConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
@@ -27,9 +27,9 @@ export interface InboxItem { c?: SourceContact[]; d?: string[]; r?: string[] }
 
 const COUNTS = ['seen', 'changed', 'left', 'invalid', 'planned', 'pushed', 'deleted', 'rejected'] as const;
 
-function redisOf(rt: SyncRuntime): Redis { return rt.state.redis; }
+function redisOf(rt: SyncRuntime): RedisClient { return rt.state.redis; }
 
-export async function readRun(redis: Redis, key: string): Promise<RunRecord | null> {
+export async function readRun(redis: RedisClient, key: string): Promise<RunRecord | null> {
   const h = await redis.hgetall(key);
   if (!h.id) return null;
   const run: any = { ...h };

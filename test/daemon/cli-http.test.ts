@@ -1,15 +1,18 @@
 // The daemon from outside: its CLI as a child process, its HTTP side (health, metrics, webhooks under garbage), what its logs never hold, SIGTERM.
+import type { RedisClient } from '../../daemon/state/connection.ts';
 import { spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePeople, validPhone } from '../../crm-stand-ins/contacts.ts';
 import { signHubSpotV3, startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
+import { startPipedriveStandIn, type PipedriveStandIn } from '../../crm-stand-ins/pipedrive.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { parseConfig, type Config } from '../../daemon/config.ts';
 import { createLogger } from '../../daemon/log.ts';
@@ -19,7 +22,8 @@ import type { RunRecord } from '../../daemon/state/sync-state.ts';
 import { REDIS_URL, campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createCampaign } from '../support/server.ts';
 
-const ROOT = '/work/main';
+/** This checkout's root: the CLI under test is the one beside these tests. */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CONTACTS = 20;
 const HS_TOKEN = `pat-na1-${randomBytes(8).toString('hex')}`;
 const HS_CLIENT_SECRET = `hs-secret-${randomBytes(8).toString('hex')}`;
@@ -73,7 +77,7 @@ function syncKeys(f: DialerFixture, prefix: string, syncId: string, campaignId =
 }
 
 /** Waits until the sync holds `count` numbers, no run is running and no batch is open; returns its runs, newest first. */
-async function importDone(redis: Redis, keys: SyncKeys, count: number, what: string): Promise<RunRecord[]> {
+async function importDone(redis: RedisClient, keys: SyncKeys, count: number, what: string): Promise<RunRecord[]> {
   return waitFor(async () => {
     if ((await redis.hlen(keys.have)) !== count || (await redis.hlen(keys.batches)) > 0) return null;
     const runs = await Promise.all((await redis.lrange(keys.runs, 0, -1)).map((id) => readRun(redis, keys.run(id))));
@@ -249,6 +253,80 @@ syncs:
   }, 60_000);
 });
 
+describe('the command line against a CRM that refuses the sync', () => {
+  let f: DialerFixture;
+  let hs: HubSpotStandIn;
+  let pd: PipedriveStandIn;
+  let dir: string;
+  let configFile: string;
+  const t = testPrefix();
+  const REVOKED = 'revoked-token-0000';
+  const env = () => ({ DIALER_TOKEN: f.token, HS_GOOD: hs.token, PD_GOOD: pd.apiToken, REVOKED });
+
+  beforeAll(async () => {
+    f = await dialerFixture();
+    hs = await startHubSpotStandIn({ contacts: 5, token: HS_TOKEN });
+    pd = await startPipedriveStandIn({ persons: 5 });
+    dir = mkdtempSync(join(tmpdir(), 'cds-cli-crm-'));
+    configFile = join(dir, 'sync.json');
+    const sync = (id: string, source: Record<string, unknown>) => ({
+      id, campaignId: f.campaignId, source, mapping: { phone: source.type === 'pipedrive' ? 'phones' : 'phone', defaultCountry: 'US' },
+    });
+    // Secrets stay in the environment: the file only names them.
+    writeFileSync(configFile, JSON.stringify({
+      redis: { url: REDIS_URL, prefix: t.prefix },
+      http: { port: 0 },
+      dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: '${DIALER_TOKEN}', rateLimit: { perSecond: 50, burst: 100 } },
+      syncs: [
+        sync('pd-revoked', { type: 'pipedrive', baseUrl: pd.url, apiToken: '${REVOKED}' }),
+        sync('pd-filter', { type: 'pipedrive', baseUrl: pd.url, apiToken: '${PD_GOOD}', selection: { filterId: 4242 } }),
+        sync('hs-revoked', { type: 'hubspot', baseUrl: hs.url, accessToken: '${REVOKED}' }),
+        sync('hs-list', { type: 'hubspot', baseUrl: hs.url, accessToken: '${HS_GOOD}', selection: { listId: '4242' } }),
+      ],
+      log: { level: 'error' },
+    }));
+  });
+
+  afterAll(async () => {
+    await t.cleanup();
+    await hs?.close();
+    await pd?.close();
+    await f?.server.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Exit 1, the last line a sentence naming the sync and the problem: no stack trace, no secret. */
+  function expectSentence(r: Exit, ...words: RegExp[]): void {
+    expect(r.code).toBe(1);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.stderr + r.stdout).not.toContain(REVOKED);
+    const last = r.stderr.trimEnd().split('\n').at(-1)!;
+    expect(last).toMatch(/^sync "/);
+    for (const w of words) expect(last).toMatch(w);
+  }
+
+  for (const dry of [true, false]) {
+    const args = (id: string) => ['sync', id, ...(dry ? ['--dry-run'] : []), '--config', configFile];
+    const name = dry ? 'sync --dry-run' : 'sync';
+
+    it(`${name} with a revoked Pipedrive token ends in a sentence naming the token`, async () => {
+      expectSentence(await cli(args('pd-revoked'), env()), /pd-revoked/, /pipedrive/i, /401/, /apiToken/);
+    });
+
+    it(`${name} with a Pipedrive filter that does not exist ends in a sentence naming the filter`, async () => {
+      expectSentence(await cli(args('pd-filter'), env()), /pd-filter/, /404/, /filterId 4242/);
+    });
+
+    it(`${name} with a revoked HubSpot token ends in a sentence naming the token`, async () => {
+      expectSentence(await cli(args('hs-revoked'), env()), /hs-revoked/, /hubspot/i, /401/, /accessToken/);
+    });
+
+    it(`${name} with a HubSpot list that does not exist ends in a sentence naming the list`, async () => {
+      expectSentence(await cli(args('hs-list'), env()), /hs-list/, /404/, /listId 4242/);
+    });
+  }
+});
+
 describe('the HTTP side of a running daemon', () => {
   let f: DialerFixture;
   let hs: HubSpotStandIn;
@@ -306,7 +384,7 @@ describe('the HTTP side of a running daemon', () => {
     const text = await res.text();
     expect(text).toContain('# TYPE cds_contacts_seen_total counter');
     expect(text).toMatch(new RegExp(`^cds_contacts_seen_total\\{sync="hs"\\} ${CONTACTS}$`, 'm'));
-    expect(text).toMatch(/^bullmq_job_count\{.*queue="syncs".*\} \d+$/m);
+    expect(text).toMatch(/^bullmq_job_count\{.*queue="\{syncs\}".*\} \d+$/m);
   });
 
   it('a webhook for an unknown sync is 404', async () => {

@@ -12,6 +12,7 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { parseConfig } from '../../daemon/config.ts';
+import { DaemonKeys, SyncKeys, campaignKey } from '../../daemon/state/keys.ts';
 import { campaignNumbers, dialerFixture, freePort, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
 import { startProxy, type Proxy } from '../support/proxy.ts';
 
@@ -67,6 +68,11 @@ function rawConfig(w: World, redisUrl = REDIS_URL): Record<string, unknown> {
   };
 }
 
+/** The keys of the sync the spawned daemons run (its dialer is the proxy). */
+function leadsKeys(w: World): SyncKeys {
+  return new DaemonKeys(w.prefix).sync('leads', campaignKey(w.proxy.url, w.f.accountId, w.f.campaignId));
+}
+
 function env(w: World): Record<string, string> {
   return { CRASH_DIALER_TOKEN: w.f.token, CRASH_HUBSPOT_TOKEN: w.hs.token };
 }
@@ -75,8 +81,7 @@ function env(w: World): Record<string, string> {
 async function settled(w: World, redis: Redis, expected: string[]): Promise<boolean> {
   const numbers = (await campaignNumbers(w.f)).map((n) => n.number).sort();
   if (numbers.length !== expected.length || numbers.some((n, i) => n !== expected[i])) return false;
-  const open = await redis.keys(`${w.prefix}:campaign:*:batches`);
-  for (const k of open) if (await redis.hlen(k)) return false;
+  if (await redis.hlen(leadsKeys(w).batches)) return false;
   return true;
 }
 
@@ -179,7 +184,7 @@ describe('Redis killed and restarted mid-sync', () => {
     const config = parseConfig(rawConfig(w, `redis://127.0.0.1:${port}`), 'test', env(w));
     daemon = await Daemon.start(config, { log: quietLog, http: false });
     await waitFor(async () => (await countNumbers(w)) >= 1500, 'part of the import');
-    const runIdBefore = await daemon.redis.get(`${w.prefix}:redis-run-id`);
+    const runIdBefore = await daemon.redis.get(new DaemonKeys(w.prefix).redisRunId);
     const exited = new Promise((r) => redisServer!.once('exit', r));
     redisServer!.kill('SIGKILL');
     await exited;
@@ -187,8 +192,8 @@ describe('Redis killed and restarted mid-sync', () => {
     const check = new Redis(port, '127.0.0.1');
     try {
       // The restart is noticed (Redis's run id changed), and the sync reconciles with the campaign.
-      await waitFor(async () => (await check.get(`${w.prefix}:redis-run-id`)) !== runIdBefore, 'the restart to be noticed');
-      await waitFor(async () => (await check.hget(`${w.prefix}:sync:leads:meta`, 'reconcile')) === null, 'the reconciliation after the restart');
+      await waitFor(async () => (await check.get(new DaemonKeys(w.prefix).redisRunId)) !== runIdBefore, 'the restart to be noticed');
+      await waitFor(async () => (await check.hget(leadsKeys(w).meta, 'reconcile')) === null, 'the reconciliation after the restart');
       await waitFor(() => settled(w, check, expected), 'the sync to finish after the restart', 120_000);
       expect(w.duplicatesRejected).toBe(0);
     } finally {
@@ -221,7 +226,7 @@ describe('two daemon processes on one Redis', () => {
     expect(pushedBy.every((n) => n > 0)).toBe(true);
     expect(pushedBy[0]! + pushedBy[1]!).toBe(expected.length);
     // One scheduler for the one sync, however many processes started.
-    const queue = new Queue('syncs', { connection: redis, prefix: w.prefix });
+    const queue = new Queue(new DaemonKeys(w.prefix).syncQueue, { connection: redis, prefix: w.prefix });
     try {
       expect((await queue.getJobSchedulers()).map((s) => s.key)).toEqual(['tick-leads']);
     } finally {
@@ -252,16 +257,16 @@ describe('SIGTERM in the middle of a full import', () => {
     d = await spawnDaemon(slow(rawConfig(w)), dir, env(w));
     await waitFor(async () => (await countNumbers(w)) >= 1000, 'part of the import');
     expect(await d.stop()).toBe(0);
-    const [runId] = await redis.lrange(`${w.prefix}:sync:leads:runs`, 0, 0);
-    const run = await redis.hgetall(`${w.prefix}:sync:leads:run:${runId}`);
+    const [runId] = await redis.lrange(leadsKeys(w).runs, 0, 0);
+    const run = await redis.hgetall(leadsKeys(w).run(runId!));
     expect(run).toMatchObject({ mode: 'full', status: 'running' });
     expect(run.interruptedAt).toBeDefined();
     expect(Number(run.seen)).toBeLessThan(6000);
     d = await spawnDaemon(rawConfig(w), dir, env(w));
     await waitFor(() => settled(w, redis, expected), 'the import to finish after the restart', 120_000);
     // The same run went on where it stopped: its counts add up to one read of the selection.
-    await waitFor(async () => (await redis.hget(`${w.prefix}:sync:leads:run:${runId}`, 'status')) === 'done', 'the resumed run to end');
-    expect(Number(await redis.hget(`${w.prefix}:sync:leads:run:${runId}`, 'seen'))).toBe(expected.length);
+    await waitFor(async () => (await redis.hget(leadsKeys(w).run(runId!), 'status')) === 'done', 'the resumed run to end');
+    expect(Number(await redis.hget(leadsKeys(w).run(runId!), 'seen'))).toBe(expected.length);
     expect(w.duplicatesRejected).toBe(0);
   }, 180_000);
 });

@@ -13,6 +13,7 @@ import { startPipedriveStandIn, type PipedriveStandIn } from '../../crm-stand-in
 import { Daemon } from '../../daemon/app.ts';
 import { formatWall, offsetAt } from '../../daemon/mirror/local-time.ts';
 import { attemptKey } from '../../daemon/mirror/mirror.ts';
+import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../daemon/config.ts';
 import { callDetailRecords, daemonConfig, freePort, numberCount, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
@@ -232,7 +233,7 @@ describe('kill -9 in the middle of mirroring', () => {
       const written = hs.calls().length;
       expect(written).toBeGreaterThan(0);
       const redis = new Redis(REDIS_URL);
-      const mk = `${prefix}:sync:hs:mirror`;
+      const mk = new DaemonKeys(prefix).sync('hs', campaignKey(f.server.url, f.accountId, f.campaignId)).mirror.meta;
       try {
         expect(await redis.hlen(`${mk}:pending`)).toBe(written);
         proxy.onAnswer = null;
@@ -372,7 +373,7 @@ describe('mirroring with two processes, and across a Redis restart', () => {
       // The restart was noticed and the next run checked HubSpot before writing what it found unmarked.
       const check = new Redis(port, '127.0.0.1');
       try {
-        await waitFor(async () => (await check.hget('mr:sync:hs:mirror', 'verify')) === null, 'the verifying run');
+        await waitFor(async () => (await check.hget(new DaemonKeys('mr').sync('hs', campaignKey(f.server.url, f.accountId, f.campaignId)).mirror.meta, 'verify')) === null, 'the verifying run');
       } finally {
         check.disconnect();
       }

@@ -137,7 +137,7 @@ describe('operations page charts and mirror lag', () => {
     expect(await pullAndSettle(d, 'leads')).toMatchObject({ rejected: 1 });
     await d.history.flush();
 
-    const keys = await d.redis.keys(`${redis.prefix}:sync:leads:history:*`);
+    const keys = await d.redis.keys(`${redis.prefix}:*:sync:leads:history:*`);
     expect(keys.length).toBeGreaterThan(0);
     let bytes = 0;
     for (const key of keys) {

@@ -121,7 +121,7 @@ describe('operations page', () => {
   });
 
   it('shows the mirror\'s lag once the mirror has reported it', async () => {
-    const key = `${redis.prefix}:sync:leads:mirror`;
+    const key = d.runtimes.get('leads')!.state.keys.mirror.meta;
     const lastRecordAt = new Date(Date.now() - 90_000).toISOString();
     await d.redis.hset(key, { lagMs: 90_000, mirrored: 17, parked: 2, lastRecordAt });
     try {
@@ -148,17 +148,17 @@ describe('operations page', () => {
   });
 
   it('lists the queues through bull-board, read-only by default', async () => {
-    const res = await authed('/ops/queues/api/queues?activeQueue=syncs&status=completed&page=1');
+    const res = await authed(`/ops/queues/api/queues?activeQueue=${encodeURIComponent(d.keys.syncQueue)}&status=completed&page=1`);
     expect(res.status).toBe(200);
     const { queues } = await res.json() as { queues: { name: string; readOnlyMode: boolean; counts: Record<string, number> }[] };
     const names = queues.map((q) => q.name).sort();
-    expect(names).toEqual(['syncs', ...[...d.pushQueues.values()].map((q) => q.queue.name)].sort());
+    expect(names).toEqual([d.keys.syncQueue, ...[...d.pushQueues.values()].map((q) => q.queue.name)].sort());
     expect(queues.every((q) => q.readOnlyMode)).toBe(true);
-    const completed = queues.find((q) => q.name === 'syncs')!.counts.completed!;
+    const completed = queues.find((q) => q.name === d.keys.syncQueue)!.counts.completed!;
     expect(completed).toBeGreaterThan(0);
     // Same-origin and authenticated, still refused: the board is read-only.
     for (const action of ['clean/completed', 'retry/completed', 'pause', 'empty']) {
-      const r = await authed(`/ops/queues/api/queues/syncs/${action}`, { method: 'PUT' });
+      const r = await authed(`/ops/queues/api/queues/${encodeURIComponent(d.keys.syncQueue)}/${action}`, { method: 'PUT' });
       expect(r.status, action).toBe(405);
     }
     expect(await d.syncQueue.getJobCounts('completed')).toEqual({ completed });
@@ -166,7 +166,7 @@ describe('operations page', () => {
   });
 
   it('with http.queuesWritable, bull-board acts, but only for same-origin requests', async () => {
-    const act = (action: string, headers: Record<string, string>) => fetch(`${writable.address}/ops/queues/api/queues/syncs/${action}`,
+    const act = (action: string, headers: Record<string, string>) => fetch(`${writable.address}/ops/queues/api/queues/${encodeURIComponent(d.keys.syncQueue)}/${action}`,
       { method: 'PUT', headers: { authorization: basic(TOKEN), ...headers } });
     const listed = await fetch(`${writable.address}/ops/queues/api/queues`, { headers: { authorization: basic(TOKEN) } });
     const { queues } = await listed.json() as { queues: { readOnlyMode: boolean }[] };
@@ -278,7 +278,7 @@ describe('operations page', () => {
       // bull-board, linked from the page, served by the daemon.
       await page.getByRole('link', { name: 'Queues (bull-board)' }).click();
       await page.waitForURL(`${d.address}/ops/queues/`);
-      for (const q of ['syncs', ...[...d.pushQueues.values()].map((p) => p.queue.name)]) {
+      for (const q of [d.keys.syncQueue, ...[...d.pushQueues.values()].map((p) => p.queue.name)]) {
         await page.getByText(q, { exact: true }).first().waitFor();
       }
       expect(pageErrors).toEqual([]);

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSalesforceStandIn, type SalesforceStandIn, type SfRecord } from '../../crm-stand-ins/salesforce.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { attemptKey } from '../../daemon/mirror/mirror.ts';
+import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
 import { parseConfig } from '../../daemon/config.ts';
 import { callDetailRecords, campaignNumbers, daemonConfig, dialerFixture, numberCount, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
 import { startProxy } from '../support/proxy.ts';
@@ -426,7 +427,7 @@ describe('Salesforce: kill -9 in the middle of mirroring', () => {
       const written = sf.records('Task').length;
       expect(written).toBeGreaterThan(0);
       const redis = new Redis(REDIS_URL);
-      const mk = `${prefix}:sync:sf:mirror`;
+      const mk = new DaemonKeys(prefix).sync('sf', campaignKey(f.server.url, f.accountId, f.campaignId)).mirror.meta;
       try {
         expect(await redis.hlen(`${mk}:pending`)).toBe(written);
         proxy.onAnswer = tokenRewrite;

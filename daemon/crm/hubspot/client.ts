@@ -1,10 +1,11 @@
 // HubSpot's API as the daemon uses it: the date-versioned object paths, the bearer token, and the account's two
 // budgets (search requests per second; other requests per 10 s), paced in Redis for every process and sync.
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../state/connection.ts';
 import type { Logger } from 'pino';
 import type { DaemonKeys } from '../../state/keys.ts';
 import type { Metrics } from '../../metrics.ts';
+import { reword } from '../../errors.ts';
 import { burstFor, CrmHttp, RateGate, spacing } from '../http.ts';
 
 /** The search API answers at most 10,000 results per query; paging past them is a 400. */
@@ -31,7 +32,7 @@ export class HubSpotApi {
   private readonly gate: RateGate;
   private readonly headers: Record<string, string>;
 
-  constructor(account: HubSpotAccount, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
+  constructor(account: HubSpotAccount, redis: RedisClient, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.account = account;
     // Limits are per HubSpot account: one gate per token, shared by every sync, sink and process using it.
     const id = createHash('sha256').update(`${account.baseUrl}\n${account.accessToken}`).digest('hex').slice(0, 12);
@@ -58,10 +59,16 @@ export class HubSpotApi {
 
   /** The search API has its own budget (and is exempt from the 10-second one). */
   search<T = any>(type: string, body: unknown, signal?: AbortSignal): Promise<T> {
-    return this.http.send<T>(this.searchGate, { method: 'POST', url: `${this.objects(type)}/search`, headers: this.headers, json: body }, signal);
+    return this.http.send<T>(this.searchGate, { method: 'POST', url: `${this.objects(type)}/search`, headers: this.headers, json: body }, signal).catch(refused);
   }
 
   request<T = any>(method: 'GET' | 'POST' | 'PATCH', url: string, options: { json?: unknown; searchParams?: Record<string, string>; creates?: boolean } = {}, signal?: AbortSignal): Promise<T> {
-    return this.http.send<T>(this.gate, { method, url, headers: this.headers, ...options }, signal);
+    return this.http.send<T>(this.gate, { method, url, headers: this.headers, ...options }, signal).catch(refused);
   }
+}
+
+/** A refused token or scope, in words that name the setting to fix. */
+function refused(err: unknown): never {
+  throw reword(reword(err, 401, (d) => `HubSpot refused the access token (source.accessToken): it is revoked, expired, mistyped or another account's (${d})`),
+    403, (d) => `HubSpot refused this request (source.accessToken): the token's private app lacks a scope it needs (${d})`);
 }

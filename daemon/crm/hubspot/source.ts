@@ -1,5 +1,5 @@
 // HubSpot: contacts through the CRM search API (date-versioned paths), webhooks verified with X-HubSpot-Signature-v3.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../state/connection.ts';
 import type { Logger } from 'pino';
 import type { DaemonKeys } from '../../state/keys.ts';
 import { z } from 'zod/v4';
@@ -7,8 +7,10 @@ import type { SyncConfig } from '../../config.ts';
 import { HubSpotApi, SEARCH_CAP } from './client.ts';
 import type { Metrics } from '../../metrics.ts';
 import { FIVE_MINUTES, header, hmacSha256, sameBytes } from '../../signing.ts';
+import { reword } from '../../errors.ts';
 import type { PullOptions, PullPage, Source, SourceContact, WebhookRequest, WebhookVerdict } from '../../sources/source.ts';
 import type { HubSpotConfig } from './config.ts';
+import { ignorableStatusField } from '../../sources/status-field.ts';
 
 /** HubSpot's Filter: every value is a string (the configuration converts numbers). */
 type Filter = { propertyName: string; operator: string; value?: string; highValue?: string; values?: string[] };
@@ -30,6 +32,7 @@ const events = z.array(z.object({
   subscriptionType: z.string(),
   objectId: z.union([z.number(), z.string()]),
   occurredAt: z.number().optional(),
+  propertyName: z.string().optional(),
 }).loose()).min(1).max(1000);
 
 /** Characters HubSpot decodes in the request URI before signing (its request-validation guide). */
@@ -46,9 +49,13 @@ export class HubSpotSource implements Source {
   private readonly config: HubSpotConfig;
   private readonly properties: string[];
   private readonly api: HubSpotApi;
+  /** The property the mirror writes a number's final status into, when the sync does not read it. */
+  private readonly statusProperty: string | null;
 
-  constructor(sync: SyncConfig, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
+  constructor(sync: SyncConfig, redis: RedisClient, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.config = sync.source as HubSpotConfig;
+    const filtered = (this.config.selection.filterGroups ?? []).flatMap((g) => g.filters.map((f) => f.propertyName));
+    this.statusProperty = ignorableStatusField(sync, [...filtered, ...this.config.properties]);
     this.properties = [...new Set([...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...this.config.properties, 'lastmodifieddate'])];
     this.api = new HubSpotApi(this.config, redis, keys, log, metrics);
   }
@@ -150,7 +157,9 @@ export class HubSpotSource implements Source {
     do {
       const body = membershipAnswer.parse(await this.api.request('GET', this.api.lists(`/${c.selection.listId}/memberships`), {
         searchParams: { limit: '250', ...(after ? { after } : {}) },
-      }, options.signal));
+      }, options.signal).catch((err: unknown) => {
+        throw reword(err, 404, (d) => `HubSpot has no list ${c.selection.listId} (source.selection.listId ${c.selection.listId}) this token can read (${d})`);
+      }));
       for (const r of body.results) members.add(String(r.recordId));
       after = body.paging?.next?.after;
     } while (after);
@@ -195,10 +204,14 @@ export class HubSpotSource implements Source {
       return { ok: false, status: 400, reason: 'body is not JSON' };
     }
     if (!parsed.success) return { ok: false, status: 400, reason: `not a HubSpot event array: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}` };
-    const deleted = parsed.data.filter((e) => /\.deletion$|\.privacyDeletion$/.test(e.subscriptionType)).map((e) => String(e.objectId));
+    const deletion = (e: { subscriptionType: string }) => /\.deletion$|\.privacyDeletion$/.test(e.subscriptionType);
+    // A change of only the status property (the mirror's own write of a final status) changes nothing the sync reads.
+    const ownWrite = (e: { subscriptionType: string; propertyName?: string }) =>
+      this.statusProperty !== null && /\.propertyChange$/.test(e.subscriptionType) && e.propertyName === this.statusProperty;
     return {
-      ok: true, eventIds: parsed.data.map((e) => String(e.eventId)), replayKey: signature, contacts: [], deleted,
-      pull: parsed.data.some((e) => !/\.deletion$|\.privacyDeletion$/.test(e.subscriptionType)),
+      ok: true, eventIds: parsed.data.map((e) => String(e.eventId)), replayKey: signature, contacts: [],
+      deleted: parsed.data.filter(deletion).map((e) => String(e.objectId)),
+      pull: parsed.data.some((e) => !deletion(e) && !ownWrite(e)),
     };
   }
 }

@@ -1,11 +1,11 @@
 // Pipedrive's API as the daemon uses it: the API token, the 2-second burst paced in Redis for every process, and
 // the company's daily token budget counted client-side (no header reports what is left of it).
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../state/connection.ts';
 import type { Logger } from 'pino';
 import type { DaemonKeys } from '../../state/keys.ts';
 import type { Metrics } from '../../metrics.ts';
-import { SourceError } from '../../errors.ts';
+import { SourceError, reword } from '../../errors.ts';
 import { CrmHttp, RateGate, spacing } from '../http.ts';
 
 export interface PipedriveAccount {
@@ -22,10 +22,10 @@ export class PipedriveApi {
   private readonly account: PipedriveAccount;
   private readonly http: CrmHttp;
   private readonly gate: RateGate;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly budgetKey: string;
 
-  constructor(account: PipedriveAccount, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
+  constructor(account: PipedriveAccount, redis: RedisClient, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.account = account;
     this.redis = redis;
     const id = createHash('sha256').update(`${account.baseUrl}\n${account.apiToken}`).digest('hex').slice(0, 12);
@@ -51,6 +51,10 @@ export class PipedriveApi {
 
   async request<T = any>(cost: number, method: 'GET' | 'POST' | 'PATCH', path: string, options: { json?: unknown; searchParams?: Record<string, string>; creates?: boolean } = {}, signal?: AbortSignal): Promise<T> {
     await this.spend(cost);
-    return this.http.send<T>(this.gate, { method, url: `${this.account.baseUrl}${path}`, headers: { 'x-api-token': this.account.apiToken }, ...options }, signal);
+    return this.http.send<T>(this.gate, { method, url: `${this.account.baseUrl}${path}`, headers: { 'x-api-token': this.account.apiToken }, ...options }, signal)
+      .catch((err: unknown) => {
+        throw reword(reword(err, 401, (d) => `Pipedrive refused the API token (source.apiToken): it is revoked, mistyped or another company's (${d})`),
+          403, (d) => `Pipedrive refused this request (source.apiToken): the token's user lacks the permission (${d})`);
+      });
   }
 }

@@ -1,5 +1,5 @@
 // Pipedrive: persons through API v2 (cursor paging, updated_since, filter_id), webhooks v2 with HTTP Basic auth.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../state/connection.ts';
 import type { Logger } from 'pino';
 import type { DaemonKeys } from '../../state/keys.ts';
 import { z } from 'zod/v4';
@@ -7,8 +7,10 @@ import type { SyncConfig } from '../../config.ts';
 import type { Metrics } from '../../metrics.ts';
 import { COST, PipedriveApi } from './client.ts';
 import { header, sameBytes } from '../../signing.ts';
+import { reword } from '../../errors.ts';
 import type { PullOptions, PullPage, Source, SourceContact, WebhookRequest, WebhookVerdict } from '../../sources/source.ts';
 import type { PipedriveConfig } from './config.ts';
+import { changedFields, ignorableStatusField } from '../../sources/status-field.ts';
 
 
 const personsAnswer = z.object({
@@ -43,9 +45,12 @@ export class PipedriveSource implements Source {
   readonly pulls = true;
   private readonly config: PipedriveConfig;
   private readonly api: PipedriveApi;
+  /** The custom field the mirror writes a number's final status into, when the sync does not read it. */
+  private readonly statusField: string | null;
 
-  constructor(sync: SyncConfig, redis: Redis, keys: DaemonKeys, log: Logger, metrics: Metrics) {
+  constructor(sync: SyncConfig, redis: RedisClient, keys: DaemonKeys, log: Logger, metrics: Metrics) {
     this.config = sync.source as PipedriveConfig;
+    this.statusField = ignorableStatusField(sync);
     this.api = new PipedriveApi(this.config, redis, keys, log, metrics);
   }
 
@@ -54,7 +59,9 @@ export class PipedriveSource implements Source {
     do {
       const body = personsAnswer.parse(await this.api.request(COST.listPersons, 'GET', '/api/v2/persons', {
         searchParams: { ...params, limit: String(this.config.pageSize), ...(cursor ? { cursor } : {}) },
-      }, options.signal));
+      }, options.signal).catch((err: unknown) => {
+        throw params.filter_id ? reword(err, 404, (d) => `Pipedrive has no filter ${params.filter_id} (source.selection.filterId ${params.filter_id}) that this token can use (${d})`) : err;
+      }));
       cursor = body.additional_data?.next_cursor ?? undefined;
       yield body.data ?? [];
       if (options.full && cursor) await options.checkpoint(cursor);
@@ -102,11 +109,27 @@ export class PipedriveSource implements Source {
       return { ok: false, status: 400, reason: 'body is not JSON' };
     }
     if (!parsed.success) return { ok: false, status: 400, reason: `not a Pipedrive v2 webhook: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}` };
-    const { meta, data } = parsed.data;
+    const { meta, data, previous } = parsed.data;
     if (meta.entity !== 'person') return { ok: true, eventIds: [], replayKey: null, contacts: [], deleted: [], pull: false };
     const personId = String(meta.entity_id ?? data?.id ?? '');
     const eventId = meta.id !== undefined ? String(meta.id) : `${meta.webhook_id ?? ''}-${personId}-${meta.timestamp ?? ''}-${meta.action}`;
     const deletion = meta.action === 'delete' || meta.action === 'deleted';
-    return { ok: true, eventIds: [eventId], replayKey: null, contacts: [], deleted: deletion && personId ? [personId] : [], pull: !deletion };
+    const pull = !deletion && !this.statusOnly(meta.action, data, previous);
+    return { ok: true, eventIds: [eventId], replayKey: null, contacts: [], deleted: deletion && personId ? [personId] : [], pull };
   }
+
+  /**
+   * A change whose only difference (webhooks v2 carry the person before and after) is the status field, if any: the mirror's
+   * own write of a final status, which changes nothing the sync reads, so pulling the person again would be wasted.
+   */
+  private statusOnly(action: string, data: unknown, previous: unknown): boolean {
+    if (!this.statusField || (action !== 'change' && action !== 'updated') || !isRecord(data) || !isRecord(previous)) return false;
+    const changed = changedFields(previous, data, 'custom_fields', ['update_time']);
+    // Nothing changed at all (the same status written again for a second number of the person) needs no pull either.
+    return changed.every((f) => f === `custom.${this.statusField}`);
+  }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
