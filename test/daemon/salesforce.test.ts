@@ -180,6 +180,8 @@ describe('Salesforce: a Campaign\'s members, incremental runs, Outbound Messages
       [`<x>${'a'.repeat(1024 * 1024 + 10)}</x>`, 400, /larger than maxOutboundBytes/],
       ['', 400, /empty body/],
     ];
+    // What the earlier messages queued is drained first (their inbox items are trimmed after the numbers are planned).
+    await settle(d);
     const snapshot = await queued(d, 'sf');
     for (const [body, status, reason] of cases) {
       const res = await postXml(hook, body);
@@ -200,8 +202,10 @@ describe('Salesforce: a Campaign\'s members, incremental runs, Outbound Messages
     const refused = sf.stats.limitRefused;
     const run = await pullAndSettle(d, 'sf');
     expect(run.status).toBe('failed');
-    expect(run.error).toMatch(/REQUEST_LIMIT_EXCEEDED/);
-    expect(sf.stats.limitRefused).toBe(refused + 1);
+    // Salesforce's 403 is what told the daemon (no answer below the allowance can say 100000/100000); the run ends on
+    // it, or, when a request of the same run had met it first, on the reserve that figure shows.
+    expect(run.error).toMatch(/REQUEST_LIMIT_EXCEEDED|reserve reached: the org has used 100000 of its 100000/);
+    expect(sf.stats.limitRefused).toBeGreaterThan(refused);
     expect(await held(f)).not.toContain('+12125550133');
     sf.setApiUsage(0);
     await waitFor(async () => (await pullAndSettle(d, 'sf')).status === 'done', 'a run after the allowance is back', 30_000);
