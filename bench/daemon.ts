@@ -1,4 +1,4 @@
-// `./dev bench daemon [--scenario hubspot|csv|mirror|list|all|hubspot-fault|pipedrive|faults] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
+// `./dev bench daemon [--scenario hubspot|csv|mirror|list|salesforce|all|hubspot-fault|pipedrive|faults] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
 // end, as its own process, against the reference server. `hubspot` (the default): import throughput from the HubSpot
 // stand-in against the binding rate-limit ceiling, webhook-to-dialable latency when idle, and the daemon's peak RSS.
 // `csv`: a generated CSV file streamed into the campaign, with the daemon's RSS over the run. `mirror`: call-detail
@@ -65,9 +65,16 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { startHubSpotStandIn, type HubSpotStandIn, type HubSpotStandInStats } from '../crm-stand-ins/hubspot.ts';
+import { startSalesforceStandIn, type SalesforceStandIn } from '../crm-stand-ins/salesforce.ts';
 import { startPipedriveStandIn, type PipedriveStandIn } from '../crm-stand-ins/pipedrive.ts';
 import { VALID_PHONE_COUNT, generatePeople, validPhone } from '../crm-stand-ins/contacts.ts';
 import { parseConfig } from '../daemon/config.ts';
+import { SalesforceApi } from '../daemon/crm/salesforce/client.ts';
+import { salesforceSource } from '../daemon/crm/salesforce/config.ts';
+import { SalesforceSink } from '../daemon/crm/salesforce/sink.ts';
+import { Metrics } from '../daemon/metrics.ts';
+import type { Activity } from '../daemon/sinks/sink.ts';
+import { pino } from 'pino';
 import { spacing } from '../daemon/crm/http.ts';
 import { toUtc } from '../daemon/mirror/local-time.ts';
 import { attemptKey } from '../daemon/mirror/mirror.ts';
@@ -87,9 +94,12 @@ import {
 // ---------------------------------------------------------------------------------------------- options
 
 const FLAGS = {
-  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), list (a HubSpot list: idle run requests, comparison rate, webhook latency idle and beside another import), all (hubspot, csv, mirror, list), hubspot-fault or pipedrive (mirroring through a Redis SIGKILL; requests/tokens per 1,000 contacts and calls), faults (both)' },
+  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), list (a HubSpot list: idle run requests, comparison rate, webhook latency idle and beside another import), all (hubspot, csv, mirror, list), hubspot-fault or pipedrive (mirroring through a Redis SIGKILL; requests/tokens per 1,000 contacts and calls), faults (both), salesforce (a Campaign\'s members imported and calls written as Tasks: numbers/s, Tasks/s, API requests per 1,000 contacts and calls)' },
   'list-members': { def: 100_000, help: 'list: members of the HubSpot list the measured sync selects' },
   'other-members': { def: 50_000, help: 'list: contacts the other sync imports while webhook latency is measured the second time' },
+  members: { def: 100_000, help: 'salesforce: Campaign members (Leads and Contacts) imported by the full run' },
+  'sf-rate': { def: 20, help: 'salesforce: the daemon\'s requestsPerSecond to the Salesforce stand-in' },
+  'sf-calls': { def: 100_000, help: 'salesforce: call attempts written as Tasks through the Salesforce sink (upserts of 200)' },
   contacts: { def: 100_000, help: 'contacts seeded in the HubSpot stand-in and imported by the first (full) run' },
   webhooks: { def: 50, help: 'contacts created one at a time, each with its signed creation webhook (latency)' },
   'pause-ms': { def: 1_000, help: 'pause between two webhooks (the HubSpot search gate spaces searches by 210 ms)' },
@@ -117,7 +127,7 @@ const FLAGS = {
 const opts = readFlags(FLAGS, { command: 'daemon', example: 'BENCH_CONTACTS=20000', width: 15 });
 const SCENARIOS = {
   hubspot: ['hubspot'], csv: ['csv'], mirror: ['mirror'], list: ['list'], all: ['hubspot', 'csv', 'mirror', 'list'],
-  'hubspot-fault': ['hubspot-fault'], pipedrive: ['pipedrive'], faults: ['faults'],
+  'hubspot-fault': ['hubspot-fault'], pipedrive: ['pipedrive'], faults: ['faults'], salesforce: ['salesforce'],
 } as const;
 if (!Object.hasOwn(SCENARIOS, opts.scenario)) throw new Error(`--scenario must be one of ${Object.keys(SCENARIOS).join(', ')}; got ${opts.scenario}`);
 const scenarios = SCENARIOS[opts.scenario as keyof typeof SCENARIOS];
@@ -227,6 +237,7 @@ const redisPrefixes: ReturnType<typeof testPrefix>[] = [];
 let server: BenchServer | null = null;
 let store: Store | null = null;
 let standIn: HubSpotStandIn | null = null;
+let sfStandIn: SalesforceStandIn | null = null;
 let pdStandIn: PipedriveStandIn | null = null;
 /** The fault scenarios' own redis-server. */
 let ownRedis: ChildProcess | null = null;
@@ -272,12 +283,13 @@ async function closeScenario(): Promise<void> {
   await step('daemon', stopDaemon);
   driver?.stop();
   await step('stand-in', () => standIn?.close());
+  await step('salesforce stand-in', () => sfStandIn?.close());
   await step('pipedrive stand-in', () => pdStandIn?.close());
   await step('own redis-server', () => { ownRedis?.kill('SIGKILL'); });
   await step('server', () => server?.app.close());
   await step('store', () => store?.close());
   for (const p of redisPrefixes.splice(0)) await step('redis keys', () => p.cleanup());
-  daemon = null; daemonExit = null; standIn = null; pdStandIn = null; ownRedis = null; server = null; store = null; driver = null;
+  daemon = null; daemonExit = null; standIn = null; sfStandIn = null; pdStandIn = null; ownRedis = null; server = null; store = null; driver = null;
 }
 
 /** Stops everything this command started and deletes its Redis keys and temp files; safe to call twice. */
@@ -1584,6 +1596,160 @@ async function runList(): Promise<void> {
   writeResults(`daemon-list-${report.date.replace(/[:.]/g, '-')}`, report);
 }
 
+// ------------------------------------------------------------------------------------- the Salesforce scenario
+//
+// salesforce: `--members` members of a Salesforce Campaign (the stand-in seeds 60% of its people into its first
+// Campaign, so it is seeded with members / 0.6 Leads and Contacts, each with up to three phone fields, 12% Do Not
+// Call) imported by a full run of a `salesforce` sync (client credentials, `--sf-rate` requests/s) into a campaign of
+// the reference server (default rate limit). Figures: numbers/s from spawning the daemon until the campaign holds
+// every number the members have (Do Not Call ones left out), against the binding ceiling min(Salesforce read =
+// requests/s × 2,000 records a query page × numbers per member, dialer write = requests/s × 1,000 numbers a
+// request); and the API requests the import spent, per 1,000 contacts (the figure Salesforce admins ask first).
+// Then `--sf-calls` call attempts (on the members, round robin) are written as Tasks through the daemon's own
+// Salesforce sink and client (upserts of 200 on the external-ID field, paced by the Redis gate) in this process:
+// Tasks/s against the ceiling requests/s × 200, and API requests per 1,000 calls. This measures the sink, its pacing
+// and the stand-in, not the mirror's report reads (the mirror scenario measures those against HubSpot).
+
+async function runSalesforce(): Promise<void> {
+  const files = filesOf('salesforce');
+  const redisPrefix = testPrefix(REDIS_URL);
+  redisPrefixes.push(redisPrefix);
+  store = new Store(':memory:');
+  server = await startServer(store, { rateLimit: DEFAULT_RATE_LIMIT });
+  const srv = server;
+  const account = await srv.consolePost<{ id: string }>('/accounts', { name: 'Bench Salesforce', timezone: 'America/New_York' });
+  const campaign = await srv.consolePost<{ id: string }>(`/accounts/${account.id}/campaigns`, { name: 'Salesforce members', type: 'Dynamic', state: 'Active' });
+  const key = (name: string, roles: string[]) => srv.consolePost<{ token: string }>(`/accounts/${account.id}/apiKeys`, { name, roles }).then((k) => k.token);
+  const daemonToken = await key('daemon', ['CampaignNumberAdmin']);
+  const pollToken = await key('poll', ['CampaignReader']);
+  const campaignUrl = `${srv.base}/v1/accounts/${account.id}/campaigns/${campaign.id}`;
+
+  const people = Math.ceil(opts.members / 0.6);
+  const tSeed = now();
+  sfStandIn = await startSalesforceStandIn({ contacts: Math.ceil(people / 2), leads: Math.floor(people / 2), seed: 1, dailyApiRequests: 5_000_000 });
+  const sf = sfStandIn;
+  const sfCampaign = sf.records('Campaign')[0]!.values.Id as string;
+  const members = sf.records('CampaignMember').filter((m) => m.values.CampaignId === sfCampaign);
+  const phones = new Set<string>();
+  let dnc = 0;
+  for (const m of members) {
+    const p = sf.get(m.values.LeadOrContactId as string)!;
+    if (p.values.DoNotCall) { dnc++; continue; }
+    for (const f of ['Phone', 'MobilePhone', sf.customPhoneField]) {
+      const digits = String(p.values[f] ?? '').replace(/\D/g, '');
+      if (digits) phones.add(digits.length === 10 ? `1${digits}` : digits);
+    }
+  }
+  const expected = phones.size;
+  console.log(`Salesforce stand-in: ${people} people seeded in ${round((now() - tSeed) / 1000, 2)} s; Campaign ${sfCampaign}: ${members.length} members (${dnc} Do Not Call), ${expected} numbers to import`);
+
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const raw = {
+    redis: { url: REDIS_URL, prefix: redisPrefix.prefix },
+    http: { host: '127.0.0.1', port, publicUrl },
+    dialer: {
+      baseUrl: srv.base, accountId: account.id, apiToken: '${BENCH_DIALER_TOKEN}',
+      rateLimit: { perSecond: DIALER.perSecond, burst: DIALER.burst }, maxNumbersPerRequest: DIALER.maxNumbersPerRequest,
+    },
+    syncs: [{
+      id: 'salesforce-bench', campaignId: campaign.id,
+      source: {
+        type: 'salesforce', loginUrl: sf.url, clientId: sf.clientId, auth: { flow: 'client_credentials', clientSecret: '${BENCH_SF_SECRET}' },
+        orgId: sf.orgId, selection: { campaignId: sfCampaign }, requestsPerSecond: opts['sf-rate'], taskExternalIdField: sf.taskExternalIdField,
+      },
+      mapping: { phone: ['Phone', 'MobilePhone', sf.customPhoneField], defaultCountry: 'US', variables: { firstName: 'FirstName', lastName: 'LastName' } },
+      schedule: { every: '24h' },
+    }],
+    log: { level: 'info' },
+  };
+  const env = { ...process.env, BENCH_DIALER_TOKEN: daemonToken, BENCH_SF_SECRET: 'sf-client-secret' };
+  writeDaemonConfig(files.config, raw, env);
+  const apiBefore = sf.stats.apiRequests;
+  const t0 = now();
+  const pid = spawnDaemon(files, env).pid!;
+  let daemonPeakRss = 0;
+  const rssSampler = setInterval(() => { const m = procMemory(pid); if (m && m.rssMb > daemonPeakRss) daemonPeakRss = m.rssMb; }, 200);
+  const readySeconds = await waitListening(publicUrl, t0, files);
+  let numbers = 0;
+  let lastPrint = now();
+  for (;;) {
+    const res = await fetch(`${campaignUrl}/numbers?range=[0,0]`, { headers: { authorization: `Bearer ${pollToken}` } });
+    await res.arrayBuffer();
+    const t = (now() - t0) / 1000;
+    if (res.status === 200) numbers = Number(res.headers.get('x-total-count'));
+    if (now() - lastPrint >= 10_000 || numbers >= expected) {
+      lastPrint = now();
+      console.log(`  ${t.toFixed(1).padStart(6)} s: ${String(numbers).padStart(7)} numbers (${Math.round(numbers / t)}/s overall)`);
+    }
+    if (numbers >= expected) break;
+    if (t > opts['import-seconds']) throw new Error(`import not done after ${opts['import-seconds']} s: ${numbers} of ${expected}; log:\n${logTail(files.log)}`);
+    await sleep(250);
+  }
+  const seconds = (now() - t0) / 1000;
+  clearInterval(rssSampler);
+  const apiRequests = sf.stats.apiRequests - apiBefore;
+  const numbersPerMember = expected / members.length;
+  const ceiling = {
+    salesforceRead: Math.round(opts['sf-rate'] * 2000 * numbersPerMember),
+    dialerWrite: DIALER.perSecond * DIALER.maxNumbersPerRequest,
+  };
+  const binding = Math.min(ceiling.salesforceRead, ceiling.dialerWrite);
+  const perSecond = expected / seconds;
+  const result = {
+    members: members.length, doNotCall: dnc, numbers: expected, seconds: round(seconds, 2), readySeconds, numbersPerSecond: round(perSecond),
+    ceiling: { ...ceiling, binding, bindingName: binding === ceiling.dialerWrite ? 'dialer write' : 'Salesforce read' },
+    percentOfCeiling: round((100 * perSecond) / binding, 1),
+    apiRequests, apiRequestsPer1000Contacts: round((1000 * apiRequests) / members.length, 2), tokensIssued: sf.stats.tokensIssued, queries: sf.stats.queries,
+    daemonPeakRssMb: daemonPeakRss, machine: machine(loadAtStart),
+  };
+  const line = printFiguresHeading(118, [`salesforce scenario, import of ${members.length} Campaign members`, describeMachine(result.machine)]);
+  console.log([
+    `numbers:            ${expected} (${round(numbersPerMember, 2)} a member; ${dnc} Do Not Call members left out) in ${result.seconds} s (daemon listening after ${readySeconds} s)`,
+    `throughput:         ${result.numbersPerSecond} numbers/s = ${result.percentOfCeiling}% of the binding ceiling ${binding}/s (${result.ceiling.bindingName}; Salesforce read ${ceiling.salesforceRead}/s, dialer write ${ceiling.dialerWrite}/s)`,
+    `Salesforce API:     ${apiRequests} requests (${result.queries} SOQL ${result.queries === 1 ? 'query' : 'queries'} with its nextRecordsUrl pages, ${result.tokensIssued} sign-in) = ${result.apiRequestsPer1000Contacts} per 1,000 contacts`,
+    `daemon peak RSS:    ${daemonPeakRss} MB`,
+    line,
+  ].join('\n'));
+  await stopDaemon();
+
+  // 2. Tasks ---------------------------------------------------------------------------------------------------
+  // The sync's own source configuration, its secret resolved as the daemon resolves it from the environment.
+  const config = salesforceSource.parse({ ...raw.syncs[0]!.source, auth: { flow: 'client_credentials', clientSecret: 'sf-client-secret' } });
+  const ctx = { redis: benchRedis(), keys: new DaemonKeys(redisPrefix.prefix), log: pino({ level: 'silent' }), metrics: new Metrics() };
+  const sink = new SalesforceSink(new SalesforceApi(config, ctx));
+  const callees = members.map((m) => m.values.LeadOrContactId as string).filter((id) => !sf.get(id)!.values.DoNotCall);
+  const day = Date.parse('2026-11-03T14:00:00Z');
+  const activity = (i: number): Activity => ({
+    key: `bench-${i}`, contactId: callees[i % callees.length]!, campaignId: campaign.id, outcome: 'connected',
+    startedAt: day + i * 1000, answeredAt: day + i * 1000 + 5000, endedAt: day + i * 1000 + 65_000, durationMs: 60_000,
+    record: { number: '+12015550100', attempt: 1, startedAtLocal: '2026-11-03T09:00:00', answeredAtLocal: '2026-11-03T09:00:05', endedAtLocal: '2026-11-03T09:01:05',
+      ringResult: 'Answer', answerType: 'Human', sipResponseCode: 200, endType: 'HangUp', queueId: null, outcome: 'Success' },
+  });
+  const calls = opts['sf-calls'];
+  const apiBeforeTasks = sf.stats.apiRequests;
+  const tasksT0 = now();
+  let refused = 0;
+  for (let i = 0; i < calls; i += sink.maxBatch) {
+    const batch = Array.from({ length: Math.min(sink.maxBatch, calls - i) }, (_, j) => activity(i + j));
+    for (const r of await sink.write(batch)) if (!r.ok) refused++;
+  }
+  const tasksSeconds = (now() - tasksT0) / 1000;
+  const taskRequests = sf.stats.apiRequests - apiBeforeTasks;
+  const tasks = sf.records('Task').length;
+  const tasksCeiling = opts['sf-rate'] * sink.maxBatch;
+  const tasksResult = {
+    calls, tasks, refused, seconds: round(tasksSeconds, 2), tasksPerSecond: round(calls / tasksSeconds), ceiling: tasksCeiling,
+    percentOfCeiling: round((100 * calls) / tasksSeconds / tasksCeiling, 1), apiRequests: taskRequests, apiRequestsPer1000Calls: round((1000 * taskRequests) / calls, 2),
+  };
+  console.log([
+    `Tasks:              ${calls} calls → ${tasks} Tasks (${refused} refused) in ${tasksResult.seconds} s = ${tasksResult.tasksPerSecond}/s = ${tasksResult.percentOfCeiling}% of the ceiling ${tasksCeiling}/s (${opts['sf-rate']} requests/s × 200)`,
+    `Salesforce API:     ${taskRequests} requests = ${tasksResult.apiRequestsPer1000Calls} per 1,000 calls`,
+    line,
+  ].join('\n'));
+  writeResults(`daemon-salesforce-${new Date().toISOString().replace(/[:.]/g, '-')}`, { import: result, tasks: tasksResult });
+}
+
 // ------------------------------------------------------------------------------------- the fault scenarios
 // `hubspot-fault`, `pipedrive` (and `faults`: both): the mirror through a Redis killed with SIGKILL, and what each CRM
 // is charged for the daemon's work (issues 18 §1 and 22). Per CRM, two runs on fresh everything (a reference server on
@@ -1898,6 +2064,7 @@ try {
     if (scenario === 'hubspot') await runHubSpot();
     else if (scenario === 'csv') await runCsv();
     else if (scenario === 'list') await runList();
+    else if (scenario === 'salesforce') await runSalesforce();
     else if (scenario === 'hubspot-fault') await runFaults(['hubspot']);
     else if (scenario === 'pipedrive') await runFaults(['pipedrive']);
     else if (scenario === 'faults') await runFaults(['hubspot', 'pipedrive']);

@@ -1,5 +1,5 @@
 // The daemon's Prometheus metrics: our counters beside BullMQ's own queue gauges.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -13,6 +13,10 @@ export class Metrics {
   readonly mirrored = new Counter({ name: 'cds_activities_mirrored_total', help: 'Call attempts written to the CRM (or sink) as activities', labelNames: ['sync'], registers: [this.registry] });
   readonly mirrorLag = new Histogram({ name: 'cds_mirror_lag_seconds', help: 'Each mirror run\'s lag: its oldest call written behind the newest in the report, plus the write (README: Operations)', labelNames: ['sync'], buckets: [0.1, 0.5, 1, 5, 30, 60, 300, 3600], registers: [this.registry] });
   readonly pushSeconds = new Histogram({ name: 'cds_push_duration_seconds', help: 'Dialer push job durations', labelNames: ['kind'], buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30], registers: [this.registry] });
+
+  /** A CRM's daily API allowance as its answers report it (Salesforce's Sforce-Limit-Info), by org. */
+  readonly crmApiUsed = new Gauge({ name: 'cds_crm_api_requests_used', help: 'API requests the CRM org has used in its current daily window', labelNames: ['crm', 'account'], registers: [this.registry] });
+  readonly crmApiAllowance = new Gauge({ name: 'cds_crm_api_requests_allowed', help: 'API requests the CRM org may make in its daily window', labelNames: ['crm', 'account'], registers: [this.registry] });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'cds_' });

@@ -4,10 +4,13 @@
 export const STATUSES = ['NotContacted', 'Contacting', 'RetryPending', 'Success', 'Failure'] as const;
 type Status = (typeof STATUSES)[number];
 
+/** The CRM stand-in the demo reads counts from. */
+export type CrmSource =
+  | { kind: 'hubspot'; url: string; token: string; apiVersion: string }
+  | { kind: 'salesforce'; url: string; token: () => Promise<string>; campaignId: string };
+
 export interface ProgressSources {
-  hubspotUrl: string;
-  hubspotToken: string;
-  apiVersion: string;
+  crm: CrmSource;
   serverUrl: string;
   accountId: string;
   campaignId: string;
@@ -30,10 +33,19 @@ export interface Counts {
 
 const TIMEOUT_MS = 3000;
 
-async function hubspotTotal(s: ProgressSources, object: 'contacts' | 'calls'): Promise<number> {
+async function crmTotal(crm: CrmSource, object: 'contacts' | 'calls'): Promise<number> {
+  if (crm.kind === 'salesforce') {
+    // A query's totalSize: the campaign's members, or the Tasks the daemon wrote.
+    const soql = object === 'contacts' ? `SELECT Id FROM CampaignMember WHERE CampaignId = '${crm.campaignId}'` : 'SELECT Id FROM Task';
+    const res = await fetch(`${crm.url}/services/data/v62.0/query?q=${encodeURIComponent(soql)}`, {
+      headers: { authorization: `Bearer ${await crm.token()}`, 'sforce-query-options': 'batchSize=200' }, signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    if (res.status !== 200) throw new Error(`Salesforce ${object} query: ${res.status}`);
+    return ((await res.json()) as { totalSize: number }).totalSize;
+  }
   // An empty search with limit 1 answers the total; one a refresh stays well inside the stand-in's search limit.
-  const res = await fetch(`${s.hubspotUrl}/crm/objects/${s.apiVersion}/${object}/search`, {
-    method: 'POST', headers: { authorization: `Bearer ${s.hubspotToken}`, 'content-type': 'application/json' },
+  const res = await fetch(`${crm.url}/crm/objects/${crm.apiVersion}/${object}/search`, {
+    method: 'POST', headers: { authorization: `Bearer ${crm.token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ limit: 1 }), signal: AbortSignal.timeout(TIMEOUT_MS),
   });
   if (res.status !== 200) throw new Error(`HubSpot ${object} search: ${res.status}`);
@@ -76,7 +88,7 @@ const settle = <T>(p: Promise<T>): Promise<T | null> => p.catch(() => null);
 
 export async function readCounts(s: ProgressSources): Promise<Counts> {
   const [crmContacts, activities, synced, calls, daemon, ...statuses] = await Promise.all([
-    settle(hubspotTotal(s, 'contacts')), settle(hubspotTotal(s, 'calls')),
+    settle(crmTotal(s.crm, 'contacts')), settle(crmTotal(s.crm, 'calls')),
     settle(dialerTotal(s, 'numbers')), settle(dialerTotal(s, 'reports/callDetails')), settle(daemonStatus(s)),
     ...STATUSES.map((status) => settle(dialerTotal(s, 'numbers', { status }))),
   ]);

@@ -15,14 +15,16 @@ const SYNC_ID = 'demo';
 const HUBSPOT_API_VERSION = '2026-09';
 const DAEMON = 'sync daemon';
 
-const USAGE = `usage: ./dev start [--contacts 300] [--speed 60] [--agents 10] [--port-base 4000] [--interval SECONDS]
+const USAGE = `usage: ./dev start [--crm hubspot|salesforce] [--contacts 300] [--speed 60] [--agents 10] [--port-base 4000] [--interval SECONDS]
 
 Runs the whole loop: the reference server with a demo account and a Dynamic campaign, the HubSpot stand-in with
 generated contacts, and the sync daemon that feeds the campaign from it and writes every call back as a call
 activity. Prints the addresses, then a live progress view. Ctrl-C stops everything and removes what it created.
 Needs Redis on 127.0.0.1:6379 (REDIS_URL to use another).
 
-  --contacts N     contacts in the HubSpot stand-in (default 300)
+  --crm NAME       the CRM stand-in: hubspot (default) or salesforce (a Campaign's Leads and Contacts in, Tasks back,
+                   Outbound Messages on every change)
+  --contacts N     contacts in the HubSpot stand-in (default 300); with salesforce, its Contacts and Leads together
   --speed N        simulated seconds per real second of the dialer's clock (default 60: a minute per second)
   --agents N       agents of the campaign (default 10)
   --port-base N    server on N, HubSpot stand-in on N+100, daemon on N+300 (default 4000); a port already taken
@@ -41,6 +43,7 @@ let values;
 try {
   ({ values } = parseArgs({
     options: {
+      crm: { type: 'string', default: 'hubspot' },
       contacts: { type: 'string', default: '300' },
       speed: { type: 'string', default: '60' },
       agents: { type: 'string', default: '10' },
@@ -53,6 +56,8 @@ try {
   fail((err as Error).message);
 }
 if (values.help) { console.log(USAGE); process.exit(0); }
+const crmKind = values.crm;
+if (crmKind !== 'hubspot' && crmKind !== 'salesforce') fail(`--crm must be hubspot or salesforce; got ${values.crm}`);
 const contacts = Number(values.contacts);
 if (!Number.isInteger(contacts) || contacts < 1 || contacts > 100_000) fail(`--contacts must be a whole number from 1 to 100000; got ${values.contacts}`);
 const speed = Number(values.speed);
@@ -119,6 +124,35 @@ async function firstContactId(hubspotUrl: string, token: string): Promise<string
   return first.id;
 }
 
+/**
+ * What the demo needs of the Salesforce stand-in, asked as any client would: a session (client credentials), the org
+ * id from its identity URL, the first Campaign (the selection) and the first Contact (for the "Try" line).
+ */
+async function salesforceSetup(url: string, clientSecret: string) {
+  const clientId = '3MVG9StandIn.ConsumerKey';
+  const res = await fetch(`${url}/services/oauth2/token`, {
+    method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }), signal: AbortSignal.timeout(10_000),
+  });
+  if (res.status !== 200) throw new Error(`the Salesforce stand-in's token endpoint answered ${res.status}: ${await res.text()}`);
+  const session = (await res.json()) as { access_token: string; id: string };
+  const query = async (soql: string, field = 'Id'): Promise<string> => {
+    const answer = await fetch(`${url}/services/data/v62.0/query?q=${encodeURIComponent(soql)}`, { headers: { authorization: `Bearer ${session.access_token}` }, signal: AbortSignal.timeout(10_000) });
+    const first = answer.status === 200 ? ((await answer.json()) as { records: Record<string, string>[] }).records[0]?.[field] : undefined;
+    if (!first) throw new Error(`the Salesforce stand-in found nothing for ${soql} (${answer.status})`);
+    return first;
+  };
+  const orgId = /\/id\/(00D\w+)\//.exec(session.id)?.[1];
+  if (!orgId) throw new Error(`the Salesforce stand-in's identity URL names no org: ${session.id}`);
+  const campaignId = await query('SELECT Id FROM Campaign ORDER BY Id LIMIT 1');
+  return {
+    clientId, orgId, campaignId,
+    // A Contact in the Campaign, not Do Not Call: its new phone is one the campaign takes.
+    firstContact: await query(`SELECT ContactId FROM CampaignMember WHERE CampaignId = '${campaignId}' AND Contact.DoNotCall = false ORDER BY Id LIMIT 1`, 'ContactId'),
+    /** The progress view's session (its queries every refresh keep it from idling out). */
+    token: async () => session.access_token,
+  };
+}
+
 /** The wanted port, or a free one when it is taken (said in `notes`). */
 async function choosePort(wanted: number, what: string, notes: string[]): Promise<number> {
   if (portBase === 0) return freePort();
@@ -128,7 +162,40 @@ async function choosePort(wanted: number, what: string, notes: string[]): Promis
   return port;
 }
 
-function daemonConfig(o: { prefix: string; daemonUrl: string; daemonPort: number; serverUrl: string; hubspotUrl: string; dialer: DialerSetup }): string {
+/** The CRM part of the daemon's configuration: its source block (secrets as ${ENV} references) and mapping. */
+type CrmSetup =
+  | { kind: 'hubspot'; url: string }
+  | { kind: 'salesforce'; url: string; clientId: string; orgId: string; campaignId: string };
+
+function sourceYaml(crm: CrmSetup): string {
+  if (crm.kind === 'salesforce') {
+    return `    source:
+      type: salesforce
+      loginUrl: ${crm.url}
+      clientId: ${crm.clientId}
+      auth:
+        flow: client_credentials
+        clientSecret: \${SF_CLIENT_SECRET}
+      orgId: ${crm.orgId}
+      selection: { campaignId: ${crm.campaignId} }
+      taskExternalIdField: Dialer_Call_Id__c
+    mapping:
+      phone: [Phone, MobilePhone, Secondary_Phone__c]
+      variables: { firstName: FirstName, lastName: LastName }
+      defaultCountry: US`;
+  }
+  return `    source:
+      type: hubspot
+      baseUrl: ${crm.url}
+      accessToken: \${HUBSPOT_TOKEN}
+      clientSecret: \${HUBSPOT_CLIENT_SECRET}
+    mapping:
+      phone: phone
+      variables: { firstName: firstname, company: company }
+      defaultCountry: US`;
+}
+
+function daemonConfig(o: { prefix: string; daemonUrl: string; daemonPort: number; serverUrl: string; crm: CrmSetup; dialer: DialerSetup }): string {
   // Secrets are ${ENV} references, as in a real deployment: the values go to the daemon's environment only.
   return `# Written by ./dev start for this run; removed when it stops. A real deployment looks the same (README: Sync daemon).
 redis:
@@ -148,15 +215,7 @@ shutdownTimeout: 5s
 syncs:
   - id: ${SYNC_ID}
     campaignId: ${o.dialer.campaignId}
-    source:
-      type: hubspot
-      baseUrl: ${o.hubspotUrl}
-      accessToken: \${HUBSPOT_TOKEN}
-      clientSecret: \${HUBSPOT_CLIENT_SECRET}
-    mapping:
-      phone: phone
-      variables: { firstName: firstname, company: company }
-      defaultCountry: US
+${sourceYaml(o.crm)}
     schedule: { every: 1m }
     mirror:
       sink: { type: source }
@@ -185,7 +244,7 @@ async function shutdown(code: number, why?: string): Promise<never> {
   if (progressTimer) clearInterval(progressTimer);
   view?.release();
   if (why) console.log(why);
-  console.log(dim('stopping: daemon, then HubSpot stand-in and server...'));
+  console.log(dim(`stopping: daemon, then ${crmKind === 'salesforce' ? 'Salesforce' : 'HubSpot'} stand-in and server...`));
   const daemon = children.find((c) => c.name === DAEMON);
   // The daemon first: it finishes its jobs against a server and a CRM that are still there.
   if (daemon) await daemon.stop(10_000);
@@ -245,7 +304,8 @@ function watch(child: Child): Child {
 try {
   const notes: string[] = [];
   const serverPort = await choosePort(portBase, 'reference server', notes);
-  const hubspotPort = await choosePort(portBase + 100, 'HubSpot stand-in', notes);
+  const crmName = crmKind === 'salesforce' ? 'Salesforce stand-in' : 'HubSpot stand-in';
+  const crmPort = await choosePort(portBase + 100, crmName, notes);
   const daemonPort = await choosePort(portBase + 300, 'sync daemon', notes);
   for (const note of notes) console.log(dim(note));
   const daemonUrl = `http://127.0.0.1:${daemonPort}`;
@@ -253,27 +313,36 @@ try {
   const consoleToken = secret('console_');
   const hubspotToken = secret('pat-demo-');
   const hubspotClientSecret = secret('');
+  const sfClientSecret = secret('');
   const adminToken = secret('');
 
-  console.log(dim(`starting the reference server, the HubSpot stand-in (${contacts} contacts) and the sync daemon; logs in ${dir}`));
+  console.log(dim(`starting the reference server, the ${crmName} (${contacts} contacts) and the sync daemon; logs in ${dir}`));
   const server = watch(startChild('reference server', 'server/cli.ts', ['--port', String(serverPort), '--speed', String(speed)],
     { CONSOLE_TOKEN: consoleToken, WEBHOOK_SIGNING_KEY: secret('') }, join(dir, 'server.log'), ROOT));
-  const hubspot = watch(startChild('HubSpot stand-in', 'crm-stand-ins/hubspot.ts', [
+  const crmChild = crmKind === 'salesforce'
+    ? watch(startChild(crmName, 'crm-stand-ins/salesforce.ts', [
+      // Two thirds Contacts, a third Leads; an Outbound Message to the daemon on every change of either.
+      `--port=${crmPort}`, `--contacts=${Math.ceil((contacts * 2) / 3)}`, `--leads=${Math.floor(contacts / 3)}`,
+      `--outbound-url=${daemonUrl}/webhooks/${SYNC_ID}`,
+    ], { SF_CLIENT_SECRET: sfClientSecret }, join(dir, 'salesforce.log'), ROOT))
+    : watch(startChild(crmName, 'crm-stand-ins/hubspot.ts', [
     // `--name=value`: a random secret may begin with "-", which would read as the next option.
-    `--port=${hubspotPort}`, `--contacts=${contacts}`, `--token=${hubspotToken}`, `--client-secret=${hubspotClientSecret}`,
+    `--port=${crmPort}`, `--contacts=${contacts}`, `--token=${hubspotToken}`, `--client-secret=${hubspotClientSecret}`,
     `--webhook-url=${daemonUrl}/webhooks/${SYNC_ID}`,
     // HubSpot allows 5 searches a second; the daemon keeps to that, and the progress view's two a refresh get room of their own.
     '--search-per-second', '10',
   ], {}, join(dir, 'hubspot.log'), ROOT));
   const serverUrl = (await server.waitFor(/listening on (http:\/\/\S+)/, 30_000))[1]!;
-  const hubspotUrl = (await hubspot.waitFor(/listening on (http:\/\/\S+)/, 30_000))[1]!;
-
-  const firstContact = await firstContactId(hubspotUrl, hubspotToken);
+  const crmUrl = (await crmChild.waitFor(crmKind === 'salesforce' ? /stand-in at (http:\/\/\S+)/ : /listening on (http:\/\/\S+)/, 30_000))[1]!;
+  const sf = crmKind === 'salesforce' ? await salesforceSetup(crmUrl, sfClientSecret) : null;
+  const crm: CrmSetup = sf ? { kind: 'salesforce', url: crmUrl, clientId: sf.clientId, orgId: sf.orgId, campaignId: sf.campaignId } : { kind: 'hubspot', url: crmUrl };
+  const firstContact = sf ? sf.firstContact : await firstContactId(crmUrl, hubspotToken);
   const dialer = await setUpDialer({ baseUrl: serverUrl, consoleToken, eventsUrl: `${daemonUrl}/webhooks/${SYNC_ID}/events`, agents });
   const configFile = join(dir, 'sync.yaml');
-  writeFileSync(configFile, daemonConfig({ prefix, daemonUrl, daemonPort, serverUrl, hubspotUrl, dialer }));
+  writeFileSync(configFile, daemonConfig({ prefix, daemonUrl, daemonPort, serverUrl, crm, dialer }));
   const daemonEnv = {
-    DIALER_API_TOKEN: dialer.daemonToken, HUBSPOT_TOKEN: hubspotToken, HUBSPOT_CLIENT_SECRET: hubspotClientSecret,
+    DIALER_API_TOKEN: dialer.daemonToken,
+    ...(sf ? { SF_CLIENT_SECRET: sfClientSecret } : { HUBSPOT_TOKEN: hubspotToken, HUBSPOT_CLIENT_SECRET: hubspotClientSecret }),
     DIALER_EVENTS_SECRET: dialer.eventsSecret, CDS_ADMIN_TOKEN: adminToken,
   };
   // For the person who wants to run `./dev daemon status` against this run (the file goes with the run).
@@ -287,7 +356,8 @@ try {
   const opsWithLogin = `http://demo:${encodeURIComponent(adminToken)}@127.0.0.1:${daemonPort}/ops`;
   console.log([
     '',
-    bold('Campaign Dialing demo: HubSpot → sync daemon → dialer → call activities back in HubSpot'),
+    bold(sf ? 'Campaign Dialing demo: Salesforce Campaign members → sync daemon → dialer → call Tasks back in Salesforce'
+      : 'Campaign Dialing demo: HubSpot → sync daemon → dialer → call activities back in HubSpot'),
     '',
     `  ${bold('Reference server')}   ${serverUrl}   API ${serverUrl}/v1   API reference ${serverUrl}/docs`,
     `                     web console ${serverUrl}/console (sign in with the console token below)`,
@@ -295,26 +365,29 @@ try {
     `                     campaign ${dialer.campaignId} "HubSpot leads": Dynamic, Active, ${agents} agents, clock at ${speed}x`,
     `                     Campaign Admin API token ${dialer.adminToken}`,
     `                     console token ${consoleToken}`,
-    `  ${bold('HubSpot stand-in')}   ${hubspotUrl}   ${contacts} contacts; access token ${hubspotToken}`,
+    sf ? `  ${bold('Salesforce stand-in')} ${crmUrl}   ${contacts} Contacts and Leads; Campaign ${sf.campaignId}; org ${sf.orgId}; consumer key ${sf.clientId}, secret ${sfClientSecret}`
+      : `  ${bold('HubSpot stand-in')}   ${crmUrl}   ${contacts} contacts; access token ${hubspotToken}`,
     `  ${bold('Sync daemon')}        ${ops}   operations page (runs, parked records, charts of the last hour and day): any user name, password ${adminToken}`,
     `                     (or open ${opsWithLogin})`,
     `                     ${daemonUrl}/health   ${daemonUrl}/metrics`,
     `  ${bold('Daemon config')}      ${configFile}   (secrets in ${envFile})`,
-    `  ${bold('Logs')}               ${dir}/{server,hubspot,daemon}.log`,
+    `  ${bold('Logs')}               ${dir}/{server,${crmKind},daemon}.log`,
     `  ${bold('Redis')}              ${REDIS_URL}, keys ${prefix}:*`,
     `  ${dim('(the config, logs and Redis keys are removed on exit)')}`,
     '',
     bold('Try'),
     `  curl -s -H 'Authorization: Bearer ${dialer.adminToken}' '${api}/campaigns/${dialer.campaignId}/reports/callDetails?range=%5B0,4%5D&sort=%5B%22endedAtLocal%22,%22DESC%22%5D'`,
     `  curl -s -u demo:${adminToken} ${ops}/api/syncs`,
-    `  change a contact's phone in the CRM; its webhook makes the daemon add the new number at once:`,
-    `  curl -s -X PATCH -H 'Authorization: Bearer ${hubspotToken}' -H 'Content-Type: application/json' ${hubspotUrl}/crm/objects/${HUBSPOT_API_VERSION}/contacts/${firstContact} -d '{"properties":{"phone":"+1 212 555 0199"}}'`,
+    `  change a contact's phone in the CRM; its ${sf ? 'Outbound Message' : 'webhook'} makes the daemon add the new number at once:`,
+    sf ? `  curl -s -X PATCH -H "Authorization: Bearer $(curl -s -d grant_type=client_credentials -d client_id=${sf.clientId} -d client_secret=${sfClientSecret} ${crmUrl}/services/oauth2/token | sed 's/.*"access_token":"\\([^"]*\\)".*/\\1/')" -H 'Content-Type: application/json' ${crmUrl}/services/data/v62.0/sobjects/Contact/${firstContact} -d '{"Phone":"+1 212 555 0199"}'`
+      : `  curl -s -X PATCH -H 'Authorization: Bearer ${hubspotToken}' -H 'Content-Type: application/json' ${crmUrl}/crm/objects/${HUBSPOT_API_VERSION}/contacts/${firstContact} -d '{"properties":{"phone":"+1 212 555 0199"}}'`,
     `  set -a; . ${envFile}; set +a; ./dev daemon status --config ${configFile}`,
     '',
   ].join('\n'));
 
   const sources: ProgressSources = {
-    hubspotUrl, hubspotToken, apiVersion: HUBSPOT_API_VERSION, serverUrl, accountId: dialer.accountId, campaignId: dialer.campaignId,
+    crm: sf ? { kind: 'salesforce', url: crmUrl, token: sf.token, campaignId: sf.campaignId } : { kind: 'hubspot', url: crmUrl, token: hubspotToken, apiVersion: HUBSPOT_API_VERSION },
+    serverUrl, accountId: dialer.accountId, campaignId: dialer.campaignId,
     viewToken: dialer.viewToken, daemonUrl, adminToken, syncId: SYNC_ID,
   };
   view = tty ? new TerminalView(process.stdout) : null;

@@ -1,21 +1,13 @@
 // `./dev start` end to end: demo/start.ts in its own process starts the server, the HubSpot stand-in and the daemon,
 // the contacts are synced, called and mirrored back, and a Ctrl-C (SIGINT) stops every process and removes what it made.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { REDIS_URL, waitFor } from './support/daemon.ts';
+import { field, startDemo } from './support/demo.ts';
 
-const ROOT = join(import.meta.dirname, '..');
 const CONTACTS = 40;
-
-let child: ChildProcess | null = null;
-afterAll(() => {
-  // Only when an assertion failed before the SIGINT: the demo's own exit handler then kills its components.
-  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
 
 /** Whether something accepts connections on the URL's port. */
 function listening(url: string): Promise<boolean> {
@@ -43,27 +35,17 @@ async function keysUnder(prefix: string): Promise<number> {
   }
 }
 
-function field(line: string, name: string): number {
-  return Number(new RegExp(`\\b${name} (\\d+)`).exec(line)?.[1] ?? Number.NaN);
-}
-
 it('syncs the stand-in\'s contacts, calls them, mirrors the calls back, and stops everything on SIGINT', async () => {
-  const proc = spawn(process.execPath, ['demo/start.ts', '--contacts', String(CONTACTS), '--speed', '600', '--port-base', '0', '--interval', '0.5'], {
-    cwd: ROOT, env: { ...process.env, REDIS_URL }, stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child = proc;
-  let out = '';
-  proc.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
-  proc.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
-  const exited = new Promise<{ code: number | null; signal: string | null }>((r) => proc.on('exit', (code, signal) => r({ code, signal })));
-  const gone = () => proc.exitCode !== null || proc.signalCode !== null;
+  const demo = startDemo(['--contacts', String(CONTACTS), '--speed', '600', '--port-base', '0', '--interval', '0.5']);
+  const { proc, exited } = demo;
 
   // Not a terminal: one plain progress line per refresh.
   const progress = await waitFor(() => {
-    if (gone()) return { line: null };
-    const line = out.split('\n').filter((l) => /^\[\d\d:\d\d\] crm /.test(l)).at(-1);
+    if (demo.gone()) return { line: null };
+    const line = demo.lastProgress();
     return line && field(line, 'synced') === CONTACTS && field(line, 'calls') > 0 && field(line, 'activities') > 0 ? { line } : null;
   }, `the demo to report ${CONTACTS} contacts synced, calls made and activities mirrored`, 45_000);
+  const out = demo.output();
   expect(progress.line, `the demo exited early:\n${out}`).not.toBeNull();
   expect(field(progress.line!, 'crm')).toBe(CONTACTS);
 
@@ -90,8 +72,8 @@ it('syncs the stand-in\'s contacts, calls them, mirrors the calls back, and stop
 
   proc.kill('SIGINT');
   const exit = await exited;
-  expect(exit, out).toEqual({ code: 0, signal: null });
-  expect(out).toMatch(/stopped; removed \d+ Redis keys/);
+  expect(exit, demo.output()).toEqual({ code: 0, signal: null });
+  expect(demo.output()).toMatch(/stopped; removed \d+ Redis keys/);
   expect(await Promise.all(urls.map(listening))).toEqual([false, false, false]);
   expect(await keysUnder(prefix!)).toBe(0);
   expect(existsSync(configFile!)).toBe(false);

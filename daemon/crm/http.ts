@@ -50,9 +50,13 @@ export interface CrmRequest {
   url: string;
   headers?: Record<string, string>;
   json?: unknown;
+  /** An application/x-www-form-urlencoded body (OAuth token requests). */
+  form?: Record<string, string>;
   searchParams?: Record<string, string>;
   /** It creates records: after an answer that does not say whether it did, it is not sent again (SourceError.uncertain). */
   creates?: boolean;
+  /** Sees every answer, whatever its status (a CRM's usage headers, its error codes). */
+  onAnswer?: (res: Response<string>) => void;
 }
 
 /** Connection failures that happen before a request leaves: nothing reached the CRM, so sending again is safe. */
@@ -80,7 +84,7 @@ export class CrmHttp {
       await gate.take();
       let res: Response<string>;
       try {
-        res = await this.http(req.url, { method: req.method, headers: req.headers, json: req.json, searchParams: req.searchParams, signal });
+        res = await this.http(req.url, { method: req.method, headers: req.headers, json: req.json, form: req.form, searchParams: req.searchParams, signal });
       } catch (err) {
         if (signal?.aborted) throw new SourceError(`${this.service}: stopped`, null, false, req.creates === true);
         if (req.creates && !NOT_SENT.has((err as { code?: string }).code ?? '')) {
@@ -91,6 +95,7 @@ export class CrmHttp {
         continue;
       }
       countRequest(budgetOfGate(gate.key));
+      req.onAnswer?.(res);
       if (res.statusCode === 429) {
         // Not a failure: the CRM's budget says wait. Everyone sharing the gate waits too.
         const wait = this.waitOf(res);

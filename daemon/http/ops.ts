@@ -106,6 +106,16 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       syncs: await Promise.all([...d.runtimes.values()].map((rt) => syncStatus(rt))),
     }));
 
+    // CRMs' daily API allowances as their answers last reported them (Salesforce's Sforce-Limit-Info), by org.
+    ops.get('/api/crm-usage', async () => {
+      const allowed = new Map((await d.metrics.crmApiAllowance.get()).values.map((v) => [`${v.labels.crm}/${v.labels.account}`, v.value]));
+      return {
+        usage: (await d.metrics.crmApiUsed.get()).values.map((v) => ({
+          crm: String(v.labels.crm), account: String(v.labels.account), used: v.value, allowed: allowed.get(`${v.labels.crm}/${v.labels.account}`) ?? null,
+        })),
+      };
+    });
+
     ops.post<{ Params: { id: string } }>('/api/syncs/:id/retry', async (req, reply) => {
       // CSRF: besides the same-origin check above, the page's fetch sends a custom header; a cross-site page can only
       // send one after a CORS preflight, which this daemon never grants. A plain form post or <img> cannot send it.

@@ -40,6 +40,7 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       if (!verdict.ok) {
         d.metrics.webhooks.inc({ sync: syncId, result: verdict.status === 401 ? 'refused' : 'invalid' });
         d.log.warn({ sync: syncId, reason: verdict.reason }, 'webhook refused');
+        if (verdict.reply) return reply.code(verdict.status).type(verdict.reply.contentType).send(verdict.reply.body);
         return reply.code(verdict.status).send({ error: verdict.reason });
       }
       if (verdict.replayKey) {
@@ -53,6 +54,7 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       const seen = eventKeys.length ? await d.redis.mget(...eventKeys) : [];
       if (eventKeys.length && seen.every((v) => v !== null)) {
         d.metrics.webhooks.inc({ sync: syncId, result: 'duplicate' });
+        if (verdict.reply) return reply.code(200).type(verdict.reply.contentType).send(verdict.reply.body);
         return reply.code(200).send({ accepted: 0, duplicate: true });
       }
       // Queued before the event ids are remembered: a crash in between makes the sender retry, and applying twice is harmless.
@@ -68,6 +70,7 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
         await m.exec();
       }
       d.metrics.webhooks.inc({ sync: syncId, result: 'accepted' });
+      if (verdict.reply) return reply.code(200).type(verdict.reply.contentType).send(verdict.reply.body);
       return reply.code(200).send({ accepted: verdict.eventIds.length || 1 });
     });
   });

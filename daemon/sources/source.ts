@@ -50,6 +50,9 @@ export interface WebhookRequest {
   now: number;
 }
 
+/** An answer body a sender expects besides the status (Salesforce's SOAP Ack or fault); without it, JSON. */
+export interface WebhookReply { contentType: string; body: string }
+
 export type WebhookVerdict =
   | {
     ok: true;
@@ -64,8 +67,9 @@ export type WebhookVerdict =
     pull: boolean;
     /** Ids of contacts the events named, to be read by id (`Source.read`) instead of a pull. */
     read?: string[];
+    reply?: WebhookReply;
   }
-  | { ok: false; status: 400 | 401; reason: string };
+  | { ok: false; status: 400 | 401; reason: string; reply?: WebhookReply };
 
 export interface Source {
   readonly kind: string;

@@ -193,10 +193,10 @@ describe('each kind of mistake names the key path, the bad value and what is all
 
   it('an unknown source type', () => {
     const raw = minimalConfig();
-    raw.syncs[0].source = { type: 'salesforce', apiToken: 'x' };
+    raw.syncs[0].source = { type: 'zoho', apiToken: 'x' };
     const p = problemAt(problemsOf(raw).problems, 'syncs.0.source.type');
-    expect(p).toContain('"salesforce"');
-    for (const t of ['hubspot', 'pipedrive', 'webhook', 'csv']) expect(p).toContain(t);
+    expect(p).toContain('"zoho"');
+    for (const t of ['hubspot', 'pipedrive', 'salesforce', 'webhook', 'csv']) expect(p).toContain(t);
   });
 
   it('a bad defaultCountry', () => {

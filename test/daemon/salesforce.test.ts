@@ -1,0 +1,543 @@
+// The sync daemon with a Salesforce source, end to end: the Salesforce stand-in → the daemon (in-process) → the
+// reference server. Campaign members and SOQL selections, full and incremental, Do Not Call, deletions, Outbound
+// Messages, a session expiring mid-run, the daily API allowance, and every call attempt back as one Task.
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSalesforceStandIn, type SalesforceStandIn, type SfRecord } from '../../crm-stand-ins/salesforce.ts';
+import { Daemon } from '../../daemon/app.ts';
+import { attemptKey } from '../../daemon/mirror/mirror.ts';
+import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
+import { parseConfig } from '../../daemon/config.ts';
+import { callDetailRecords, campaignNumbers, daemonConfig, dialerFixture, numberCount, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
+import { startProxy } from '../support/proxy.ts';
+import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
+import { counter, freePort, pullAndSettle, queued, runs, settle } from '../support/sync-checks.ts';
+
+const PHONES = ['Phone', 'MobilePhone', 'Secondary_Phone__c'];
+const MAPPING = { phone: PHONES, defaultCountry: 'US', variables: { FirstName: 'FirstName', LastName: 'LastName' } };
+const ADMIN = 'sf-test-admin-token-0123456789';
+const dir = mkdtempSync(join(tmpdir(), 'cds-salesforce-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A proxy in front of the stand-in that every request passes: the token answer's instance_url is rewritten to it. */
+async function proxied(sf: SalesforceStandIn): Promise<Awaited<ReturnType<typeof startProxy>>> {
+  const proxy = await startProxy(sf.url);
+  proxy.onAnswer = (ex, body) => (ex.path.startsWith('/services/oauth2/token') && ex.status === 200
+    ? { status: 200, body: body.toString('utf8').replace(JSON.stringify(sf.url).slice(1, -1), proxy.url) } : undefined);
+  return proxy;
+}
+
+/** The phone number as the campaign should hold it (an oracle independent of the daemon's own parsing). */
+function e164(text: unknown): string | null {
+  const p = parsePhoneNumberFromString(typeof text === 'string' ? text : '', 'US');
+  return p?.isValid() ? p.number : null;
+}
+
+/** Every phone number of these people, Do Not Call ones left out. */
+function numbersOf(people: SfRecord[]): string[] {
+  const out = new Set<string>();
+  for (const p of people) {
+    if (p.values.DoNotCall) continue;
+    for (const f of PHONES) {
+      const n = e164(p.values[f]);
+      if (n) out.add(n);
+    }
+  }
+  return [...out].sort();
+}
+
+function phonesOf(p: SfRecord): string[] {
+  return PHONES.map((f) => e164(p.values[f])).filter((n): n is string => n !== null);
+}
+
+/** The people in a campaign now. */
+function members(sf: SalesforceStandIn, campaignId: string): SfRecord[] {
+  return sf.records('CampaignMember').filter((m) => m.values.CampaignId === campaignId).map((m) => sf.get(m.values.LeadOrContactId as string)!);
+}
+
+async function held(f: DialerFixture): Promise<string[]> {
+  return (await campaignNumbers(f)).map((n) => n.number).sort();
+}
+
+function salesforceSync(sf: SalesforceStandIn, campaignId: string, selection: Record<string, unknown>, source: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
+  return {
+    id: 'sf', campaignId, mapping: MAPPING, ...extra,
+    source: {
+      type: 'salesforce', loginUrl: sf.url, clientId: sf.clientId, auth: { flow: 'client_credentials', clientSecret: 'sf-client-secret' },
+      orgId: sf.orgId, selection, ...source,
+    },
+  };
+}
+
+async function postXml(url: string, body: string): Promise<{ status: number; type: string; body: string }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '""' }, body });
+  return { status: res.status, type: res.headers.get('content-type') ?? '', body: await res.text() };
+}
+
+describe('Salesforce: a Campaign\'s members, incremental runs, Outbound Messages', () => {
+  const redis = testPrefix();
+  let f: DialerFixture;
+  let sf: SalesforceStandIn;
+  let d: Daemon;
+  let hook: string;
+  let campaignId: string;
+
+  beforeAll(async () => {
+    f = await dialerFixture();
+    sf = await startSalesforceStandIn({ contacts: 120, leads: 80, outboundRetryDelayMs: () => 100 });
+    campaignId = sf.records('Campaign')[0]!.values.Id as string;
+    const port = await freePort();
+    const publicUrl = `http://127.0.0.1:${port}`;
+    d = await Daemon.start(daemonConfig(f, redis.prefix, [salesforceSync(sf, f.campaignId, { campaignId })],
+      { http: { host: '127.0.0.1', port, publicUrl, adminToken: ADMIN } }), { log: quietLog });
+    hook = `${publicUrl}/webhooks/sf`;
+    await settle(d);
+  });
+  afterAll(async () => {
+    await d?.close();
+    await sf?.close();
+    await f?.server.close();
+    await redis.cleanup();
+  });
+
+  it('imports every member\'s phone numbers (Contacts and Leads, three fields, any format) and none of a Do Not Call person', async () => {
+    const people = members(sf, campaignId);
+    expect(people.some((p) => p.type === 'Lead') && people.some((p) => p.type === 'Contact')).toBe(true);
+    const dnc = people.filter((p) => p.values.DoNotCall);
+    expect(dnc.length).toBeGreaterThan(0);
+    const want = numbersOf(people);
+    await waitFor(async () => (await numberCount(f)) === want.length, `${want.length} numbers`);
+    expect(await held(f)).toEqual(want);
+    for (const p of dnc) for (const n of phonesOf(p)) expect(want).not.toContain(n);
+    const [run] = await runs(d, 'sf');
+    expect(run).toMatchObject({ mode: 'full', status: 'done' });
+  });
+
+  it('an incremental run adds a new member, drops one turned Do Not Call and follows a changed phone; the comparison drops a removed and a deleted one', async () => {
+    const outside = sf.records('Contact').find((c) => !members(sf, campaignId).some((m) => m.values.Id === c.values.Id) && !c.values.DoNotCall && phonesOf(c).length)!;
+    const inside = members(sf, campaignId).filter((p) => !p.values.DoNotCall && phonesOf(p).length);
+    const [removed, deleted, turned, changed] = inside;
+    sf.addToCampaign(campaignId, outside.values.Id as string);
+    sf.removeFromCampaign(campaignId, removed!.values.Id as string);
+    sf.deleteRecord(deleted!.values.Id as string);
+    sf.updateRecord(turned!.values.Id as string, { DoNotCall: true });
+    sf.updateRecord(changed!.values.Id as string, { Phone: '(415) 555-0142', MobilePhone: null, Secondary_Phone__c: null });
+    const run = await pullAndSettle(d, 'sf');
+    expect(run).toMatchObject({ mode: 'incremental', status: 'done' });
+    let now = await held(f);
+    for (const n of phonesOf(outside)) expect(now).toContain(n);
+    for (const n of phonesOf(turned!)) expect(now).not.toContain(n);
+    expect(now).toContain('+14155550142');
+    // Removed from the campaign or deleted without a change of their own: the scheduled comparison finds them.
+    const compared = await pullAndSettle(d, 'sf', false, 'compare');
+    expect(compared).toMatchObject({ status: 'done' });
+    now = await held(f);
+    expect(now).toEqual(numbersOf(members(sf, campaignId)));
+    for (const p of [removed!, deleted!, turned!]) for (const n of phonesOf(p)) expect(now).not.toContain(n);
+  });
+
+  it('an Outbound Message from the org is acknowledged once with a SOAP Ack, and its record is read by id', async () => {
+    const person = members(sf, campaignId).find((p) => !p.values.DoNotCall && phonesOf(p).length)!;
+    sf.updateRecord(person.values.Id as string, { MobilePhone: '+1 212 555 0199' });
+    const before = await counter(d, 'webhooks', { sync: 'sf', result: 'accepted' });
+    const delivery = sf.sendOutboundMessage({ url: hook, ids: [person.values.Id as string], fields: ['Phone', 'MobilePhone', 'DoNotCall'] });
+    expect(await delivery.settled).toBe('acknowledged');
+    expect(delivery.attempts).toBe(1);
+    await waitFor(async () => (await held(f)).includes('+12125550199'), 'the changed phone number in the campaign');
+    expect(await counter(d, 'webhooks', { sync: 'sf', result: 'accepted' })).toBe(before + 1);
+    // The same message again (a retry Salesforce sends when our Ack was lost) is acknowledged and applied no further.
+    const again = await postXml(hook, delivery.body);
+    expect(again.status).toBe(200);
+    expect(again.type).toContain('text/xml');
+    expect(again.body).toContain('<Ack>true</Ack>');
+    expect(await counter(d, 'webhooks', { sync: 'sf', result: 'duplicate' })).toBe(1);
+  });
+
+  it('an unacknowledged message is retried until acknowledged', async () => {
+    const proxy = await startProxy(new URL(hook).origin);
+    let refused = 0;
+    proxy.intercept = () => (refused++ === 0 ? { status: 503, body: 'busy' } : undefined);
+    try {
+      const person = members(sf, campaignId).find((p) => !p.values.DoNotCall && phonesOf(p).length)!;
+      sf.updateRecord(person.values.Id as string, { Secondary_Phone__c: '212-555-0177' });
+      const delivery = sf.sendOutboundMessage({ url: `${proxy.url}/webhooks/sf`, ids: [person.values.Id as string] });
+      expect(await delivery.settled).toBe('acknowledged');
+      expect(delivery.answers).toEqual([503, 200]);
+      await waitFor(async () => (await held(f)).includes('+12125550177'), 'the retried message applied');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('refuses a forged org, malformed XML, an oversized or empty message with a SOAP fault, and queues nothing', async () => {
+    const person = members(sf, campaignId)[0]!;
+    const forged = sf.sendOutboundMessage({ url: 'http://127.0.0.1:9/unused', ids: [person.values.Id as string], orgId: '00D000000000001AAA' });
+    const cases: [string, number, RegExp][] = [
+      [forged.body, 401, /not this sync's org/],
+      ['<soapenv:Envelope><soapenv:Body><notifications>', 400, /not well-formed/],
+      ['<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><x>&a;</x>', 400, /document type/],
+      ['<Envelope><Body><other/></Body></Envelope>', 400, /notifications/],
+      [`<x>${'a'.repeat(1024 * 1024 + 10)}</x>`, 400, /larger than maxOutboundBytes/],
+      ['', 400, /empty body/],
+    ];
+    // What the earlier messages queued is drained first (their inbox items are trimmed after the numbers are planned).
+    await settle(d);
+    const snapshot = await queued(d, 'sf');
+    for (const [body, status, reason] of cases) {
+      const res = await postXml(hook, body);
+      expect(res.status, reason.source).toBe(status);
+      expect(res.type).toContain('text/xml');
+      expect(res.body).toContain('<faultcode>soapenv:Client</faultcode>');
+      expect(res.body).toMatch(reason);
+      expect(res.body).not.toContain('<Ack>');
+    }
+    expect(await queued(d, 'sf')).toEqual(snapshot);
+  });
+
+  it('fails the run on REQUEST_LIMIT_EXCEEDED, and the next run catches up', async () => {
+    const { max } = sf.apiUsage();
+    const person = members(sf, campaignId).find((p) => !p.values.DoNotCall && phonesOf(p).length)!;
+    sf.updateRecord(person.values.Id as string, { Phone: '212-555-0133' });
+    sf.setApiUsage(max);
+    const refused = sf.stats.limitRefused;
+    const run = await pullAndSettle(d, 'sf');
+    expect(run.status).toBe('failed');
+    // Salesforce's 403 is what told the daemon (no answer below the allowance can say 100000/100000); the run ends on
+    // it, or, when a request of the same run had met it first, on the reserve that figure shows.
+    expect(run.error).toMatch(/REQUEST_LIMIT_EXCEEDED|reserve reached: the org has used 100000 of its 100000/);
+    expect(sf.stats.limitRefused).toBeGreaterThan(refused);
+    expect(await held(f)).not.toContain('+12125550133');
+    sf.setApiUsage(0);
+    await waitFor(async () => (await pullAndSettle(d, 'sf')).status === 'done', 'a run after the allowance is back', 30_000);
+    expect(await held(f)).toContain('+12125550133');
+  }, 60_000);
+
+  it('shows the org\'s API usage on /metrics and /ops', async () => {
+    const { used, max } = sf.apiUsage();
+    const metrics = await (await fetch(`${d.address}/metrics`)).text();
+    const line = metrics.split('\n').find((l) => l.startsWith('cds_crm_api_requests_used{'));
+    expect(line).toContain(`account="${sf.orgId}"`);
+    expect(Number(line!.split(' ').at(-1))).toBeGreaterThan(0);
+    expect(Number(line!.split(' ').at(-1))).toBeLessThanOrEqual(used);
+    expect(metrics).toContain(`cds_crm_api_requests_allowed{crm="salesforce",account="${sf.orgId}"} ${max}`);
+    const ops = await (await fetch(`${d.address}/ops/api/crm-usage`, { headers: { authorization: `Basic ${Buffer.from(`x:${ADMIN}`).toString('base64')}` } })).json();
+    expect(ops.usage).toEqual([{ crm: 'salesforce', account: sf.orgId, used: expect.any(Number), allowed: max }]);
+  });
+});
+
+describe('Salesforce: a SOQL selection of Leads, with the JWT bearer flow', () => {
+  const redis = testPrefix();
+  let f: DialerFixture;
+  let sf: SalesforceStandIn;
+  let d: Daemon;
+  let proxy: Awaited<ReturnType<typeof startProxy>>;
+  const WHERE = "Status = 'Open - Not Contacted'";
+  const matching = () => sf.records('Lead').filter((l) => l.values.Status === 'Open - Not Contacted');
+
+  beforeAll(async () => {
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    f = await dialerFixture();
+    sf = await startSalesforceStandIn({ contacts: 30, leads: 150, jwtPublicKey: publicKey.export({ type: 'spki', format: 'pem' }) as string });
+    // A third of the leads are worked already: the WHERE leaves them out.
+    sf.records('Lead').forEach((l, i) => { if (i % 3 === 0) sf.updateRecord(l.values.Id as string, { Status: 'Working - Contacted' }); });
+    // Every request passes a proxy, so a test can act between two.
+    proxy = await proxied(sf);
+    d = await Daemon.start(daemonConfig(f, redis.prefix, [salesforceSync(sf, f.campaignId, { object: 'Lead', where: WHERE }, {
+      loginUrl: proxy.url, auth: { flow: 'jwt_bearer', username: sf.username, audience: sf.url, privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string },
+      reserveShare: 0.1,
+    })]), { log: quietLog, http: false });
+    await settle(d);
+  });
+  afterAll(async () => {
+    await d?.close();
+    await proxy?.close();
+    await sf?.close();
+    await f?.server.close();
+    await redis.cleanup();
+  });
+
+  it('imports the Leads the WHERE matches, signed in with an RS256 assertion', async () => {
+    const want = numbersOf(matching());
+    expect(matching().length).toBeLessThan(sf.records('Lead').length);
+    await waitFor(async () => (await numberCount(f)) === want.length, `${want.length} numbers`);
+    expect(await held(f)).toEqual(want);
+    expect(sf.stats.tokensIssued).toBe(1);
+  });
+
+  it('an incremental run drops a Lead that stopped matching, one deleted and one turned Do Not Call, and adds a new one', async () => {
+    const [stopped, deleted, turned] = matching().filter((l) => !l.values.DoNotCall && phonesOf(l).length);
+    sf.updateRecord(stopped!.values.Id as string, { Status: 'Working - Contacted' });
+    sf.deleteRecord(deleted!.values.Id as string);
+    sf.updateRecord(turned!.values.Id as string, { DoNotCall: true });
+    const created = sf.createRecord('Lead', { LastName: 'Newman', Company: 'Acme', Status: 'Open - Not Contacted', Phone: '(646) 555-0123' });
+    const run = await pullAndSettle(d, 'sf');
+    expect(run).toMatchObject({ mode: 'incremental', status: 'done' });
+    const now = await held(f);
+    expect(now).toEqual(numbersOf(matching()));
+    expect(now).toContain('+16465550123');
+    for (const p of [stopped!, deleted!, turned!]) for (const n of phonesOf(p)) expect(now).not.toContain(n);
+    expect(created.values.Id).toBeTruthy();
+  });
+
+  it('signs in again once when the session expires in the middle of a run', async () => {
+    let expired = 0;
+    const onAnswer = proxy.onAnswer!;
+    proxy.onAnswer = (ex, body) => {
+      // After the run's first query is answered, every session is expired: the next query meets INVALID_SESSION_ID.
+      if (ex.path.includes('/query') && expired++ === 0) sf.expireSessions();
+      return onAnswer(ex, body);
+    };
+    const tokens = sf.stats.tokensIssued;
+    const refused = sf.stats.sessionRefused;
+    const lead = matching().find((l) => !l.values.DoNotCall)!;
+    sf.updateRecord(lead.values.Id as string, { MobilePhone: '646-555-0188' });
+    const run = await pullAndSettle(d, 'sf');
+    proxy.onAnswer = onAnswer;
+    expect(run).toMatchObject({ status: 'done' });
+    expect(sf.stats.sessionRefused).toBe(refused + 1);
+    expect(sf.stats.tokensIssued).toBe(tokens + 1);
+    expect(await held(f)).toContain('+16465550188');
+  });
+
+  it('stops reading at the reserve: one request shows it, none follows; a later run catches up', async () => {
+    const { max } = sf.apiUsage();
+    // 95% used: the first answer tells the daemon, and it stops before its 10% reserve is touched.
+    const spentAt = Math.floor(max * 0.95);
+    sf.setApiUsage(spentAt);
+    const reserved = await pullAndSettle(d, 'sf');
+    expect(reserved.status).toBe('failed');
+    expect(reserved.error).toMatch(/reserve reached: the org has used 9500\d of its 100000 daily API requests/);
+    expect(sf.apiUsage().used).toBe(spentAt + 1);
+    const lead = matching().find((l) => !l.values.DoNotCall)!;
+    sf.updateRecord(lead.values.Id as string, { Phone: '646-555-0166' });
+    sf.setApiUsage(0);
+    // The next scheduled run (here: runs until one passes) reads from where the last complete run started.
+    await waitFor(async () => (await pullAndSettle(d, 'sf')).status === 'done', 'a run after the allowance is back', 30_000);
+    expect(await held(f)).toContain('+16465550166');
+  }, 60_000);
+});
+
+describe('Salesforce: calls back as Tasks, exactly once', () => {
+  const TZ = 'America/New_York';
+  async function dialingFixture(seed: number): Promise<DialerFixture> {
+    const server = await startServer({ seed, clockStart: '2026-11-03T14:00:00Z' });
+    const account = await createAccount(server, 'Tasks Co', TZ);
+    const campaign = await createCampaign(server, account.id, {
+      name: 'Callbacks', type: 'Dynamic', state: 'Active',
+      dialer: { mode: 'Power', agents: 8, maxAttempts: 2, callingHours: { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] },
+        retryDelaySeconds: { NoAnswer: 1200, Busy: 900, CallError: 900, Machine: 1200, Abandoned: 600 } },
+    });
+    const token = await createKey(server, account.id, ['CampaignNumberAdmin', 'CampaignReader']);
+    return { server, accountId: account.id, token, campaignId: campaign.id };
+  }
+
+  for (const mode of ['upsert on the external-ID field', 'insert, found again by CallObject'] as const) {
+    it(`${mode}: every attempt one Task on its person, although answers were lost`, async () => {
+      const f = await dialingFixture(mode.startsWith('upsert') ? 31 : 32);
+      const sf = await startSalesforceStandIn({ contacts: 150, leads: 100 });
+      const campaignId = sf.records('Campaign')[0]!.values.Id as string;
+      const { prefix, cleanup } = testPrefix();
+      const ext = mode.startsWith('upsert') ? sf.taskExternalIdField : undefined;
+      const d = await Daemon.start(daemonConfig(f, prefix, [salesforceSync(sf, f.campaignId, { campaignId }, { taskExternalIdField: ext }, {
+        mirror: { every: '1h' },
+      })], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }), { log: quietLog, http: false });
+      try {
+        const want = numbersOf(members(sf, campaignId));
+        await waitFor(async () => (await numberCount(f)) === want.length, 'the members in the campaign');
+        await f.server.advance(3 * 3600);
+        const all = await callDetailRecords<{ number: string; attempt: number }>(f);
+        expect(all.length).toBeGreaterThan(200);
+        // Both writes of 200 are stored but their answers lost (a 500, a cut connection); the look-up that settles
+        // them meets a 503 first.
+        const path = /composite\/sobjects/;
+        sf.injectFault({ mode: 'after', status: 500, path });
+        sf.injectFault({ mode: 'lost', path });
+        sf.injectFault({ mode: 'before', status: 503, on: 'read', path: /\/query$/ });
+        const mk = d.runtimes.get('sf')!.state.keys.mirror;
+        const field = ext ?? 'CallObject';
+        await waitFor(async () => {
+          const tasks = sf.records('Task');
+          if (tasks.length >= all.length && (await d.redis.hlen(mk.pending)) === 0 && sf.stats.faults >= 3) return true;
+          await d.triggerMirror('sf', 'test');
+          return false;
+        }, `${all.length} Tasks`, 120_000);
+        const tasks = sf.records('Task');
+        const keys = tasks.map((t) => t.values[field]);
+        expect(new Set(keys).size).toBe(keys.length);
+        expect(new Set(keys)).toEqual(new Set(all.map((r) => attemptKey(f.campaignId, r.number, r.attempt))));
+        const personOf = new Map<string, string>();
+        for (const p of members(sf, campaignId)) for (const n of phonesOf(p)) personOf.set(n, p.values.Id as string);
+        for (const t of tasks) {
+          const r = all.find((x) => attemptKey(f.campaignId, x.number, x.attempt) === t.values[field])!;
+          expect(t.values).toMatchObject({ WhoId: personOf.get(r.number), TaskSubtype: 'Call', CallType: 'Outbound', Status: 'Completed', CallObject: t.values[field] });
+          expect(typeof t.values.CallDurationInSeconds).toBe('number');
+          expect(String(t.values.Description)).toContain(r.number);
+          expect(t.values.ActivityDate).toBe('2026-11-03');
+          expect(t.values.CallDisposition).toBeTruthy();
+        }
+      } finally {
+        await d.close(2000); await sf.close(); await f.server.close(); await cleanup();
+      }
+    }, 180_000);
+  }
+});
+
+describe('Salesforce: kill -9 in the middle of mirroring', () => {
+  it('a restarted daemon settles the upsert whose answer it never heard, and every attempt is one Task by its key', async () => {
+    const server = await startServer({ seed: 41, clockStart: '2026-11-03T14:00:00Z' });
+    const account = await createAccount(server, 'Kill Co', 'America/New_York');
+    const campaign = await createCampaign(server, account.id, {
+      name: 'Callbacks', type: 'Dynamic', state: 'Active',
+      dialer: { mode: 'Power', agents: 4, maxAttempts: 2, callingHours: { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] },
+        retryDelaySeconds: { NoAnswer: 1200, Busy: 900, CallError: 900, Machine: 1200, Abandoned: 600 } },
+    });
+    const token = await createKey(server, account.id, ['CampaignNumberAdmin', 'CampaignReader']);
+    const f: DialerFixture = { server, accountId: account.id, token, campaignId: campaign.id };
+    const sf = await startSalesforceStandIn({ contacts: 20, leads: 10 });
+    const proxy = await proxied(sf);
+    const tokenRewrite = proxy.onAnswer!;
+    const sfCampaign = sf.records('Campaign')[0]!.values.Id as string;
+    const { prefix, cleanup } = testPrefix();
+    let child: Awaited<ReturnType<typeof spawnDaemon>> | null = null;
+    try {
+      const config = (everyMirror: string) => ({
+        redis: { prefix }, http: { host: '127.0.0.1', port: 0 }, takeoverAfter: '2s', log: { level: 'warn' },
+        dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: '${KILL_DIALER_TOKEN}', rateLimit: { perSecond: 50, burst: 100 }, timeZone: 'America/New_York' },
+        syncs: [{
+          id: 'sf', campaignId: f.campaignId, mapping: MAPPING, mirror: { every: everyMirror },
+          source: { type: 'salesforce', loginUrl: proxy.url, clientId: sf.clientId, auth: { flow: 'client_credentials', clientSecret: '${KILL_SF_SECRET}' },
+            selection: { campaignId: sfCampaign }, taskExternalIdField: sf.taskExternalIdField },
+        }],
+      });
+      const env = { KILL_DIALER_TOKEN: f.token, KILL_SF_SECRET: 'sf-client-secret' };
+      child = await spawnDaemon(config('1h'), dir, env);
+      const want = numbersOf(members(sf, sfCampaign));
+      await waitFor(async () => (await numberCount(f)) === want.length, 'the members in the campaign');
+      await f.server.advance(2 * 3600);
+      const all = await callDetailRecords<{ number: string; attempt: number }>(f);
+      // The first upsert reaches Salesforce; the daemon dies before it hears the answer.
+      let killed: Promise<void> | null = null;
+      proxy.onAnswer = (ex, body) => {
+        if (!killed && ex.method === 'PATCH' && /\/composite\/sobjects\/Task\//.test(ex.path)) {
+          killed = child!.kill();
+          return 'drop';
+        }
+        return tokenRewrite(ex, body);
+      };
+      await child.kill();
+      child = await spawnDaemon(config('1s'), dir, env);
+      await waitFor(() => killed !== null, 'an upsert written while the daemon dies');
+      await killed;
+      const written = sf.records('Task').length;
+      expect(written).toBeGreaterThan(0);
+      const redis = new Redis(REDIS_URL);
+      const mk = new DaemonKeys(prefix).sync('sf', campaignKey(f.server.url, f.accountId, f.campaignId)).mirror.meta;
+      try {
+        expect(await redis.hlen(`${mk}:pending`)).toBe(written);
+        proxy.onAnswer = tokenRewrite;
+        child = await spawnDaemon(config('1s'), dir, env);
+        await waitFor(async () => (await redis.hlen(`${mk}:pending`)) === 0 && Number(await redis.hget(mk, 'mirrored')) === all.length, 'every attempt settled', 60_000);
+      } finally {
+        redis.disconnect();
+      }
+      const keys = sf.records('Task').map((t) => t.values[sf.taskExternalIdField]);
+      expect(new Set(keys).size).toBe(keys.length);
+      expect(new Set(keys)).toEqual(new Set(all.map((r) => attemptKey(f.campaignId, r.number, r.attempt))));
+      // The pending ones were settled by one look-up query, not written blindly again.
+      expect(proxy.exchanges.some((e) => e.method === 'GET' && /\/query\?q=SELECT\+Id/.test(e.path) && e.path.includes(sf.taskExternalIdField))).toBe(true);
+    } finally {
+      await child?.kill();
+      await proxy.close();
+      await sf.close();
+      await f.server.close();
+      await cleanup();
+    }
+  }, 120_000);
+});
+
+describe('Salesforce: kill -9 during a full import, and Redis restarted mid-import', () => {
+  // A Campaign of about 3,000 members read 200 a page, into a dialer behind a proxy that counts duplicates refused.
+  async function world() {
+    const f = await dialerFixture();
+    const dialerProxy = await startProxy(f.server.url);
+    const sf = await startSalesforceStandIn({ contacts: 2500, leads: 2500 });
+    const sfCampaign = sf.records('Campaign')[0]!.values.Id as string;
+    const { prefix, cleanup } = testPrefix();
+    const counts = { duplicatesRejected: 0, posts: 0 };
+    dialerProxy.onAnswer = (ex, body) => {
+      if (ex.method === 'POST' && /\/numbers(\?|$)/.test(ex.path)) {
+        counts.posts++;
+        const answer = JSON.parse(body.toString() || '{}') as { rejected?: { code: string }[] };
+        counts.duplicatesRejected += (answer.rejected ?? []).filter((r) => r.code === 'duplicate').length;
+      }
+    };
+    const raw = (redisUrl = REDIS_URL) => ({
+      redis: { url: redisUrl, prefix }, http: { host: '127.0.0.1', port: 0 }, takeoverAfter: '2s', log: { level: 'warn' },
+      dialer: { baseUrl: dialerProxy.url, accountId: f.accountId, apiToken: '${CRASH_DIALER_TOKEN}', rateLimit: { perSecond: 20, burst: 20 }, maxNumbersPerRequest: 100 },
+      syncs: [{
+        id: 'sf', campaignId: f.campaignId, mapping: MAPPING, schedule: { every: '1h' },
+        source: { type: 'salesforce', loginUrl: sf.url, clientId: sf.clientId, auth: { flow: 'client_credentials', clientSecret: '${CRASH_SF_SECRET}' },
+          selection: { campaignId: sfCampaign }, batchSize: 200, requestsPerSecond: 50 },
+      }],
+    });
+    const env = { CRASH_DIALER_TOKEN: f.token, CRASH_SF_SECRET: 'sf-client-secret' };
+    const expected = numbersOf(members(sf, sfCampaign));
+    const settledCheck = async () => {
+      const held = (await campaignNumbers(f)).map((n) => n.number).sort();
+      return held.length === expected.length && held.every((n, i) => n === expected[i]);
+    };
+    const close = async () => { await dialerProxy.close(); await sf.close(); await f.server.close(); await cleanup(); };
+    return { f, sf, raw, env, expected, counts, settledCheck, close };
+  }
+
+  it('killed twice mid-import, the campaign ends with every member\'s numbers once and the read resumed', async () => {
+    const w = await world();
+    let d: DaemonProcess | null = null;
+    try {
+      expect(w.expected.length).toBeGreaterThan(2500);
+      d = await spawnDaemon(w.raw(), dir, w.env);
+      await waitFor(async () => (await numberCount(w.f)) >= 600, 'a first part of the import');
+      await d.kill();
+      d = await spawnDaemon(w.raw(), dir, w.env);
+      const at = await numberCount(w.f);
+      await waitFor(async () => (await numberCount(w.f)) >= at + 600, 'more of the import');
+      await d.kill();
+      d = await spawnDaemon(w.raw(), dir, w.env);
+      await waitFor(w.settledCheck, 'the campaign to hold exactly the members\' numbers', 120_000);
+      expect(w.counts.duplicatesRejected).toBe(0);
+      // The restarts resumed the full read: far fewer query pages than three whole reads.
+      expect(w.sf.stats.apiRequests).toBeLessThan(3 * Math.ceil(w.sf.records('CampaignMember').length / 200));
+    } finally {
+      await d?.kill();
+      await w.close();
+    }
+  }, 180_000);
+
+  it('Redis killed and restarted mid-import is survived: every member\'s numbers once', async () => {
+    const w = await world();
+    const port = await freePort();
+    const redisDir = mkdtempSync(join(tmpdir(), 'cds-sf-redis-'));
+    let redisServer = await startRedisServer(port, redisDir);
+    let daemon: Daemon | null = null;
+    try {
+      daemon = await Daemon.start(parseConfig(w.raw(`redis://127.0.0.1:${port}`), 'test', w.env), { log: quietLog, http: false });
+      await waitFor(async () => (await numberCount(w.f)) >= 500, 'part of the import');
+      const exited = new Promise((r) => redisServer.once('exit', r));
+      redisServer.kill('SIGKILL');
+      await exited;
+      redisServer = await startRedisServer(port, redisDir);
+      await waitFor(w.settledCheck, 'the import to finish after the restart', 120_000);
+      expect(w.counts.duplicatesRejected).toBe(0);
+    } finally {
+      await daemon?.close(2000);
+      redisServer.kill('SIGKILL');
+      rmSync(redisDir, { recursive: true, force: true });
+      await w.close();
+    }
+  }, 180_000);
+});
