@@ -185,7 +185,7 @@ log:
 syncs:
   - id: hs
     campaignId: c
-    source: { type: salesforce }
+    source: { type: zoho }
     mapping: { phone: phone }
 `);
     const r = await cli(['status', '--config', bad], env());
