@@ -24,6 +24,7 @@ import { WebhookSink } from './sinks/webhook.ts';
 import { connectRedis, serverRunIds, type RedisClient } from './state/connection.ts';
 import { DaemonKeys, campaignKey } from './state/keys.ts';
 import { upgradeLayout } from './state/layout.ts';
+import { WorkerWatchdog } from './worker-watchdog.ts';
 import { SyncState } from './state/sync-state.ts';
 
 export interface SyncJobData { syncId: string; trigger?: string; kind?: 'pull' | 'mirror' | 'compare' }
@@ -65,7 +66,7 @@ export class Daemon {
   readonly runtimes = new Map<string, SyncRuntime>();
   readonly mirrors = new Map<string, MirrorRuntime>();
   private readonly targets = new Map<string, PushTarget>();
-  private syncWorker: Worker<SyncJobData> | null = null;
+  private syncWorker: WorkerWatchdog<SyncJobData> | null = null;
   private http: HttpServer | null = null;
   private readonly prefix: string;
   readonly keys: DaemonKeys;
@@ -132,11 +133,14 @@ export class Daemon {
     d.redis.on('ready', () => { void d.noticeRedisRestart().catch(() => {}); });
     if (options.workers !== false) {
       const lockDuration = config.takeoverAfter;
-      d.syncWorker = new Worker<SyncJobData>(d.keys.syncQueue, (job, token) => inSync(d.history.of(job.data.syncId), () => d.process(job, token)), {
-        connection: d.redis, prefix: d.keys.queuePrefix, concurrency: 4, lockDuration,
-        stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 100,
-      });
-      d.syncWorker.on('error', (err) => log.error({ err: err.message }, 'sync worker error'));
+      d.syncWorker = new WorkerWatchdog(() => {
+        const w = new Worker<SyncJobData>(d.keys.syncQueue, (job, token) => inSync(d.history.of(job.data.syncId), () => d.process(job, token)), {
+          connection: d.redis, prefix: d.keys.queuePrefix, concurrency: 4, lockDuration,
+          stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 100,
+        });
+        w.on('error', (err) => log.error({ err: err.message }, 'sync worker error'));
+        return w;
+      }, d.syncQueue, log);
       for (const q of d.pushQueues.values()) q.startWorker(lockDuration);
       // Batches a process wrote and died before queuing hold their numbers' claims: queue them now, not at the next run.
       for (const rt of d.runtimes.values()) await resumeBatches(rt);

@@ -8,6 +8,7 @@ import type { DialerConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import { inSync, type SyncHistory } from '../history/history.ts';
 import type { AddEntry, DeleteEntry, SyncState } from '../state/sync-state.ts';
+import { WorkerWatchdog } from '../worker-watchdog.ts';
 import { DialerClient, DialerError, type CampaignNumber } from '../dialer.ts';
 
 export interface PushJobData { batchId: string; syncId: string }
@@ -46,7 +47,7 @@ export class PushQueue {
   readonly name: string;
   readonly queue: Queue<PushJobData>;
   readonly client: DialerClient;
-  private worker: Worker<PushJobData> | null = null;
+  private worker: WorkerWatchdog<PushJobData> | null = null;
   private readonly dialer: DialerConfig;
   private readonly connection: ConnectionOptions;
   private readonly prefix: string;
@@ -79,7 +80,11 @@ export class PushQueue {
   }
 
   startWorker(lockDuration: number): void {
-    this.worker = new Worker<PushJobData>(this.name, (job) => inSync(this.targets.get(job.data.syncId)?.history, () => this.process(job)), {
+    this.worker = new WorkerWatchdog(() => this.newWorker(lockDuration), this.queue, this.log);
+  }
+
+  private newWorker(lockDuration: number): Worker<PushJobData> {
+    const worker = new Worker<PushJobData>(this.name, (job) => inSync(this.targets.get(job.data.syncId)?.history, () => this.process(job)), {
       connection: this.connection, prefix: this.prefix,
       concurrency: this.dialer.concurrency,
       limiter: limiterFor(this.dialer),
@@ -89,10 +94,11 @@ export class PushQueue {
       // A job paused by 429s again and again must not run forever.
       maxStartedAttempts: this.dialer.attempts * 20,
     });
-    this.worker.on('error', (err) => this.log.error({ err: err.message, queue: this.name }, 'push worker error'));
-    this.worker.on('failed', (job, err) => {
+    worker.on('error', (err) => this.log.error({ err: err.message, queue: this.name }, 'push worker error'));
+    worker.on('failed', (job, err) => {
       if (job) this.log.warn({ batch: job.data.batchId, sync: job.data.syncId, err: err.message }, 'push job failed');
     });
+    return worker;
   }
 
   async close(): Promise<void> {
