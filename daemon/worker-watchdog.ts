@@ -1,8 +1,10 @@
 // Keeps a BullMQ worker taking jobs: after a Redis failover its blocking connection can stay wedged (BullMQ issues
-// #648, #3088, #4138), the worker alive but idle while jobs wait. When jobs have waited longer than `stallMs` and the
-// worker has none in hand (and the queue is not paused by a rate limit), the worker is replaced by a fresh one with
-// fresh connections. A healthy worker is never replaced: one busy with jobs, or idle with nothing waiting, is left be.
-import type { Job, Queue, Worker } from 'bullmq';
+// #648, #3088, #4138), the worker alive but idle while jobs wait. When jobs have waited longer than `stallMs` while no
+// job of the queue is active anywhere (BullMQ's own active list: a wedged worker's jobs leave it once their locks
+// lapse) and the queue is neither paused nor rate-limited, and this worker took no job meanwhile, it is replaced by a
+// fresh one with fresh connections. A healthy worker is never replaced: busy (its jobs are active) or idle with
+// nothing waiting.
+import type { Queue, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 
 export class WorkerWatchdog<T> {
@@ -11,7 +13,6 @@ export class WorkerWatchdog<T> {
   private readonly queue: Queue<T>;
   private readonly log: Logger;
   private readonly stallMs: number;
-  private inHand = 0;
   private lastTaken = Date.now();
   private waitingSince: number | null = null;
   private readonly timer: NodeJS.Timeout;
@@ -27,11 +28,7 @@ export class WorkerWatchdog<T> {
   get current(): Worker<T> { return this.worker; }
 
   private watch(w: Worker<T>): Worker<T> {
-    this.inHand = 0;
-    w.on('active', () => { this.inHand++; this.lastTaken = Date.now(); });
-    const done = (_job: Job<T> | undefined) => { this.inHand = Math.max(0, this.inHand - 1); };
-    w.on('completed', done);
-    w.on('failed', done);
+    w.on('active', () => { this.lastTaken = Date.now(); });
     return w;
   }
 
@@ -40,8 +37,9 @@ export class WorkerWatchdog<T> {
     this.checking = true;
     try {
       const waiting = await this.queue.getWaitingCount();
+      const active = await this.queue.getActiveCount();
       const limited = await this.queue.getRateLimitTtl();
-      if (!waiting || limited > 0 || this.inHand > 0 || (await this.queue.isPaused())) { this.waitingSince = null; return; }
+      if (!waiting || active > 0 || limited > 0 || (await this.queue.isPaused())) { this.waitingSince = null; return; }
       this.waitingSince ??= Date.now();
       const now = Date.now();
       if (now - this.waitingSince < this.stallMs || now - this.lastTaken < this.stallMs) return;

@@ -118,7 +118,8 @@ describe('on a Redis Cluster', () => {
       return (await res.json()) as { number: string; attempt: number }[];
     };
     await server.advance(3600);
-    await waitFor(() => hs.calls().length >= 50, 'some calls mirrored');
+    // Long enough for a worker wedged by the first failover to be replaced by the watchdog (30 s) first.
+    await waitFor(() => hs.calls().length >= 50, 'some calls mirrored', 150_000);
     // While the rest of that hour's calls are being written.
     await cluster.kill(await cluster.masterOf(keysOf(0).mirror.pending));
     await procs.shift()!.kill();
@@ -138,5 +139,5 @@ describe('on a Redis Cluster', () => {
     const keys = hs.calls().map((c) => /\[cds:([^\]]+)\]/.exec(String(c.properties.hs_call_title))?.[1]);
     expect(new Set(keys).size).toBe(keys.length);
     expect(new Set(keys)).toEqual(new Set(all.map((r) => attemptKey(campaigns[0]!, r.number, r.attempt))));
-  }, 240_000);
+  }, 400_000);
 });
