@@ -200,7 +200,8 @@ function heading(text, crumbs = []) {
     ? h('nav', { 'aria-label': 'Breadcrumb', class: 'crumbs' }, h('ol', {}, crumbs.map(([label, href]) => h('li', {}, href ? h('a', { href }, label) : label))))
     : null;
   const h2 = h('h2', { tabindex: -1 }, text);
-  return [nav, h2];
+  // Only nodes: replaceChildren() would write a missing breadcrumb as the text "null".
+  return nav ? [nav, h2] : [h2];
 }
 
 async function accountsView() {

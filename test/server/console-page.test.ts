@@ -76,6 +76,8 @@ describe('web console in Chromium', () => {
       await page.keyboard.press('Enter');
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
       await page.getByRole('heading', { name: 'Accounts', level: 2 }).waitFor();
+      // The list page has no breadcrumb: nothing stands in its place (it once printed "null").
+      expect(await page.locator('main').evaluate((m) => [...m.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent!.trim() !== ''))).toBe(false);
       expect(await page.locator('#clock-now').textContent()).toBe('2026-01-05 09:00:00Z');
 
       // An account, then a webhook endpoint (its secret shown once) and a Dynamic campaign that uses it.
