@@ -159,6 +159,18 @@ const now = () => performance.now();
 
 // ------------------------------------------------------------------------------------- the daemon process
 
+/** The redis, http and dialer blocks of a bench daemon's configuration, as an operator writes them (the token from the environment). */
+function operatorBlocks(redis: { url: string; prefix: string }, port: number, base: string, accountId: string, timeZone?: string) {
+  return {
+    redis,
+    http: { host: '127.0.0.1', port, publicUrl: `http://127.0.0.1:${port}` },
+    dialer: {
+      baseUrl: base, accountId, apiToken: '${BENCH_DIALER_TOKEN}', ...(timeZone ? { timeZone } : {}),
+      rateLimit: { perSecond: DIALER.perSecond, burst: DIALER.burst }, maxNumbersPerRequest: DIALER.maxNumbersPerRequest,
+    },
+  };
+}
+
 /** VmRSS and VmHWM (peak) of a process, in MB, from /proc; null once it is gone. */
 function procMemory(pid: number | 'self'): { rssMb: number; hwmMb: number } | null {
   let text: string;
@@ -435,12 +447,7 @@ async function runHubSpot(): Promise<void> {
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   const raw = {
-    redis: { url: REDIS_URL, prefix: redisPrefix.prefix },
-    http: { host: '127.0.0.1', port, publicUrl },
-    dialer: {
-      baseUrl: srv.base, accountId: account.id, apiToken: '${BENCH_DIALER_TOKEN}',
-      rateLimit: { perSecond: DIALER.perSecond, burst: DIALER.burst }, maxNumbersPerRequest: DIALER.maxNumbersPerRequest,
-    },
+    ...operatorBlocks({ url: REDIS_URL, prefix: redisPrefix.prefix }, port, srv.base, account.id),
     syncs: [{
       id: SYNC_ID,
       source: {
@@ -1271,12 +1278,7 @@ async function mirrorLag(): Promise<MirrorLag> {
   standIn = await startHubSpotStandIn({ contacts: n, seed: 2, requestsPer10Seconds: rate });
   const hs = standIn;
   const raw = {
-    redis: { url: REDIS_URL, prefix: redisPrefix.prefix },
-    http: { host: '127.0.0.1', port, publicUrl },
-    dialer: {
-      baseUrl: srv.base, accountId: account.id, apiToken: '${BENCH_DIALER_TOKEN}', timeZone: MIRROR_TZ,
-      rateLimit: { perSecond: DIALER.perSecond, burst: DIALER.burst }, maxNumbersPerRequest: DIALER.maxNumbersPerRequest,
-    },
+    ...operatorBlocks({ url: REDIS_URL, prefix: redisPrefix.prefix }, port, srv.base, account.id, MIRROR_TZ),
     syncs: [{
       id: LAG_SYNC_ID,
       source: { type: 'hubspot', baseUrl: hs.url, accessToken: '${BENCH_HUBSPOT_TOKEN}', requestsPer10Seconds: rate },
@@ -1646,12 +1648,7 @@ async function runSalesforce(): Promise<void> {
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   const raw = {
-    redis: { url: REDIS_URL, prefix: redisPrefix.prefix },
-    http: { host: '127.0.0.1', port, publicUrl },
-    dialer: {
-      baseUrl: srv.base, accountId: account.id, apiToken: '${BENCH_DIALER_TOKEN}',
-      rateLimit: { perSecond: DIALER.perSecond, burst: DIALER.burst }, maxNumbersPerRequest: DIALER.maxNumbersPerRequest,
-    },
+    ...operatorBlocks({ url: REDIS_URL, prefix: redisPrefix.prefix }, port, srv.base, account.id),
     syncs: [{
       id: 'salesforce-bench', campaignId: campaign.id,
       source: {
@@ -1851,12 +1848,7 @@ async function faultRun(crm: 'hubspot' | 'pipedrive', fault: boolean): Promise<F
   }
   const crmToken = crm === 'hubspot' ? standIn!.token : pdStandIn!.apiToken;
   const raw = {
-    redis: { url: ownRedisUrl, prefix: 'bench' },
-    http: { host: '127.0.0.1', port, publicUrl },
-    dialer: {
-      baseUrl: srv.base, accountId: account.id, apiToken: '${BENCH_DIALER_TOKEN}', timeZone: MIRROR_TZ,
-      rateLimit: { perSecond: DIALER.perSecond, burst: DIALER.burst }, maxNumbersPerRequest: DIALER.maxNumbersPerRequest,
-    },
+    ...operatorBlocks({ url: ownRedisUrl, prefix: 'bench' }, port, srv.base, account.id, MIRROR_TZ),
     syncs: [{
       id: FAULT_SYNC_ID, source, campaignId: campaign.id, schedule: { every: '24h' },
       mapping: crm === 'hubspot' ? { phone: 'phone', defaultCountry: 'US', variables: { firstName: 'firstname' } } : { phone: 'phones', defaultCountry: 'US', variables: { Name: 'name' } },
