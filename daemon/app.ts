@@ -298,8 +298,12 @@ export class Daemon {
     }
     if (job.name === 'plan') {
       // A follow-up of the sync's latest run (what its batches left dirty): its counts belong to that run.
+      // While that run still reads (or waits to resume), it plans what does not fill a batch at its end: planning it
+      // now would spend a dialer request on a part of a batch.
       const [latest] = await this.redis.lrange(rt.state.keys.runs, 0, 0);
-      return latest ? { planned: await planDirty(rt, latest) } : 'no run yet';
+      if (!latest) return 'no run yet';
+      const reading = (await this.redis.hget(rt.state.keys.run(latest), 'status')) === 'running';
+      return { planned: await planDirty(rt, latest, reading) };
     }
     try {
       return await runSync(rt, String(job.id), job.data.trigger ?? 'manual', this.stopping.signal);

@@ -28,7 +28,7 @@ type Arg = string | number;
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cdsApplyContacts(contacts: string, phones: string, dirty: string, ...args: Arg[]): Result<[number, number, number], Context>;
-    cdsPlan(...keysAndArgs: Arg[]): Result<[string[], number, number], Context>;
+    cdsPlan(...keysAndArgs: Arg[]): Result<[string[], number, number, string[]], Context>;
     cdsDryPlan(have: string, ...args: Arg[]): Result<string[], Context>;
     cdsRecord(...keysAndArgs: Arg[]): Result<[number, number, number, number], Context>;
     cdsReconcile(have: string, dirty: string, ...args: Arg[]): Result<[number, number], Context>;

@@ -102,13 +102,16 @@ export class SyncState {
     return { changed, unchanged, removed };
   }
 
-  /** Plans the given dirty phone numbers into batches; returns the new batch ids and how many were left claimed. */
-  async plan(phones: string[], onLeave: 'delete' | 'keep', maxBatch: number, runId: string): Promise<{ batchIds: string[]; skipped: number; planned: number }> {
-    if (!phones.length) return { batchIds: [], skipped: 0, planned: 0 };
+  /**
+   * Plans the given dirty phone numbers into batches; returns the new batch ids and how many were left claimed.
+   * `whole`: adds short of a full batch are not written but left dirty and returned as `held`.
+   */
+  async plan(phones: string[], onLeave: 'delete' | 'keep', maxBatch: number, runId: string, whole = false): Promise<{ batchIds: string[]; skipped: number; planned: number; held: string[] }> {
+    if (!phones.length) return { batchIds: [], skipped: 0, planned: 0, held: [] };
     const k = this.keys;
-    const [batchIds, skipped, planned] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter,
-      this.syncId, onLeave, maxBatch, Date.now(), runId, ...phones);
-    return { batchIds, skipped, planned };
+    const [batchIds, skipped, planned, held] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter,
+      this.syncId, onLeave, maxBatch, Date.now(), runId, whole ? 1 : 0, ...phones);
+    return { batchIds, skipped, planned, held };
   }
 
   /**

@@ -38,29 +38,42 @@ export async function readRun(redis: RedisClient, key: string): Promise<RunRecor
   return run as RunRecord;
 }
 
-/** Plans phone numbers and queues the batches; returns how many numbers were planned. */
-export async function plan(rt: SyncRuntime, phones: string[], runId: string): Promise<number> {
+/**
+ * Plans phone numbers and queues the batches; returns how many numbers were planned. With `carry` (a run between two
+ * pages of its read) only whole add batches are written: the remainder stays dirty and is carried in `carry` to the
+ * next call, so a rate-limited dialer key spends each request on a full batch, not on every page's remainder.
+ */
+export async function plan(rt: SyncRuntime, phones: string[], runId: string, carry?: string[]): Promise<number> {
+  const max = rt.push.client.config.maxNumbersPerRequest;
+  const all = carry ? [...new Set([...carry.splice(0), ...phones])] : phones;
   let planned = 0;
-  for (let i = 0; i < phones.length; i += 1000) {
-    const { batchIds, planned: n } = await rt.state.plan(phones.slice(i, i + 1000), rt.config.onLeave, rt.push.client.config.maxNumbersPerRequest, runId);
-    await rt.push.enqueue(rt.config.id, batchIds);
-    planned += n;
+  let held: string[] = [];
+  for (let i = 0; i < all.length; i += 1000) {
+    const r = await rt.state.plan([...held, ...all.slice(i, i + 1000)], rt.config.onLeave, max, runId, carry !== undefined);
+    await rt.push.enqueue(rt.config.id, r.batchIds);
+    planned += r.planned;
+    held = r.held;
   }
+  carry?.push(...held);
   if (planned) await redisOf(rt).hincrby(rt.state.keys.run(runId), 'planned', planned);
   return planned;
 }
 
-/** Plans every dirty phone number of the sync. */
-export async function planDirty(rt: SyncRuntime, runId: string): Promise<number> {
+/**
+ * Plans every dirty phone number of the sync in whole batches, then (unless `wholeOnly`: a run still reading will
+ * plan the rest at its end) whatever is left.
+ */
+export async function planDirty(rt: SyncRuntime, runId: string, wholeOnly = false): Promise<number> {
   const redis = redisOf(rt);
   let cursor = '0';
   let planned = 0;
+  const carry: string[] = [];
   do {
     const [next, members] = await redis.sscan(rt.state.keys.dirty, cursor, 'COUNT', 1000);
     cursor = next;
-    planned += await plan(rt, members, runId);
+    planned += await plan(rt, members, runId, carry);
   } while (cursor !== '0');
-  return planned;
+  return wholeOnly ? planned : planned + (await plan(rt, carry, runId));
 }
 
 /**
@@ -116,8 +129,8 @@ export async function reconcileCampaign(rt: SyncRuntime): Promise<{ adopted: num
 
 interface PageCounts { seen: number; changed: number; left: number; invalid: number }
 
-/** Maps, applies and plans one page; returns its counts. */
-async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey: string | null): Promise<PageCounts> {
+/** Maps, applies and plans one page (in whole batches when given a `carry`, see plan); returns its counts. */
+async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey: string | null, carry?: string[]): Promise<PageCounts> {
   const redis = redisOf(rt);
   const errors: RecordError[] = (page.errors ?? []).map((e) => ({ contactId: '', line: e.line, field: '', value: '', reason: e.reason, code: 'bad_record' }));
   const changes: ({ contact: MappedContact } | { deleted: string })[] = [];
@@ -144,7 +157,7 @@ async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey
   rt.metrics.contactsSeen.inc({ sync: rt.config.id }, counts.seen);
   rt.metrics.contactsChanged.inc({ sync: rt.config.id }, counts.changed);
   if (counts.invalid) rt.metrics.invalid.inc({ sync: rt.config.id }, counts.invalid);
-  await plan(rt, [...phones], runId);
+  await plan(rt, [...phones], runId, carry);
   return counts;
 }
 
@@ -240,10 +253,13 @@ export async function runSync(rt: SyncRuntime, runId: string, trigger: string, s
           return new Set(ids.filter((_, i) => held[i] !== null));
         },
       });
+      // Numbers short of a whole batch wait for the next page; they stay dirty, so planDirty below (or, after a
+      // crash, the resumed run's) plans them.
+      const carry: string[] = [];
       for await (const page of pages) {
         // Checked before applying: by now the source has checkpointed every page applied so far.
         if (signal?.aborted) throw new Interrupted('the daemon is stopping');
-        const counts = await applyPage(rt, runId, page, seenKey);
+        const counts = await applyPage(rt, runId, page, seenKey, carry);
         log.debug(counts, 'page applied');
         if (seenKey && page.present?.length) {
           await redis.multi().sadd(seenKey, ...page.present).expire(seenKey, 2 * 86_400).exec();

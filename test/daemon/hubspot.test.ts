@@ -631,6 +631,8 @@ describe('HubSpot: rate limits and the search cap', () => {
     const numbers = await byNumber(f);
     expect(numbers.size).toBe(10_500);
     for (let i = 0; i < 10_500; i++) if (!numbers.has(validPhone(i))) expect.fail(`missing ${validPhone(i)} (contact ${1001 + i})`);
+    // Pages of 200 fill whole batches of 1,000 (the dialer's rate limit counts requests): 11 requests, not one a page.
+    expect(await [...d.pushQueues.values()][0]!.queue.getCompletedCount()).toBe(11);
     expect(hs.stats.rateLimited).toBe(0);
     sentNothingRefused(hs);
   });

@@ -105,6 +105,22 @@ describe('plan and record', () => {
     expect(await dirty(s)).toEqual(['+1']);
   });
 
+  it('whole batches only: adds short of a batch stay dirty and unclaimed, are returned, and fill the next plan\'s batch', async () => {
+    await s.applyContacts(['+1', '+2', '+3', '+4', '+5'].map((p, i) => ({ contact: contact(`c${i}`, [p]) })));
+    const first = await s.plan(['+1', '+2', '+3'], 'delete', 2, 'r1', true);
+    expect(first).toMatchObject({ planned: 2, held: ['+3'] });
+    expect(first.batchIds).toHaveLength(1);
+    expect(await s.redis.hexists(s.keys.claims, '+3')).toBe(0);
+    expect(await dirty(s)).toEqual(['+3', '+4', '+5']);
+    const second = await s.plan([...first.held, '+4', '+5'], 'delete', 2, 'r1', true);
+    expect(second).toMatchObject({ planned: 2, held: ['+5'] });
+    expect(((await s.batch(second.batchIds[0]!))!.entries as AddEntry[]).map((e) => e[0])).toEqual(['+3', '+4']);
+    // Without `whole`, the rest goes out as it is.
+    const last = await s.plan(second.held, 'delete', 2, 'r1');
+    expect(last).toMatchObject({ planned: 1, held: [] });
+    expect(await dirty(s)).toEqual([]);
+  });
+
   it('record settles created, rejected and unsettled entries, releases the claims, and is a no-op the second time', async () => {
     await s.applyContacts(['+1', '+2', '+3'].map((p, i) => ({ contact: contact(`c${i}`, [p]) })));
     const { batchIds: [id] } = await s.plan(['+1', '+2', '+3'], 'delete', 10, 'r1');

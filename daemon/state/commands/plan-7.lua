@@ -2,6 +2,9 @@
   Decides, for each given dirty phone number, what the campaign needs (includes/decide), claims the numbers it acts
   on and writes the batches, all at once: two planners can never claim one number, and a crash after this leaves
   batches that the next run finds and queues. A number claimed by an open batch stays dirty (its answer decides).
+  With `whole` set (a run between two pages of its read), adds that do not fill a batch are not written: they stay
+  dirty, unclaimed, and are returned, so that the next page (or the run's final plan) sends them in a full batch;
+  each dialer request of a rate-limited key then carries a whole batch, not a page's remainder.
 
   Input:
     KEYS[1] contacts  KEYS[2] phones  KEYS[3] dirty       (the sync's)
@@ -10,15 +13,15 @@
     KEYS[6] batches   hash: batch id -> batch JSON {k add|del, s sync, r run, t ms, e entries}
     KEYS[7] counter   the campaign's batch counter
     ARGV[1] sync id   ARGV[2] onLeave (delete|keep)   ARGV[3] max entries a batch   ARGV[4] now (ms)   ARGV[5] run id
-    ARGV[6..] phone numbers
+    ARGV[6] whole (1|0)   ARGV[7..] phone numbers
   Output:
-    {batch ids, skipped (claimed), planned (entries)}
+    {batch ids, skipped (claimed), planned (entries), held (whole: the adds left dirty for a later batch)}
   Entries: add {e164, contact, variables, hash}; delete {e164, number id, then add 0|1, wanted hash or false}.
 ]=]
 --- @include "includes/owners"
 --- @include "includes/decide"
 local contacts, phones, dirty, have, claims, batches, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local sync, on_leave, max_batch, now, run = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local sync, on_leave, max_batch, now, run, whole = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6] == '1'
 local adds, dels, ids = {}, {}, {}
 local skipped, planned = 0, 0
 local function flush(kind, list)
@@ -29,7 +32,7 @@ local function flush(kind, list)
   planned = planned + #list
   ids[#ids + 1] = id
 end
-for i = 6, #ARGV do
+for i = 7, #ARGV do
   local e = ARGV[i]
   if redis.call('SISMEMBER', dirty, e) == 1 then
     if redis.call('HEXISTS', claims, e) == 1 then
@@ -67,5 +70,14 @@ for i = 6, #ARGV do
   end
 end
 flush('del', dels)
-flush('add', adds)
-return {ids, skipped, planned}
+local held = {}
+if whole then
+  -- Deciding an add changed nothing but the dirty mark: put it back, and the number is planned again later.
+  for _, e in ipairs(adds) do
+    redis.call('SADD', dirty, e[1])
+    held[#held + 1] = e[1]
+  end
+else
+  flush('add', adds)
+end
+return {ids, skipped, planned, held}
