@@ -40,6 +40,7 @@ export interface MirrorRunResult {
   durationMs: number;
 }
 
+/** Records a report read asks for, at least; rounded up to whole sink batches (see pageSize). */
 const PAGE = 500;
 /** Writes in a row whose answers were lost before a run stops (the CRM is down, not hiccuping). */
 const DOUBTS_BEFORE_STOPPING = 5;
@@ -81,11 +82,19 @@ function finalStatus(r: CallDetail): string | null {
   return r.outcome === 'Success' ? 'Success' : r.outcome === 'FailureWithNoRetryLeft' ? 'Failure' : null;
 }
 
+/**
+ * Records a report page holds: whole batches of the sink, so that each write request of a rate-limited CRM carries a
+ * full batch (a page of 500 was 200 + 200 + 100 for Salesforce: a sixth of its requests spent half empty).
+ */
+function pageSize(rt: MirrorRuntime): number {
+  return Math.ceil(PAGE / rt.sink.maxBatch) * rt.sink.maxBatch;
+}
+
 /** A page of the report; a 429 is waited out (a read is safe to repeat), as the contact sync's scans do. */
 async function readPage(rt: MirrorRuntime, first: number, from: string | null, signal?: AbortSignal): Promise<Record<string, unknown>[]> {
   for (;;) {
     try {
-      return await rt.dialer.listCallDetails(rt.campaignId, first, first + PAGE - 1, from ? { endedAtLocal_gte: from } : {});
+      return await rt.dialer.listCallDetails(rt.campaignId, first, first + pageSize(rt) - 1, from ? { endedAtLocal_gte: from } : {});
     } catch (err) {
       if (!(err instanceof DialerError) || err.kind !== 'rate-limited' || signal?.aborted) throw err;
       rt.metrics.rateLimited.inc({ service: 'dialer' });
@@ -244,10 +253,11 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     return p;
   };
   let next = prefetch(0);
-  for (let first = 0; ; first += PAGE) {
+  const size = pageSize(rt);
+  for (let first = 0; ; first += size) {
     if (options.signal?.aborted) break;
     const raw = await next;
-    if (raw.length === PAGE) next = prefetch(first + PAGE);
+    if (raw.length === size) next = prefetch(first + size);
     const page = raw.map(record).filter((r): r is CallDetail => r !== null);
     counts.read += page.length;
     const newest = page.reduce<string | null>((n, r) => (n === null || r.endedAtLocal > n ? r.endedAtLocal : n), null);
@@ -283,7 +293,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     await writeAll(rt, activities, counts, options.signal, lag);
     for (const r of page) if (r.endedAtLocal > watermark) watermark = r.endedAtLocal;
     if (watermark) await rt.state.redis.hset(mk.meta, 'watermark', watermark);
-    if (raw.length < PAGE) break;
+    if (raw.length < size) break;
   }
   // Writes whose answers this run lost: looked up now (and written again if the CRM does not hold them), not left
   // for a later run.

@@ -39,7 +39,10 @@ export const salesforceSource = z.strictObject({
   }),
   /** The org's id (00D…): Outbound Messages from any other org are refused. Without it, Outbound Messages are refused. */
   orgId: recordId('00D', 'orgId').optional(),
-  /** Requests per second, across every process using this org (Salesforce limits concurrency, not rate; this is politeness). */
+  /**
+   * Requests per second, across every process using this org, on average (Salesforce limits concurrency and the daily
+   * total, not the rate; this is politeness): after a pause, a tenth of a second's worth may go at once.
+   */
   requestsPerSecond: z.number().positive().max(100).default(20),
   /**
    * The share of the daily API allowance left to the org's other integrations: reading stops (the run fails and the
