@@ -112,6 +112,11 @@ function define(name: SObjectName, keyPrefix: string, list: FieldDef[]): SObject
     field('IsDeleted', 'boolean'),
   ];
   const fields = new Map(all.map((f) => [f.name.toLowerCase(), f]));
+  // A configured custom field named like another field would silently replace it (field names are case-insensitive).
+  if (fields.size < all.length) {
+    const twice = all.find((f, i) => all.findIndex((g) => g.name.toLowerCase() === f.name.toLowerCase()) !== i)!;
+    throw new RangeError(`${name}: the field ${twice.name} is defined twice; give the custom fields (customPhoneField, statusField, taskExternalIdField) names of their own`);
+  }
   const relationships = new Map(all.filter((f) => f.relationship).map((f) => [f.relationship!.name.toLowerCase(), f]));
   return { name, keyPrefix, fields, relationships };
 }
@@ -119,7 +124,10 @@ function define(name: SObjectName, keyPrefix: string, list: FieldDef[]): SObject
 const fullName = (r: SfRecord): FieldValue =>
   [r.values.FirstName, r.values.LastName].filter((v) => typeof v === 'string' && v !== '').join(' ') || null;
 
-function person(name: 'Contact' | 'Lead', keyPrefix: string, customPhoneField: string, extra: FieldDef[]): SObjectDef {
+/** The custom fields an org adds to Contact and Lead: a second phone number, and the text field the dialer writes a number's final status to. */
+export interface PersonFields { customPhoneField: string; statusField: string }
+
+function person(name: 'Contact' | 'Lead', keyPrefix: string, custom: PersonFields, extra: FieldDef[]): SObjectDef {
   return define(name, keyPrefix, [
     field('FirstName', 'string'),
     field('LastName', 'string'),
@@ -127,8 +135,9 @@ function person(name: 'Contact' | 'Lead', keyPrefix: string, customPhoneField: s
     field('Email', 'string'),
     field('Phone', 'string'),
     field('MobilePhone', 'string'),
-    field(customPhoneField, 'string'),
+    field(custom.customPhoneField, 'string'),
     field('DoNotCall', 'boolean'),
+    field(custom.statusField, 'string'),
     ...extra,
   ]);
 }
@@ -136,10 +145,10 @@ function person(name: 'Contact' | 'Lead', keyPrefix: string, customPhoneField: s
 export const TASK_SUBTYPES = ['Task', 'Email', 'ListEmail', 'Cadence', 'Call', 'LinkedIn'] as const;
 export const CALL_TYPES = ['Internal', 'Inbound', 'Outbound'] as const;
 
-/** The objects served, for a given custom phone field on Contact and Lead and a given external-ID field on Task. */
-export function defineSchema(customPhoneField: string, taskExternalIdField: string): Map<string, SObjectDef> {
-  const contact = person('Contact', '003', customPhoneField, [field('Title', 'string')]);
-  const lead = person('Lead', '00Q', customPhoneField, [field('Company', 'string'), field('Status', 'string'), field('IsConverted', 'boolean', { createable: false, updateable: false })]);
+/** The objects served, for given custom fields on Contact and Lead and a given external-ID field on Task. */
+export function defineSchema(custom: PersonFields, taskExternalIdField: string): Map<string, SObjectDef> {
+  const contact = person('Contact', '003', custom, [field('Title', 'string')]);
+  const lead = person('Lead', '00Q', custom, [field('Company', 'string'), field('Status', 'string'), field('IsConverted', 'boolean', { createable: false, updateable: false })]);
   const campaign = define('Campaign', '701', [
     field('Name', 'string'),
     field('Type', 'string'),

@@ -38,6 +38,8 @@ export interface SalesforceStandInOptions {
   seed?: number;
   /** The custom phone field on Contact and Lead; default 'Secondary_Phone__c'. */
   customPhoneField?: string;
+  /** The custom text field on Contact and Lead that the dialer's final status goes to (mirror.statusProperty); default 'Dialer_Status__c'. Empty on seeded people. */
+  statusField?: string;
   /** Task's external-ID field that collections upsert on; default 'Dialer_Call_Id__c'. */
   taskExternalIdField?: string;
   /** The API version used in urls the stand-in makes (outbound messages); any vNN.0 from 31.0 is served. Default '62.0'. */
@@ -101,6 +103,7 @@ export interface SalesforceStandIn {
   username: string;
   apiVersion: string;
   customPhoneField: string;
+  statusField: string;
   taskExternalIdField: string;
   /** A copy of a record (deleted ones too), by 15- or 18-character id. */
   get(id: string): SfRecord | undefined;
@@ -200,10 +203,11 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
   const username = opts.username ?? DEFAULTS.username;
   const apiVersion = opts.apiVersion ?? '62.0';
   const customPhoneField = opts.customPhoneField ?? 'Secondary_Phone__c';
+  const statusField = opts.statusField ?? 'Dialer_Status__c';
   const taskExternalIdField = opts.taskExternalIdField ?? 'Dialer_Call_Id__c';
   const maxApi = opts.dailyApiRequests ?? 100_000;
   const sessionTimeoutMs = opts.sessionTimeoutMs ?? 2 * 60 * MINUTE_MS;
-  const schema = defineSchema(customPhoneField, taskExternalIdField);
+  const schema = defineSchema({ customPhoneField, statusField }, taskExternalIdField);
   const defOf = (type: string): SObjectDef | undefined => schema.get(type.toLowerCase());
 
   // ---- store ----
@@ -906,6 +910,7 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     username,
     apiVersion,
     customPhoneField,
+    statusField,
     taskExternalIdField,
     get: (id) => {
       const r = lookup(id);

@@ -1,12 +1,14 @@
 // The sync daemon with a Salesforce source, end to end: the Salesforce stand-in → the daemon (in-process) → the
 // reference server. Campaign members and SOQL selections, full and incremental, Do Not Call, deletions, Outbound
-// Messages, a session expiring mid-run, the daily API allowance, and every call attempt back as one Task.
+// Messages, a session expiring mid-run, the daily API allowance, every call attempt back as one Task, and each
+// number's final status on its Lead or Contact.
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { pino, type Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSalesforceStandIn, type SalesforceStandIn, type SfRecord } from '../../crm-stand-ins/salesforce.ts';
 import { Daemon } from '../../daemon/app.ts';
@@ -322,19 +324,22 @@ describe('Salesforce: a SOQL selection of Leads, with the JWT bearer flow', () =
   }, 60_000);
 });
 
+const TZ = 'America/New_York';
+
+/** A campaign that dials round the clock on the reference server's virtual clock, two attempts a number. */
+async function dialingFixture(seed: number, agents = 8): Promise<DialerFixture> {
+  const server = await startServer({ seed, clockStart: '2026-11-03T14:00:00Z' });
+  const account = await createAccount(server, 'Tasks Co', TZ);
+  const campaign = await createCampaign(server, account.id, {
+    name: 'Callbacks', type: 'Dynamic', state: 'Active',
+    dialer: { mode: 'Power', agents, maxAttempts: 2, callingHours: { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] },
+      retryDelaySeconds: { NoAnswer: 1200, Busy: 900, CallError: 900, Machine: 1200, Abandoned: 600 } },
+  });
+  const token = await createKey(server, account.id, ['CampaignNumberAdmin', 'CampaignReader']);
+  return { server, accountId: account.id, token, campaignId: campaign.id };
+}
+
 describe('Salesforce: calls back as Tasks, exactly once', () => {
-  const TZ = 'America/New_York';
-  async function dialingFixture(seed: number): Promise<DialerFixture> {
-    const server = await startServer({ seed, clockStart: '2026-11-03T14:00:00Z' });
-    const account = await createAccount(server, 'Tasks Co', TZ);
-    const campaign = await createCampaign(server, account.id, {
-      name: 'Callbacks', type: 'Dynamic', state: 'Active',
-      dialer: { mode: 'Power', agents: 8, maxAttempts: 2, callingHours: { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] },
-        retryDelaySeconds: { NoAnswer: 1200, Busy: 900, CallError: 900, Machine: 1200, Abandoned: 600 } },
-    });
-    const token = await createKey(server, account.id, ['CampaignNumberAdmin', 'CampaignReader']);
-    return { server, accountId: account.id, token, campaignId: campaign.id };
-  }
 
   for (const mode of ['upsert on the external-ID field', 'insert, found again by CallObject'] as const) {
     it(`${mode}: every attempt one Task on its person, although answers were lost`, async () => {
@@ -385,6 +390,138 @@ describe('Salesforce: calls back as Tasks, exactly once', () => {
       }
     }, 180_000);
   }
+});
+
+describe('Salesforce: each number\'s final status on its Lead or Contact (mirror.statusProperty)', () => {
+  type Detail = { number: string; attempt: number; outcome: string; endedAtLocal: string };
+
+  /** Log lines at warn and above, as JSON, so a test can read what the daemon reported. */
+  function collecting() {
+    const lines: Array<{ msg: string; err?: string; sync?: string }> = [];
+    return { lines, log: pino({ level: 'warn' }, { write: (l: string) => { lines.push(JSON.parse(l)); } }) };
+  }
+
+  /**
+   * A dialing campaign fed by a Salesforce Campaign's members, its virtual clock advanced `seconds`, mirrored with
+   * `statusProperty` until every attempt is a Task and a later run found nothing to write (so the runs that wrote
+   * the Tasks, and the status writes that follow each Task, are over).
+   */
+  async function mirrored(seed: number, seconds: number, statusProperty: string, log: Logger, body: (w: {
+    f: DialerFixture; sf: SalesforceStandIn; d: Daemon; sfCampaign: string; all: Detail[]; mirrorAll: () => Promise<Detail[]>;
+  }) => Promise<void>): Promise<void> {
+    // Four agents: an hour leaves some numbers not yet final.
+    const f = await dialingFixture(seed, 4);
+    const sf = await startSalesforceStandIn({ contacts: 150, leads: 100 });
+    const sfCampaign = sf.records('Campaign')[0]!.values.Id as string;
+    const { prefix, cleanup } = testPrefix();
+    const d = await Daemon.start(daemonConfig(f, prefix, [salesforceSync(sf, f.campaignId, { campaignId: sfCampaign }, { taskExternalIdField: sf.taskExternalIdField }, {
+      mirror: { every: '1h', statusProperty },
+    })], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }), { log, http: false });
+    const mk = d.runtimes.get('sf')!.state.keys.mirror;
+    const mirrorAll = async (): Promise<Detail[]> => {
+      const all = await callDetailRecords<Detail>(f);
+      await waitFor(async () => {
+        if (sf.records('Task').length >= all.length && (await d.redis.hlen(mk.pending)) === 0) return true;
+        await d.triggerMirror('sf', 'test');
+        return false;
+      }, `${all.length} Tasks`, 120_000);
+      // The run that wrote the last Tasks may still be writing statuses. Runs of a sync never overlap: once a run that
+      // ended after this point wrote and settled nothing, every run before it is over.
+      const from = Date.now();
+      await waitFor(async () => {
+        const last = JSON.parse(await d.redis.hget(mk.meta, 'lastRun') ?? 'null') as { at: string; written: number; resolved: number; parked: number } | null;
+        if (last && Date.parse(last.at) >= from && last.written === 0 && last.resolved === 0 && last.parked === 0) return true;
+        await d.triggerMirror('sf', 'test');
+        return false;
+      }, 'a mirror run with nothing left to write', 60_000);
+      return all;
+    };
+    try {
+      const want = numbersOf(members(sf, sfCampaign));
+      await waitFor(async () => (await numberCount(f)) === want.length, 'the members in the campaign');
+      await f.server.advance(seconds);
+      const all = await mirrorAll();
+      await body({ f, sf, d, sfCampaign, all, mirrorAll });
+    } finally {
+      await d.close(2000); await sf.close(); await f.server.close(); await cleanup();
+    }
+  }
+
+  /** Each Task's key once, and exactly the attempts' keys. */
+  function expectOneTaskPerAttempt(sf: SalesforceStandIn, f: DialerFixture, all: Detail[]): void {
+    const keys = sf.records('Task').map((t) => t.values[sf.taskExternalIdField]);
+    expect(keys.length).toBe(all.length);
+    expect(new Set(keys)).toEqual(new Set(all.map((r) => attemptKey(f.campaignId, r.number, r.attempt))));
+  }
+
+  it('holds the final status of its number on every person whose number reached one, and nothing on the others', async () => {
+    const { lines, log } = collecting();
+    await mirrored(51, 3600, 'Dialer_Status__c', log, async ({ f, sf, sfCampaign, all }) => {
+      expect(sf.statusField).toBe('Dialer_Status__c');
+      expectOneTaskPerAttempt(sf, f, all);
+      // The dialer's own word on each number: Success and Failure are final, the rest (NotContacted, RetryPending, …) not.
+      const statusOf = new Map((await campaignNumbers(f)).map((n) => [n.number, n.status]));
+      // The attempt that settled each final number, from the call-detail records.
+      const settledBy = new Map<string, Detail>();
+      for (const r of all) {
+        if (r.outcome === 'Success' || r.outcome === 'FailureWithNoRetryLeft') {
+          expect(settledBy.has(r.number), `${r.number} settled twice`).toBe(false);
+          settledBy.set(r.number, r);
+        }
+      }
+      for (const [n, r] of settledBy) expect(statusOf.get(n), n).toBe(r.outcome === 'Success' ? 'Success' : 'Failure');
+      const people = members(sf, sfCampaign).filter((p) => !p.values.DoNotCall && phonesOf(p).length);
+      let withStatus = 0;
+      let without = 0;
+      const statuses = new Set<unknown>();
+      for (const p of people) {
+        const field = sf.get(p.values.Id as string)!.values[sf.statusField];
+        const settled = phonesOf(p).flatMap((n) => (settledBy.has(n) ? [settledBy.get(n)!] : []));
+        for (const n of phonesOf(p)) if (!settledBy.has(n)) expect(['Success', 'Failure']).not.toContain(statusOf.get(n));
+        if (!settled.length) {
+          expect(field, `${p.type} ${p.values.Id}: none of its numbers is final`).toBeNull();
+          without++;
+          continue;
+        }
+        // A person with several final numbers holds the status of the one settled last (records are mirrored in
+        // end order; two settled in the same second may come in either order).
+        const lastEnd = settled.reduce((m, r) => (r.endedAtLocal > m ? r.endedAtLocal : m), '');
+        const expected = new Set(settled.filter((r) => r.endedAtLocal === lastEnd).map((r) => statusOf.get(r.number)));
+        expect([...expected], `${p.type} ${p.values.Id}: ${phonesOf(p).join(', ')}`).toContain(field);
+        statuses.add(field);
+        withStatus++;
+      }
+      // The case is only a test when both kinds of person, both final statuses and both objects are there.
+      expect(withStatus).toBeGreaterThanOrEqual(5);
+      expect(without).toBeGreaterThanOrEqual(5);
+      expect(statuses).toEqual(new Set(['Success', 'Failure']));
+      const marked = people.filter((p) => sf.get(p.values.Id as string)!.values[sf.statusField] !== null);
+      expect(new Set(marked.map((p) => p.type))).toEqual(new Set(['Contact', 'Lead']));
+      // Nobody outside the campaign was touched.
+      const outside = [...sf.records('Contact'), ...sf.records('Lead')].filter((p) => !people.some((q) => q.values.Id === p.values.Id));
+      for (const p of outside) expect(p.values[sf.statusField]).toBeNull();
+      expect(lines.filter((l) => l.msg === 'could not write the final status')).toEqual([]);
+    });
+  }, 180_000);
+
+  it('a statusProperty the objects lack is refused by Salesforce (INVALID_FIELD): logged, and every Task is still written once', async () => {
+    const { lines, log } = collecting();
+    await mirrored(52, 3600, 'No_Such_Status__c', log, async ({ f, sf, all, mirrorAll }) => {
+      expectOneTaskPerAttempt(sf, f, all);
+      const refused = lines.filter((l) => l.msg === 'could not write the final status');
+      const finals = all.filter((r) => r.outcome === 'Success' || r.outcome === 'FailureWithNoRetryLeft').length;
+      expect(finals).toBeGreaterThan(0);
+      // One refused write per final status (none of them retried into a storm, none of them silent).
+      expect(refused.length).toBe(finals);
+      for (const l of refused) expect(l).toMatchObject({ sync: 'sf', err: expect.stringMatching(/No such column 'No_Such_Status__c' on sobject of type (Lead|Contact).*INVALID_FIELD/) });
+      for (const p of [...sf.records('Contact'), ...sf.records('Lead')]) expect(p.values[sf.statusField]).toBeNull();
+      // The daemon goes on: later calls are mirrored too, still once each.
+      await f.server.advance(1800);
+      const later = await mirrorAll();
+      expect(later.length).toBeGreaterThan(all.length);
+      expectOneTaskPerAttempt(sf, f, later);
+    });
+  }, 180_000);
 });
 
 describe('Salesforce: kill -9 in the middle of mirroring', () => {
