@@ -83,7 +83,7 @@ const mirror = z.strictObject({
   rules: z.array(ruleSchema).min(1).optional(),
   /** HubSpot disposition GUIDs per outcome (default: HubSpot's standard ones). */
   dispositions: z.partialRecord(z.enum(OUTCOMES), z.string().nullable()).optional(),
-  /** A contact property (HubSpot) or custom field key (Pipedrive) that gets the number's final status. */
+  /** A contact property (HubSpot), custom field key (Pipedrive) or text field on both Lead and Contact (Salesforce) that gets the number's final status. */
   statusProperty: z.string().min(1).optional(),
   /** How long the daemon remembers which attempts it mirrored (a backfill older than this asks the CRM instead). */
   keepDays: z.number().int().min(1).max(3650).default(400),
