@@ -69,6 +69,9 @@ export interface SalesforceStandInStats {
   queries: number;
   /** Faults injected by injectFault that fired. */
   faults: number;
+  /** sObject Collections update requests (PATCH /composite/sobjects), and the records they carried. */
+  collectionUpdates: number;
+  recordsUpdatedByCollections: number;
 }
 
 /** A fault injectFault arms: `before` answers the status without doing anything, `after` does the write then answers the status, `lost` does it and drops the connection unanswered. */
@@ -382,7 +385,7 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     return false;
   }
 
-  const stats: SalesforceStandInStats = { requests: 0, apiRequests: 0, limitRefused: 0, sessionRefused: 0, tokensIssued: 0, queries: 0, faults: 0 };
+  const stats: SalesforceStandInStats = { requests: 0, apiRequests: 0, limitRefused: 0, sessionRefused: 0, tokensIssued: 0, queries: 0, faults: 0, collectionUpdates: 0, recordsUpdatedByCollections: 0 };
 
   // ---- query cursors ----
   interface Cursor { records: Array<Record<string, unknown>>; batch: number; lastUsed: number }
@@ -682,11 +685,23 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     return { def, values: coerceAll(def, input) };
   }
 
-  function prepare(parsed: Parsed, mode: 'insert' | 'upsert', extField: FieldDef | null): Prepared {
+  function prepare(parsed: Parsed, mode: 'insert' | 'upsert' | 'update', extField: FieldDef | null): Prepared {
     const fail = (statusCode: string, message: string, fields: string[] = []): Prepared => ({ ok: false, errors: [{ statusCode, message, fields }] });
     if ('error' in parsed) return { ok: false, errors: [parsed.error] };
     const { def } = parsed;
     const values = { ...parsed.values };
+    if (mode === 'update') {
+      // Update by id: each record names its own (any type per record, as Salesforce allows).
+      const { Id: rawId, ...changes } = values;
+      if (typeof rawId !== 'string' || rawId === '') return fail('MISSING_ARGUMENT', 'Id not specified in an update call', ['Id']);
+      const id = toId18(rawId);
+      const current = id ? byId.get(id) : undefined;
+      if (!id || !current || current.type !== def.name) return fail('INVALID_CROSS_REFERENCE_KEY', `invalid cross reference id: ${rawId}`, ['Id']);
+      if (current.values.IsDeleted) return fail('ENTITY_IS_DELETED', 'entity is deleted', ['Id']);
+      const problem = checkValues(def, changes, 'update', current);
+      if (problem) return { ok: false, errors: [problem] };
+      return { ok: true, apply: () => { change(current, changes); return { id: current.values.Id, success: true, errors: [] }; } };
+    }
     if (mode === 'insert') {
       if ('Id' in values) return fail('INVALID_FIELD_FOR_INSERT_UPDATE', 'cannot specify Id in an insert call', ['Id']);
       const problem = checkValues(def, values, 'create', null);
@@ -717,7 +732,7 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     };
   }
 
-  function runCollection(body: unknown, urlType: SObjectDef | null, mode: 'insert' | 'upsert', extField: FieldDef | null): Array<Record<string, unknown>> {
+  function runCollection(body: unknown, urlType: SObjectDef | null, mode: 'insert' | 'upsert' | 'update', extField: FieldDef | null): Array<Record<string, unknown>> {
     const { allOrNone, records } = collectionBody(body);
     // Parsing all first means a request the parser refuses writes nothing.
     const parsed = records.map((input) => parseRecord(input, urlType));
@@ -738,6 +753,14 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
   app.post('/services/data/:v/composite/sobjects', async (request, reply) => {
     versionOf(request);
     return guardedWrite(request, reply, () => runCollection(request.body, null, 'insert', null));
+  });
+
+  app.patch('/services/data/:v/composite/sobjects', async (request, reply) => {
+    versionOf(request);
+    stats.collectionUpdates++;
+    const results = guardedWrite(request, reply, () => runCollection(request.body, null, 'update', null));
+    if (Array.isArray(results)) stats.recordsUpdatedByCollections += results.filter((r) => r.success === true).length;
+    return results;
   });
 
   app.patch('/services/data/:v/composite/sobjects/:type/:field', async (request, reply) => {

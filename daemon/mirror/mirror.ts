@@ -127,26 +127,48 @@ async function settlePending(rt: MirrorRuntime, counts: MirrorRunResult, signal?
   if (!pending.length) return [];
   const found = await lookUp(rt, pending, signal);
   const rewrite: Activity[] = [];
+  const held: [Activity, string][] = [];
   for (const a of pending) {
     const id = found.get(a.key);
-    if (id) { await settled(rt, a, id, signal); counts.resolved++; } else rewrite.push(a);
+    if (id) held.push([a, id]); else rewrite.push(a);
   }
+  counts.resolved += await settled(rt, held, signal);
   return rewrite;
 }
 
-/** An activity the CRM turned out to hold: marked done (and the number's final status written, as after a write). */
-async function settled(rt: MirrorRuntime, a: Activity, id: string, signal?: AbortSignal): Promise<void> {
+/** Activities the CRM turned out to hold: marked done (and their numbers' final statuses written, as after a write). */
+async function settled(rt: MirrorRuntime, held: [Activity, string][], signal?: AbortSignal): Promise<number> {
+  if (!held.length) return 0;
   const mk = rt.state.keys.mirror;
-  await rt.state.redis.multi().hset(mk.done(a.record.endedAtLocal), a.key, id).expire(mk.done(a.record.endedAtLocal), rt.config.keepDays * 86_400)
-    .hdel(mk.pending, a.key).hdel(mk.parked, a.key).hincrby(mk.meta, 'mirrored', 1).exec();
-  await writeFinalStatus(rt, a, signal);
+  const m = rt.state.redis.multi();
+  for (const [a, id] of held) {
+    m.hset(mk.done(a.record.endedAtLocal), a.key, id).expire(mk.done(a.record.endedAtLocal), rt.config.keepDays * 86_400).hdel(mk.pending, a.key).hdel(mk.parked, a.key);
+  }
+  await m.hincrby(mk.meta, 'mirrored', held.length).exec();
+  await writeFinalStatuses(rt, held.map(([a]) => a), signal);
+  return held.length;
 }
 
-async function writeFinalStatus(rt: MirrorRuntime, a: Activity, signal?: AbortSignal): Promise<void> {
-  const status = finalStatus(a.record);
-  if (status && a.contactId && rt.config.statusProperty && rt.sink.writeStatus) {
-    // Best effort: the activity is what must not be lost or doubled; the property is written again by a later attempt's record.
-    await rt.sink.writeStatus(a.contactId, status, signal).catch((err: Error) => rt.log.warn({ sync: rt.syncId, err: err.message }, 'could not write the final status'));
+/**
+ * Writes the final statuses these activities give their numbers' contacts, together (a contact with several gets the
+ * one that ended last). Best effort: the activity is what must not be lost or doubled; a later attempt's record
+ * writes its contact's status again.
+ */
+async function writeFinalStatuses(rt: MirrorRuntime, activities: Activity[], signal?: AbortSignal): Promise<void> {
+  if (!rt.config.statusProperty || !rt.sink.writeStatuses) return;
+  const latest = new Map<string, Activity>();
+  for (const a of activities) {
+    if (!a.contactId || !finalStatus(a.record)) continue;
+    const other = latest.get(a.contactId);
+    if (!other || a.endedAt >= other.endedAt) latest.set(a.contactId, a);
+  }
+  if (!latest.size) return;
+  const statuses = [...latest.values()].map((a) => ({ contactId: a.contactId!, status: finalStatus(a.record)! }));
+  try {
+    const refused = await rt.sink.writeStatuses(statuses, signal);
+    if (refused.length) rt.log.warn({ sync: rt.syncId, statuses: statuses.length, refused: refused.length, err: refused[0]!.reason }, 'could not write the final status');
+  } catch (err) {
+    rt.log.warn({ sync: rt.syncId, statuses: statuses.length, refused: statuses.length, err: (err as Error).message }, 'could not write the final status');
   }
 }
 
@@ -204,15 +226,12 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
     }
     m.hincrby(mk.meta, 'mirrored', results.filter((r) => r.ok).length);
     await m.exec();
-    const written = results.flatMap((r) => (r.ok && byKey.has(r.key) ? [byKey.get(r.key)!.endedAt] : []));
-    lag?.wrote(written);
-    rt.history.record({ activities: written.length });
-    for (const r of results) {
-      const a = byKey.get(r.key);
-      if (!r.ok || !a) continue;
-      rt.metrics.mirrored.inc({ sync: rt.syncId });
-      await writeFinalStatus(rt, a, signal);
-    }
+    const writtenAt = results.flatMap((r) => (r.ok && byKey.has(r.key) ? [byKey.get(r.key)!.endedAt] : []));
+    lag?.wrote(writtenAt);
+    rt.history.record({ activities: writtenAt.length });
+    const written = results.flatMap((r) => (r.ok && byKey.has(r.key) ? [byKey.get(r.key)!] : []));
+    rt.metrics.mirrored.inc({ sync: rt.syncId }, written.length);
+    await writeFinalStatuses(rt, written, signal);
     const last = batch[batch.length - 1]!;
     await rt.state.redis.hset(mk.meta, 'lastRecordAt', new Date(last.endedAt).toISOString());
   }
@@ -280,9 +299,10 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
       await rt.state.redis.hdel(mk.meta, 'verify', 'verifyFrom');
     }
     const activities: Activity[] = [];
+    const held: [Activity, string][] = [];
     for (const a of candidates) {
       const id = found.get(a.key);
-      if (id) { await settled(rt, a, id, options.signal); counts.resolved++; continue; }
+      if (id) { held.push([a, id]); continue; }
       if (rt.sink.needsContact && !a.contactId) {
         await rt.state.redis.hset(mk.parked, a.key, JSON.stringify({ reason: 'no contact of this sync holds the number', at: Date.now(), activity: a }));
         counts.parked++;
@@ -290,6 +310,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
       }
       activities.push(a);
     }
+    counts.resolved += await settled(rt, held, options.signal);
     await writeAll(rt, activities, counts, options.signal, lag);
     for (const r of page) if (r.endedAtLocal > watermark) watermark = r.endedAtLocal;
     if (watermark) await rt.state.redis.hset(mk.meta, 'watermark', watermark);

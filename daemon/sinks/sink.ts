@@ -1,5 +1,6 @@
 // What every sink (one module per CRM, plus the generic ones) does with call activities: write a batch, say per
 // activity what happened, and find an activity it may have written before a crash by the key written into it.
+import { SourceError } from '../errors.ts';
 import type { CallDetail, Outcome } from '../outcomes.ts';
 
 /** One call attempt, ready to be written anywhere. */
@@ -41,8 +42,32 @@ export interface Sink {
    * is what the last look-up returned (where a sink that can only list may start reading again), null at first.
    */
   findWritten(activities: Activity[], cursor: string | null, signal?: AbortSignal): Promise<Found>;
-  /** Writes the number's final status to the contact (optional). */
-  writeStatus?(contactId: string, status: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * Writes numbers' final statuses to their contacts (optional), in as few requests as the CRM allows (Salesforce: 200
+   * a request). A failure of a whole request throws; what the CRM refused one by one comes back as reasons.
+   */
+  writeStatuses?(statuses: ContactStatus[], signal?: AbortSignal): Promise<StatusRefusal[]>;
+}
+
+/** A number's final status, for its contact. */
+export interface ContactStatus { contactId: string; status: string }
+export interface StatusRefusal { contactId: string; reason: string }
+
+/**
+ * Statuses for a CRM without a batch update of contacts: a request each. A contact the CRM refuses is a refusal and
+ * the rest go on; a CRM that fails (after its own retries) ends the batch, thrown.
+ */
+export async function statusesOneByOne(statuses: ContactStatus[], write: (s: ContactStatus) => Promise<unknown>): Promise<StatusRefusal[]> {
+  const refused: StatusRefusal[] = [];
+  for (const s of statuses) {
+    try {
+      await write(s);
+    } catch (err) {
+      if (!(err instanceof SourceError && err.final)) throw err;
+      refused.push({ contactId: s.contactId, reason: err.message });
+    }
+  }
+  return refused;
 }
 
 /** The line every activity carries, by which it is found again (`[cds:<key>]`). */

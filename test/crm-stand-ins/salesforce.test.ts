@@ -493,6 +493,31 @@ describe('sObject Collections', () => {
     expect(s.get(body[0].id)!.values).toMatchObject({ Subject: 'Note', Status: 'Not Started', WhoId: leadId });
   });
 
+  it('updates Leads and Contacts by id in one PATCH, each record its own result; an unknown field refuses the whole request', async () => {
+    const path = `/services/data/${V}/composite/sobjects`;
+    const deleted = s.createRecord('Lead', { LastName: 'Gone', Company: 'Gone Co' });
+    s.deleteRecord(deleted.values.Id as string);
+    const res = await sf.call('PATCH', path, {
+      allOrNone: false,
+      records: [
+        { attributes: { type: 'Contact' }, id: contactId, Dialer_Status__c: 'Success' },
+        { attributes: { type: 'Lead' }, id: (leadId as string).slice(0, 15), Dialer_Status__c: 'Failure' },
+        { attributes: { type: 'Lead' }, id: contactId, Dialer_Status__c: 'Failure' },
+        { attributes: { type: 'Lead' }, id: deleted.values.Id, Dialer_Status__c: 'Failure' },
+        { attributes: { type: 'Contact' }, Dialer_Status__c: 'Failure' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.slice(0, 2)).toEqual([{ id: contactId, success: true, errors: [] }, { id: leadId, success: true, errors: [] }]);
+    expect(body.slice(2).map((r: { errors: { statusCode: string }[] }) => r.errors[0]!.statusCode)).toEqual(['INVALID_CROSS_REFERENCE_KEY', 'ENTITY_IS_DELETED', 'MISSING_ARGUMENT']);
+    expect(s.get(contactId)!.values.Dialer_Status__c).toBe('Success');
+    expect(s.get(leadId)!.values.Dialer_Status__c).toBe('Failure');
+    const unknown = await sf.call('PATCH', path, { records: [{ attributes: { type: 'Contact' }, id: contactId, Mood__c: 'x' }] });
+    expect(unknown.status).toBe(400);
+    expect((await unknown.json())[0].errorCode).toBe('INVALID_FIELD');
+  });
+
   it('injects faults: a 503 before the write changes nothing; a lost answer after the write is repaired by an idempotent retry', async () => {
     s.injectFault({ status: 503, mode: 'before' });
     const refused = await sf.call('PATCH', upsertPath, { records: [callTask('fault-1', contactId)] });

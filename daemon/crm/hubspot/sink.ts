@@ -3,7 +3,7 @@
 import { z } from 'zod/v4';
 import { SEARCH_CAP, type HubSpotApi } from './client.ts';
 import type { Outcome } from '../../outcomes.ts';
-import { activityTitle, describeRecord, type Activity, type Found, type Sink, type WriteResult } from '../../sinks/sink.ts';
+import { activityTitle, describeRecord, statusesOneByOne, type Activity, type ContactStatus, type Found, type Sink, type StatusRefusal, type WriteResult } from '../../sinks/sink.ts';
 
 /** HubSpot's default call dispositions (internal GUIDs of its standard outcomes). */
 export const HUBSPOT_DISPOSITIONS: Record<Outcome, string | null> = {
@@ -139,8 +139,9 @@ export class HubSpotSink implements Sink {
     }
   }
 
-  async writeStatus(contactId: string, status: string, signal?: AbortSignal): Promise<void> {
-    if (!this.statusProperty) return;
-    await this.api.request('PATCH', `${this.api.objects('contacts')}/${encodeURIComponent(contactId)}`, { json: { properties: { [this.statusProperty]: status } } }, signal);
+  async writeStatuses(statuses: ContactStatus[], signal?: AbortSignal): Promise<StatusRefusal[]> {
+    const property = this.statusProperty;
+    if (!property) return [];
+    return statusesOneByOne(statuses, (s) => this.api.request('PATCH', `${this.api.objects('contacts')}/${encodeURIComponent(s.contactId)}`, { json: { properties: { [property]: s.status } } }, signal));
   }
 }

@@ -3,7 +3,7 @@
 import { z } from 'zod/v4';
 import { COST, type PipedriveApi } from './client.ts';
 import type { Outcome } from '../../outcomes.ts';
-import { activityTitle, describeRecord, type Activity, type Found, type Sink, type WriteResult } from '../../sinks/sink.ts';
+import { activityTitle, describeRecord, statusesOneByOne, type Activity, type ContactStatus, type Found, type Sink, type StatusRefusal, type WriteResult } from '../../sinks/sink.ts';
 
 /** Pipedrive's call-log outcomes (it has no "failed": an attempt that never rang counts as not answered). */
 const OUTCOME: Record<Outcome, string> = {
@@ -75,8 +75,10 @@ export class PipedriveSink implements Sink {
     }
   }
 
-  async writeStatus(contactId: string, status: string, signal?: AbortSignal): Promise<void> {
-    if (!this.statusField) return;
-    await this.api.request(COST.updatePerson, 'PATCH', `/api/v2/persons/${encodeURIComponent(contactId)}`, { json: { custom_fields: { [this.statusField]: status } } }, signal);
+  /** Pipedrive updates one person a request (it has no batch update). */
+  async writeStatuses(statuses: ContactStatus[], signal?: AbortSignal): Promise<StatusRefusal[]> {
+    const field = this.statusField;
+    if (!field) return [];
+    return statusesOneByOne(statuses, (s) => this.api.request(COST.updatePerson, 'PATCH', `/api/v2/persons/${encodeURIComponent(s.contactId)}`, { json: { custom_fields: { [field]: s.status } } }, signal));
   }
 }

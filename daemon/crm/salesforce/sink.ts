@@ -4,7 +4,7 @@
 // insert, and what an answer left in doubt is found again by CallObject, one query for many keys.
 import { z } from 'zod/v4';
 import type { Outcome } from '../../outcomes.ts';
-import { activityTitle, describeRecord, type Activity, type Found, type Sink, type WriteResult } from '../../sinks/sink.ts';
+import { activityTitle, describeRecord, type Activity, type ContactStatus, type Found, type Sink, type StatusRefusal, type WriteResult } from '../../sinks/sink.ts';
 import { soqlString, type SalesforceApi } from './client.ts';
 
 /** CallDisposition per outcome (a free-text field: admins may give their own labels in mirror.dispositions). */
@@ -20,6 +20,12 @@ const saveResults = z.array(z.object({
   success: z.boolean(),
   errors: z.array(z.object({ statusCode: z.string().optional(), message: z.string().optional(), fields: z.array(z.string()).optional() }).loose()).default([]),
 }).loose());
+
+/** A record's first error, as Salesforce gave it. */
+function reasonOf(errors: z.infer<typeof saveResults>[number]['errors']): string {
+  const e = errors[0];
+  return e ? `${e.statusCode ?? 'ERROR'}: ${e.message ?? 'refused'}${e.fields?.length ? ` (${e.fields.join(', ')})` : ''}` : 'refused without a reason';
+}
 
 export class SalesforceSink implements Sink {
   readonly kind = 'salesforce';
@@ -70,8 +76,7 @@ export class SalesforceSink implements Sink {
     return body.slice(0, activities.length).map((r, i): WriteResult => {
       const key = activities[i]!.key;
       if (r.success && r.id) return { key, ok: true, id: r.id };
-      const e = r.errors[0];
-      return { key, ok: false, reason: e ? `${e.statusCode ?? 'ERROR'}: ${e.message ?? 'refused'}${e.fields?.length ? ` (${e.fields.join(', ')})` : ''}` : 'refused without a reason' };
+      return { key, ok: false, reason: reasonOf(r.errors) };
     });
   }
 
@@ -88,9 +93,20 @@ export class SalesforceSink implements Sink {
     return { ids, cursor: null };
   }
 
-  async writeStatus(contactId: string, status: string, signal?: AbortSignal): Promise<void> {
-    if (!this.statusField) return;
-    const type = contactId.startsWith('00Q') ? 'Lead' : 'Contact';
-    await this.api.request('PATCH', `/sobjects/${type}/${encodeURIComponent(contactId)}`, { json: { [this.statusField]: status } }, signal);
+  /** The Leads' and Contacts' status field, 200 records a request (sObject Collections update, allOrNone false). */
+  async writeStatuses(statuses: ContactStatus[], signal?: AbortSignal): Promise<StatusRefusal[]> {
+    const field = this.statusField;
+    if (!field) return [];
+    const refused: StatusRefusal[] = [];
+    for (let i = 0; i < statuses.length; i += this.maxBatch) {
+      const chunk = statuses.slice(i, i + this.maxBatch);
+      const records = chunk.map((s) => ({ attributes: { type: s.contactId.startsWith('00Q') ? 'Lead' : 'Contact' }, id: s.contactId, [field]: s.status }));
+      const body = saveResults.parse(await this.api.request('PATCH', '/composite/sobjects', { json: { allOrNone: false, records } }, signal));
+      chunk.forEach((s, j) => {
+        const r = body[j];
+        if (!r?.success) refused.push({ contactId: s.contactId, reason: r ? reasonOf(r.errors) : 'no result for this record' });
+      });
+    }
+    return refused;
   }
 }
