@@ -302,7 +302,9 @@ export class Daemon {
       // now would spend a dialer request on a part of a batch.
       const [latest] = await this.redis.lrange(rt.state.keys.runs, 0, 0);
       if (!latest) return 'no run yet';
-      const reading = (await this.redis.hget(rt.state.keys.run(latest), 'status')) === 'running';
+      const job = (await this.redis.hget(rt.state.keys.run(latest), 'status')) === 'running' ? await this.syncQueue.getJob(latest) : undefined;
+      // A run whose job is gone (failed for good) will plan nothing more: then this plans everything.
+      const reading = job ? !['completed', 'failed', 'unknown'].includes(await job.getState()) : false;
       return { planned: await planDirty(rt, latest, reading) };
     }
     try {
