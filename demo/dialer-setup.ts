@@ -20,6 +20,8 @@ export interface DialerSetupOptions {
   /** Where the server posts the campaign's events (the daemon's /webhooks/<sync>/events). */
   eventsUrl: string;
   agents: number;
+  /** The campaign's name (after the CRM it is fed from). */
+  campaignName: string;
 }
 
 export const TIME_ZONE = 'America/New_York';
@@ -43,7 +45,7 @@ export async function setUpDialer(o: DialerSetupOptions): Promise<DialerSetup> {
   // A campaign takes its endpoint when it is created, so the endpoint comes first.
   const endpoint = await consoleCall<{ id: string; secret: string }>(o, `${a}/webhookEndpoints`, { url: o.eventsUrl });
   const campaign = await consoleCall<{ id: string }>(o, `${a}/campaigns`, {
-    name: 'HubSpot leads', type: 'Dynamic', state: 'Active', webhookEndpointId: endpoint.id,
+    name: o.campaignName, type: 'Dynamic', state: 'Active', webhookEndpointId: endpoint.id,
     // Retries come after minutes rather than hours, so the demo shows numbers settling while one watches.
     dialer: { mode: 'Power', agents: o.agents, maxAttempts: 3, callingHours: ALL_DAY,
       retryDelaySeconds: { NoAnswer: 900, Busy: 300, CallError: 600, Machine: 900, Abandoned: 300 } },

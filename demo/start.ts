@@ -337,7 +337,8 @@ try {
   const sf = crmKind === 'salesforce' ? await salesforceSetup(crmUrl, sfClientSecret) : null;
   const crm: CrmSetup = sf ? { kind: 'salesforce', url: crmUrl, clientId: sf.clientId, orgId: sf.orgId, campaignId: sf.campaignId } : { kind: 'hubspot', url: crmUrl };
   const firstContact = sf ? sf.firstContact : await firstContactId(crmUrl, hubspotToken);
-  const dialer = await setUpDialer({ baseUrl: serverUrl, consoleToken, eventsUrl: `${daemonUrl}/webhooks/${SYNC_ID}/events`, agents });
+  const campaignName = sf ? 'Salesforce Campaign members' : 'HubSpot leads';
+  const dialer = await setUpDialer({ baseUrl: serverUrl, consoleToken, eventsUrl: `${daemonUrl}/webhooks/${SYNC_ID}/events`, agents, campaignName });
   const configFile = join(dir, 'sync.yaml');
   writeFileSync(configFile, daemonConfig({ prefix, daemonUrl, daemonPort, serverUrl, crm, dialer }));
   const daemonEnv = {
@@ -362,7 +363,7 @@ try {
     `  ${bold('Reference server')}   ${serverUrl}   API ${serverUrl}/v1   API reference ${serverUrl}/docs`,
     `                     web console ${serverUrl}/console (sign in with the console token below)`,
     `                     account ${dialer.accountId} (Demo Company, ${TIME_ZONE})`,
-    `                     campaign ${dialer.campaignId} "HubSpot leads": Dynamic, Active, ${agents} agents, clock at ${speed}x`,
+    `                     campaign ${dialer.campaignId} "${campaignName}": Dynamic, Active, ${agents} agents, clock at ${speed}x`,
     `                     Campaign Admin API token ${dialer.adminToken}`,
     `                     console token ${consoleToken}`,
     sf ? `  ${bold('Salesforce stand-in')} ${crmUrl}   ${contacts} Contacts and Leads; Campaign ${sf.campaignId}; org ${sf.orgId}; consumer key ${sf.clientId}, secret ${sfClientSecret}`
