@@ -87,6 +87,8 @@ export interface HubSpotStandInStats {
   webhookFailures: number;
   /** Call engagements created over HTTP (single and batch). */
   callsCreated: number;
+  /** Contacts updated through batch/update. */
+  contactsBatchUpdated: number;
   /**
    * Requests received per route, keyed `METHOD route` without the version (`GET lists/:listId/memberships/join-order`,
    * `POST contacts/search`, `POST lists/records/memberships/batch/read`): what a client read, to prove its cost.
@@ -148,6 +150,8 @@ const MAX_FILTERS_TOTAL = 18;
 const MAX_SEARCH_LIMIT = 200;
 const MAX_SEARCH_RESULTS = 10_000;
 const MAX_BATCH_READ = 100;
+/** Inputs per batch update (HubSpot's documented cap). */
+const MAX_BATCH_UPDATE = 100;
 const MAX_MEMBERSHIPS_LIMIT = 250;
 
 const SEED_BASE_MS = Date.parse('2026-01-01T00:00:00.000Z');
@@ -1061,7 +1065,7 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   let callFailure: CallFailurePredicate | null = null;
 
   const stats: HubSpotStandInStats = {
-    requests: 0, searches: 0, rateLimited: 0, maxSearchesInAnySecond: 0, webhooksDelivered: 0, webhookFailures: 0, callsCreated: 0, refused: 0,
+    requests: 0, searches: 0, rateLimited: 0, maxSearchesInAnySecond: 0, webhooksDelivered: 0, webhookFailures: 0, callsCreated: 0, contactsBatchUpdated: 0, refused: 0,
     byRoute: {},
   };
   const refusals = new RefusalLog(stats);
@@ -1346,23 +1350,64 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     },
   });
 
-  async function patchContact(request: FastifyRequest<{ Params: { id: string }; Body: { properties: Record<string, unknown> } }>, reply: FastifyReply) {
-    const rec = store.live(request.params.id);
-    if (!rec) return reply.code(404).send(errorBody('OBJECT_NOT_FOUND', `No contact with id ${request.params.id}`));
+  /** An input's property values as stored (text or null); a value of another type is a problem. */
+  function propertyValues(input: Record<string, unknown>, problems: PropertyProblem[]): Record<string, string | null> {
     const props: Record<string, string | null> = {};
-    const problems: PropertyProblem[] = [];
-    for (const [name, value] of Object.entries(request.body.properties)) {
+    for (const [name, value] of Object.entries(input)) {
       if (typeof value === 'string' || value === null) props[name] = value;
       else if (typeof value === 'number' && Number.isFinite(value)) props[name] = String(value);
       else problems.push({ name, error: 'INVALID_TYPE', message: `${name}: give a string, a number or null; got ${JSON.stringify(value)}` });
     }
+    return props;
+  }
+  const updatedView = (rec: ObjectRecord, props: Record<string, string | null>) =>
+    resultView(CONTACT_SCHEMA, rec, [...new Set([...CONTACT_SCHEMA.defaultProperties, ...Object.keys(props)])]);
+
+  async function patchContact(request: FastifyRequest<{ Params: { id: string }; Body: { properties: Record<string, unknown> } }>, reply: FastifyReply) {
+    const rec = store.live(request.params.id);
+    if (!rec) return reply.code(404).send(errorBody('OBJECT_NOT_FOUND', `No contact with id ${request.params.id}`));
+    const problems: PropertyProblem[] = [];
+    const props = propertyValues(request.body.properties, problems);
     if (problems.length > 0) throw new ValidationError(propertyProblems(problems));
     applyContactUpdate(rec, props);
-    return resultView(CONTACT_SCHEMA, rec, [...new Set([...CONTACT_SCHEMA.defaultProperties, ...Object.keys(props)])]);
+    return updatedView(rec, props);
   }
   const patchContactSchema = {
     body: { title: 'SimplePublicObjectInput', type: 'object', additionalProperties: false, required: ['properties'], properties: { properties: { type: 'object' } } },
   };
+
+  /**
+   * Batch update by record id: a value of a wrong type refuses the whole batch (400, nothing written); ids of no
+   * live contact are a 207 whose error names them, the others updated.
+   */
+  async function batchUpdateContacts(request: FastifyRequest<{ Body: { inputs: { id: string; properties: Record<string, unknown> }[] } }>, reply: FastifyReply) {
+    const startedAt = new Date(now()).toISOString();
+    const problems: PropertyProblem[] = [];
+    const updates: [ObjectRecord, Record<string, string | null>][] = [];
+    const missing: string[] = [];
+    for (const input of request.body.inputs) {
+      const props = propertyValues(input.properties, problems);
+      const rec = store.live(input.id);
+      if (rec) updates.push([rec, props]); else missing.push(input.id);
+    }
+    if (problems.length > 0) throw new ValidationError(propertyProblems(problems));
+    for (const [rec, props] of updates) applyContactUpdate(rec, props);
+    stats.contactsBatchUpdated += updates.length;
+    const answer = batchResponse(startedAt, updates.map(([rec, props]) => updatedView(rec, props)), now());
+    if (!missing.length) return answer;
+    return reply.code(207).send({
+      ...answer, numErrors: 1,
+      errors: [{ status: 'error', category: 'OBJECT_NOT_FOUND', message: 'Could not get some CONTACT objects, they may be deleted or not exist. Check that ids are valid.', context: { ids: missing }, errors: [], links: {} }],
+    });
+  }
+  const batchUpdateSchema = batchInputSchema('BatchInputSimplePublicObjectBatchInput', {
+    type: 'array',
+    maxItems: MAX_BATCH_UPDATE,
+    items: {
+      title: 'SimplePublicObjectBatchInput', type: 'object', additionalProperties: false, required: ['id', 'properties'],
+      properties: { id: { type: 'string' }, properties: { type: 'object' }, idProperty: { type: 'string' }, objectWriteTraceId: { type: 'string' } },
+    },
+  });
 
   const isLiveContact = (id: string) => store.live(id) !== undefined;
 
@@ -1433,6 +1478,7 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     app.post(`${base}/batch/read`, { schema: batchReadSchema }, batchRead);
     app.get(`${base}/:id`, readOf(store));
     app.patch(`${base}/:id`, { schema: patchContactSchema }, patchContact);
+    app.post(`${base}/batch/update`, { schema: batchUpdateSchema }, batchUpdateContacts);
   }
   for (const base of objectPaths('calls')) {
     app.post(base, { schema: { body: callInputSchema } }, createCall);

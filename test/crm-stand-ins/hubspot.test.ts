@@ -291,6 +291,22 @@ describe('auth, reads and lists', () => {
     expectHubSpotError(tooMany, 400, 'VALIDATION_ERROR');
   });
 
+  it('batch-updates up to 100 contacts; ids of no contact come back in a 207, a value of a wrong type refuses all', async () => {
+    const path = `/crm/objects/${hs.apiVersion}/contacts/batch/update`;
+    const res = await call(hs, 'POST', path, { inputs: [{ id: '1003', properties: { dialer_status: 'Success' } }, { id: '424242', properties: { dialer_status: 'Failure' } }] });
+    expect(res.status).toBe(207);
+    expect(res.body.results.map((r: { id: string; properties: Record<string, string> }) => [r.id, r.properties.dialer_status])).toEqual([['1003', 'Success']]);
+    expect(res.body.errors).toEqual([expect.objectContaining({ category: 'OBJECT_NOT_FOUND', context: { ids: ['424242'] } })]);
+    expect(hs.getContact('1003')!.properties.dialer_status).toBe('Success');
+    const ok = await call(hs, 'POST', path, { inputs: [{ id: '1003', properties: { dialer_status: 'Failure' } }] });
+    expect(ok.status).toBe(200);
+    expect(ok.body.status).toBe('COMPLETE');
+    expectHubSpotError(await call(hs, 'POST', path, { inputs: [{ id: '1004', properties: { dialer_status: ['x'] } }, { id: '1003', properties: { dialer_status: 'x' } }] }), 400, 'VALIDATION_ERROR');
+    expect(hs.getContact('1003')!.properties.dialer_status).toBe('Failure');
+    const tooMany = await call(hs, 'POST', path, { inputs: Array.from({ length: 101 }, (_, i) => ({ id: String(1001 + i), properties: {} })) });
+    expectHubSpotError(tooMany, 400, 'VALIDATION_ERROR');
+  });
+
   it('pages list memberships in recordId order and drops deleted contacts', async () => {
     const members = Array.from({ length: 25 }, (_, i) => String(1040 - i));
     const listId = hs.lists.create('Call today', members);
