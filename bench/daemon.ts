@@ -1,4 +1,4 @@
-// `./dev bench daemon [--scenario hubspot|csv|mirror|list|salesforce|all|hubspot-fault|pipedrive|faults] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
+// `./dev bench daemon [--scenario hubspot|csv|mirror|list|salesforce|all|hubspot-fault|pipedrive|salesforce-fault|faults] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
 // end, as its own process, against the reference server. `hubspot` (the default): import throughput from the HubSpot
 // stand-in against the binding rate-limit ceiling, webhook-to-dialable latency when idle, and the daemon's peak RSS.
 // `csv`: a generated CSV file streamed into the campaign, with the daemon's RSS over the run. `mirror`: call-detail
@@ -88,11 +88,11 @@ import {
 // ---------------------------------------------------------------------------------------------- options
 
 const FLAGS = {
-  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), list (a HubSpot list: idle run requests, comparison rate, webhook latency idle and beside another import), all (hubspot, csv, mirror, list), hubspot-fault or pipedrive (mirroring through a Redis SIGKILL; requests/tokens per 1,000 contacts and calls), faults (both), salesforce (a Campaign\'s members imported and calls written as Tasks: numbers/s, Tasks/s, API requests per 1,000 contacts and calls)' },
+  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), list (a HubSpot list: idle run requests, comparison rate, webhook latency idle and beside another import), all (hubspot, csv, mirror, list), hubspot-fault, pipedrive or salesforce-fault (mirroring through a Redis SIGKILL; requests/tokens per 1,000 contacts and calls), faults (all three), salesforce (a Campaign\'s members imported and calls written as Tasks: numbers/s, Tasks/s, API requests per 1,000 contacts and calls)' },
   'list-members': { def: 100_000, help: 'list: members of the HubSpot list the measured sync selects' },
   'other-members': { def: 50_000, help: 'list: contacts the other sync imports while webhook latency is measured the second time' },
   members: { def: 100_000, help: 'salesforce: Campaign members (Leads and Contacts) imported by the full run' },
-  'sf-rate': { def: 20, help: 'salesforce: the daemon\'s requestsPerSecond to the Salesforce stand-in' },
+  'sf-rate': { def: 20, help: 'salesforce, salesforce-fault: the daemon\'s requestsPerSecond to the Salesforce stand-in' },
   'sf-calls': { def: 100_000, help: 'salesforce: call-detail records made, then mirrored as Tasks by the daemon (upserts of 200)' },
   contacts: { def: 100_000, help: 'contacts seeded in the HubSpot stand-in and imported by the first (full) run' },
   webhooks: { def: 50, help: 'contacts created one at a time, each with its signed creation webhook (latency)' },
@@ -106,11 +106,11 @@ const FLAGS = {
   agents: { def: 2000, help: 'mirror, salesforce: agents of the campaign that makes the records (manual clock)' },
   'hubspot-rate': { def: 100, help: 'mirror: requestsPer10Seconds of the HubSpot stand-in and of the daemon\'s source (batch creates)' },
   'lag-calls': { def: 30, help: 'mirror: calls (one number each, 1 agent, real-time clock) whose end-to-activity lag is measured' },
-  'fault-records': { def: 20_000, help: 'hubspot-fault: contacts (one call each) mirrored through a Redis kill (issue 18 asks for 100,000)' },
+  'fault-records': { def: 20_000, help: 'hubspot-fault, salesforce-fault: contacts (one call each) mirrored through a Redis kill (issue 18 asks for 100,000)' },
   'pipedrive-records': { def: 1_500, help: 'pipedrive: persons (one call each) mirrored through a Redis kill, with their costs in tokens' },
   'pipedrive-burst': { def: 120, help: 'pipedrive: burstPer2Seconds of the stand-in and of the daemon (Ultimate plan: 120)' },
-  'fault-percent': { def: 60, help: 'hubspot-fault, pipedrive: records are made at this percentage of the CRM\'s write ceiling' },
-  changes: { def: 1_000, help: 'hubspot-fault, pipedrive: contacts changed in the CRM (each a change webhook) after the run without a fault' },
+  'fault-percent': { def: 60, help: 'hubspot-fault, pipedrive, salesforce-fault: records are made at this percentage of the CRM\'s write ceiling' },
+  changes: { def: 1_000, help: 'hubspot-fault, pipedrive, salesforce-fault: contacts changed in the CRM (each a change webhook or Outbound Message) after the run without a fault' },
   'import-seconds': { def: 900, help: 'give up waiting for the import (mirror: for the import, and for the mirror) after this many seconds' },
   'max-seconds': { def: 1_800, help: 'watchdog: abort (and clean up) after this many seconds' },
   'cpu-prof': { def: false, help: 'run the daemon with --cpu-prof; print its hottest functions (profile kept, path printed)' },
@@ -121,7 +121,7 @@ const FLAGS = {
 const opts = readFlags(FLAGS, { command: 'daemon', example: 'BENCH_CONTACTS=20000', width: 15 });
 const SCENARIOS = {
   hubspot: ['hubspot'], csv: ['csv'], mirror: ['mirror'], list: ['list'], all: ['hubspot', 'csv', 'mirror', 'list'],
-  'hubspot-fault': ['hubspot-fault'], pipedrive: ['pipedrive'], faults: ['faults'], salesforce: ['salesforce'],
+  'hubspot-fault': ['hubspot-fault'], pipedrive: ['pipedrive'], 'salesforce-fault': ['salesforce-fault'], faults: ['faults'], salesforce: ['salesforce'],
 } as const;
 if (!Object.hasOwn(SCENARIOS, opts.scenario)) throw new Error(`--scenario must be one of ${Object.keys(SCENARIOS).join(', ')}; got ${opts.scenario}`);
 const scenarios = SCENARIOS[opts.scenario as keyof typeof SCENARIOS];
@@ -980,6 +980,8 @@ const IMPORT_SEARCH_PER_SECOND = 50;
 const ADVANCE_STEP_SECONDS = 120;
 /** The lag phase's calls: short rings and machine messages (talks last at least 5 s in the simulator anyway). */
 const LAG_OUTCOMES: OutcomeModel = { ...DEFAULT_OUTCOMES, ringSeconds: { Answer: 2, NoAnswer: 2, Busy: 1, CallError: 1 }, machineSeconds: 2 };
+/** A Salesforce date-time field as the stand-in holds it (ms) or answers it (ISO text), in ms. */
+const sfTime = (v: unknown): number | null => (typeof v === 'number' ? v : typeof v === 'string' ? Date.parse(v) : null);
 const keyInTitle = (title: unknown) => /\[cds:([^\]]+)\]/.exec(String(title ?? ''))?.[1] ?? '';
 
 /** X-Total-Count of one of a campaign's lists (`numbers`, `reports/callDetails`) through a reader key; null on a 429. */
@@ -1792,17 +1794,21 @@ async function runSalesforce(): Promise<void> {
 }
 
 // ------------------------------------------------------------------------------------- the fault scenarios
-// `hubspot-fault`, `pipedrive` (and `faults`: both): the mirror through a Redis killed with SIGKILL, and what each CRM
+// `hubspot-fault`, `pipedrive`, `salesforce-fault` (and `faults`: all three): the mirror through a Redis killed with SIGKILL, and what each CRM
 // is charged for the daemon's work (issues 18 §1 and 22). Per CRM, two runs on fresh everything (a reference server on
 // a manual clock, a stand-in, a redis-server of the bench's own with AOF fsync every second, one daemon process):
 //   1. The daemon imports the stand-in's contacts (cost per 1,000 contacts imported: the stand-in's requests, and
 //      Pipedrive's tokens). Then the bench advances the dialer's clock twice a second so that call-detail records
 //      appear at `--fault-percent` of the CRM's write ceiling while the daemon mirrors them (mirror.every 1s): each
 //      record's lag is from the advance that made it to its activity in the stand-in (HubSpot: its creation time;
-//      Pipedrive: when the bench first saw the call log, polled every 100 ms). The run without a fault then changes
-//      `--changes` contacts' mapped name in the stand-in, which sends its change webhooks to the daemon (cost per
-//      1,000 contacts changed); the mirror's own status writes (Pipedrive: mirror.statusProperty) come back the same
-//      way and must cost nothing.
+//      Pipedrive: when the bench first saw the call log, polled every 100 ms; Salesforce: the Task's CreatedDate).
+//      The run without a fault then changes `--changes` contacts' mapped name in the stand-in, which sends its change
+//      webhooks (Salesforce: an Outbound Message per change, as a workflow rule on Contact does) to the daemon (cost
+//      per 1,000 contacts changed); the mirror's own status writes (Pipedrive: mirror.statusProperty) come back the
+//      same way and must cost nothing.
+//      Salesforce: `--fault-records` Contacts, a SOQL selection of all of them, Tasks upserted on the external-ID
+//      field 200 a request at `--sf-rate` requests/s (the ceiling: sf-rate × 200 Tasks/s), no statusProperty; its
+//      cost is the stand-in's API requests.
 //   2. The same with the redis-server killed (SIGKILL) once half the records are mirrored, and restarted on the same
 //      port and directory (AOF everysec: the last second may be lost) a second later.
 // Figures: total mirror time (first advance to last activity) of the faulted run against the run without a fault
@@ -1814,8 +1820,10 @@ const PD_WEBHOOK = { user: 'bench-hooks', password: 'bench-webhook-password' };
 /** The status field the Pipedrive runs' mirror writes (every attempt is final: one attempt per number). */
 const PD_STATUS_FIELD = 'dialer_status';
 
+type FaultCrm = 'hubspot' | 'pipedrive' | 'salesforce';
+
 interface FaultRun {
-  crm: 'hubspot' | 'pipedrive'; fault: boolean; contacts: number; records: number; activities: number;
+  crm: FaultCrm; fault: boolean; contacts: number; records: number; activities: number;
   importSeconds: number; importRequests: number; importTokens: number;
   mirrorSeconds: number; mirrorRequests: number; mirrorTokens: number; mirrorWebhooks: number; syncRunsWhileMirroring: number;
   lagMs: Stats; lagBeforeFaultMs: Stats | null;
@@ -1837,9 +1845,9 @@ async function startOwnRedis(port: number, dir: string): Promise<ChildProcess> {
   }
 }
 
-async function faultRun(crm: 'hubspot' | 'pipedrive', fault: boolean): Promise<FaultRun> {
+async function faultRun(crm: FaultCrm, fault: boolean): Promise<FaultRun> {
   const files = filesOf(`${crm}-${fault ? 'fault' : 'plain'}`);
-  const n = crm === 'hubspot' ? opts['fault-records'] : opts['pipedrive-records'];
+  const n = crm === 'pipedrive' ? opts['pipedrive-records'] : opts['fault-records'];
   const redisDir = mkdtempSync(join(tempDir, 'redis-'));
   const redisPort = await freePort();
   ownRedis = await startOwnRedis(redisPort, redisDir);
@@ -1873,6 +1881,20 @@ async function faultRun(crm: 'hubspot' | 'pipedrive', fault: boolean): Promise<F
     source = { type: 'hubspot', baseUrl: hs.url, accessToken: '${BENCH_CRM_TOKEN}', clientSecret: CLIENT_SECRET, searchPerSecond: IMPORT_SEARCH_PER_SECOND, requestsPer10Seconds: rate, pageSize: 200 };
     mirror = { sink: { type: 'source' }, every: '1s' };
     ceiling = (rate / 10) * HUBSPOT_BATCH;
+  } else if (crm === 'salesforce') {
+    // Each change of a Contact sends an Outbound Message about it, as a workflow rule does; seeding sends none.
+    sfStandIn = await startSalesforceStandIn({ contacts: n, leads: 0, seed: 4, dailyApiRequests: 100_000_000, outboundRules: [{ url: hookUrl, objectType: 'Contact' }] });
+    const sf = sfStandIn;
+    counters = () => ({ requests: sf.stats.apiRequests, tokens: 0, webhooks: sf.outboundDeliveries().length });
+    activities = () => sf.records('Task').map((t) => ({ key: String(t.values[sf.taskExternalIdField]), at: sfTime(t.values.CreatedDate) }));
+    changeContacts = (k) => { for (const c of sf.records('Contact').slice(0, k)) sf.updateRecord(c.values.Id as string, { FirstName: `Changed ${c.values.Id}` }); };
+    flushWebhooks = async () => { await Promise.all(sf.outboundDeliveries().map((d) => d.settled)); };
+    source = {
+      type: 'salesforce', loginUrl: sf.url, clientId: sf.clientId, auth: { flow: 'client_credentials', clientSecret: '${BENCH_CRM_TOKEN}' }, orgId: sf.orgId,
+      selection: { object: 'Contact' }, requestsPerSecond: opts['sf-rate'], taskExternalIdField: sf.taskExternalIdField,
+    };
+    mirror = { sink: { type: 'source' }, every: '1s' };
+    ceiling = opts['sf-rate'] * SALESFORCE_BATCH;
   } else {
     const burst = opts['pipedrive-burst'];
     pdStandIn = await startPipedriveStandIn({ persons: n, seed: 4, burstPer2Seconds: burst, dailyTokens: 100_000_000, webhook: { url: hookUrl, ...PD_WEBHOOK } });
@@ -1890,12 +1912,14 @@ async function faultRun(crm: 'hubspot' | 'pipedrive', fault: boolean): Promise<F
     // A call log and a status update per record (every attempt is final).
     ceiling = burst / 2 / 2;
   }
-  const crmToken = crm === 'hubspot' ? standIn!.token : pdStandIn!.apiToken;
+  const crmToken = crm === 'hubspot' ? standIn!.token : crm === 'salesforce' ? 'sf-client-secret' : pdStandIn!.apiToken;
   const raw = {
     ...operatorBlocks({ url: ownRedisUrl, prefix: 'bench' }, port, srv.base, account.id, MIRROR_TZ),
     syncs: [{
       id: FAULT_SYNC_ID, source, campaignId: campaign.id, schedule: { every: '24h' },
-      mapping: crm === 'hubspot' ? { phone: 'phone', defaultCountry: 'US', variables: { firstName: 'firstname' } } : { phone: 'phones', defaultCountry: 'US', variables: { Name: 'name' } },
+      mapping: crm === 'hubspot' ? { phone: 'phone', defaultCountry: 'US', variables: { firstName: 'firstname' } }
+        : crm === 'salesforce' ? { phone: ['Phone', 'MobilePhone', sfStandIn!.customPhoneField], defaultCountry: 'US', variables: { firstName: 'FirstName' } }
+        : { phone: 'phones', defaultCountry: 'US', variables: { Name: 'name' } },
       mirror,
     }],
     log: { level: 'info' },
@@ -2053,7 +2077,7 @@ async function faultRun(crm: 'hubspot' | 'pipedrive', fault: boolean): Promise<F
   }
 }
 
-async function runFaults(crms: ('hubspot' | 'pipedrive')[]): Promise<void> {
+async function runFaults(crms: FaultCrm[]): Promise<void> {
   const results: FaultRun[] = [];
   for (const crm of crms) {
     results.push(await faultRun(crm, false));
@@ -2067,7 +2091,7 @@ async function runFaults(crms: ('hubspot' | 'pipedrive')[]): Promise<void> {
 function printFaultReport(r: { seconds: number; machine: Machine; results: FaultRun[] }): void {
   const mark = (ok: boolean) => (ok ? 'ok' : 'MISS');
   const line = printFiguresHeading(118, [`fault scenarios, total run ${r.seconds} s`, describeMachine(r.machine)]);
-  for (const crm of ['hubspot', 'pipedrive'] as const) {
+  for (const crm of ['hubspot', 'pipedrive', 'salesforce'] as const) {
     const plain = r.results.find((x) => x.crm === crm && !x.fault);
     const faulted = r.results.find((x) => x.crm === crm && x.fault);
     if (!plain || !faulted) continue;
@@ -2084,8 +2108,8 @@ function printFaultReport(r: { seconds: number; machine: Machine; results: Fault
     }
     const per = (v: number, k: number) => round((1000 * v) / Math.max(1, k), 1);
     const c = plain.changes!;
-    const unit = crm === 'pipedrive' ? 'tokens' : 'requests';
-    const cost = (req: number, tok: number) => (crm === 'pipedrive' ? `${per(tok, 1)} tokens (${per(req, 1)} requests)` : `${per(req, 1)} requests`);
+    const unit = crm === 'pipedrive' ? 'tokens' : crm === 'salesforce' ? 'API requests' : 'requests';
+    const cost = (req: number, tok: number) => (crm === 'pipedrive' ? `${per(tok, 1)} tokens (${per(req, 1)} requests)` : `${per(req, 1)} ${unit}`);
     console.log(`  ${unit} per 1,000: contacts imported ${cost(plain.importRequests / plain.contacts, plain.importTokens / plain.contacts)}; ` +
       `contacts changed ${cost(c.requests / c.contacts, c.tokens / c.contacts)} (${c.contacts} changed, ${c.runs} runs); ` +
       `calls mirrored ${cost(plain.mirrorRequests / plain.records, plain.mirrorTokens / plain.records)}`);
@@ -2103,7 +2127,8 @@ try {
     else if (scenario === 'salesforce') await runSalesforce();
     else if (scenario === 'hubspot-fault') await runFaults(['hubspot']);
     else if (scenario === 'pipedrive') await runFaults(['pipedrive']);
-    else if (scenario === 'faults') await runFaults(['hubspot', 'pipedrive']);
+    else if (scenario === 'salesforce-fault') await runFaults(['salesforce']);
+    else if (scenario === 'faults') await runFaults(['hubspot', 'pipedrive', 'salesforce']);
     else await runMirror();
   }
 } catch (err) {

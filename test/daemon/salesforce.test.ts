@@ -7,7 +7,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { pino, type Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSalesforceStandIn, type SalesforceStandIn, type SfRecord } from '../../crm-stand-ins/salesforce.ts';
@@ -17,63 +16,20 @@ import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
 import { parseConfig } from '../../daemon/config.ts';
 import { callDetailRecords, campaignNumbers, daemonConfig, dialerFixture, numberCount, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
 import { startProxy } from '../support/proxy.ts';
+import { dialingFixture, e164, MAPPING, members, numbersOf, PHONES, proxied, salesforceSync, TZ } from '../support/salesforce.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 import { counter, freePort, pullAndSettle, queued, runs, settle } from '../support/sync-checks.ts';
 
-const PHONES = ['Phone', 'MobilePhone', 'Secondary_Phone__c'];
-const MAPPING = { phone: PHONES, defaultCountry: 'US', variables: { FirstName: 'FirstName', LastName: 'LastName' } };
 const ADMIN = 'sf-test-admin-token-0123456789';
 const dir = mkdtempSync(join(tmpdir(), 'cds-salesforce-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** A proxy in front of the stand-in that every request passes: the token answer's instance_url is rewritten to it. */
-async function proxied(sf: SalesforceStandIn): Promise<Awaited<ReturnType<typeof startProxy>>> {
-  const proxy = await startProxy(sf.url);
-  proxy.onAnswer = (ex, body) => (ex.path.startsWith('/services/oauth2/token') && ex.status === 200
-    ? { status: 200, body: body.toString('utf8').replace(JSON.stringify(sf.url).slice(1, -1), proxy.url) } : undefined);
-  return proxy;
-}
-
-/** The phone number as the campaign should hold it (an oracle independent of the daemon's own parsing). */
-function e164(text: unknown): string | null {
-  const p = parsePhoneNumberFromString(typeof text === 'string' ? text : '', 'US');
-  return p?.isValid() ? p.number : null;
-}
-
-/** Every phone number of these people, Do Not Call ones left out. */
-function numbersOf(people: SfRecord[]): string[] {
-  const out = new Set<string>();
-  for (const p of people) {
-    if (p.values.DoNotCall) continue;
-    for (const f of PHONES) {
-      const n = e164(p.values[f]);
-      if (n) out.add(n);
-    }
-  }
-  return [...out].sort();
-}
 
 function phonesOf(p: SfRecord): string[] {
   return PHONES.map((f) => e164(p.values[f])).filter((n): n is string => n !== null);
 }
 
-/** The people in a campaign now. */
-function members(sf: SalesforceStandIn, campaignId: string): SfRecord[] {
-  return sf.records('CampaignMember').filter((m) => m.values.CampaignId === campaignId).map((m) => sf.get(m.values.LeadOrContactId as string)!);
-}
-
 async function held(f: DialerFixture): Promise<string[]> {
   return (await campaignNumbers(f)).map((n) => n.number).sort();
-}
-
-function salesforceSync(sf: SalesforceStandIn, campaignId: string, selection: Record<string, unknown>, source: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
-  return {
-    id: 'sf', campaignId, mapping: MAPPING, ...extra,
-    source: {
-      type: 'salesforce', loginUrl: sf.url, clientId: sf.clientId, auth: { flow: 'client_credentials', clientSecret: 'sf-client-secret' },
-      orgId: sf.orgId, selection, ...source,
-    },
-  };
 }
 
 async function postXml(url: string, body: string): Promise<{ status: number; type: string; body: string }> {
@@ -323,21 +279,6 @@ describe('Salesforce: a SOQL selection of Leads, with the JWT bearer flow', () =
     expect(await held(f)).toContain('+16465550166');
   }, 60_000);
 });
-
-const TZ = 'America/New_York';
-
-/** A campaign that dials round the clock on the reference server's virtual clock, two attempts a number. */
-async function dialingFixture(seed: number, agents = 8): Promise<DialerFixture> {
-  const server = await startServer({ seed, clockStart: '2026-11-03T14:00:00Z' });
-  const account = await createAccount(server, 'Tasks Co', TZ);
-  const campaign = await createCampaign(server, account.id, {
-    name: 'Callbacks', type: 'Dynamic', state: 'Active',
-    dialer: { mode: 'Power', agents, maxAttempts: 2, callingHours: { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] },
-      retryDelaySeconds: { NoAnswer: 1200, Busy: 900, CallError: 900, Machine: 1200, Abandoned: 600 } },
-  });
-  const token = await createKey(server, account.id, ['CampaignNumberAdmin', 'CampaignReader']);
-  return { server, accountId: account.id, token, campaignId: campaign.id };
-}
 
 describe('Salesforce: calls back as Tasks, exactly once', () => {
 

@@ -147,10 +147,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** A redis-server of the test's own on `port`, persisting every write to `dir` (AOF, fsync always), once it answers. */
-export async function startRedisServer(port: number, dir: string): Promise<import('node:child_process').ChildProcess> {
+/**
+ * A redis-server of the test's own on `port`, once it answers: persisting every write to `dir` (AOF, fsync always),
+ * or with no persistence at all (a restart then starts empty).
+ */
+export async function startRedisServer(port: number, dir: string, persistence: 'aof' | 'none' = 'aof'): Promise<import('node:child_process').ChildProcess> {
   const { spawn } = await import('node:child_process');
-  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes',
+  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', persistence === 'aof' ? 'yes' : 'no',
     '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
   await waitFor(async () => {
     const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
