@@ -71,6 +71,13 @@ export class Daemon {
   private readonly prefix: string;
   readonly keys: DaemonKeys;
   private closing = false;
+  /**
+   * The Redis run id this process last saw. Redis keeps it too, but a Redis without persistence restarts empty, key
+   * and all: only this copy then tells a restart from a first start.
+   */
+  private seenRedisRunId: string | null = null;
+  /** Whether this process sets the schedules (the `start` command): then it sets them again on a Redis that lost them. */
+  private setsSchedules = false;
   /** Aborted by close(): running pulls stop at the next page and their jobs go back to the queue. */
   private readonly stopping = new AbortController();
 
@@ -145,6 +152,7 @@ export class Daemon {
       // Batches a process wrote and died before queuing hold their numbers' claims: queue them now, not at the next run.
       for (const rt of d.runtimes.values()) await resumeBatches(rt);
       if (options.schedules !== false) {
+        d.setsSchedules = true;
         const scheduled = await d.reconcileSchedulers();
         // A sync seen for the first time starts with a full import (an `every` schedule just set fires at once itself).
         for (const sync of config.syncs) {
@@ -189,14 +197,28 @@ export class Daemon {
   private async noticeRedisRestart(): Promise<void> {
     const runId = await serverRunIds(this.redis);
     const key = this.keys.redisRunId;
-    const previous = await this.redis.getset(key, runId);
+    // An empty Redis (restarted without persistence) forgot the key: this process did not.
+    const previous = (await this.redis.getset(key, runId)) ?? this.seenRedisRunId;
+    this.seenRedisRunId = runId;
     if (previous === runId) return;
     if (previous) this.log.warn('Redis restarted since it was last seen: each sync reconciles with its campaign on its next run');
     for (const rt of this.runtimes.values()) await this.redis.hset(rt.state.keys.meta, 'reconcile', 'Redis restarted');
     // The mirror's last marks may be lost too: its next run asks the CRM, a page at a time, about what it finds
-    // unmarked, until a page turns out all new to the CRM. (Not on a first start: there is nothing to lose.)
-    if (previous) for (const m of this.mirrors.values()) await this.redis.hset(m.state.keys.mirror.meta, 'verify', '1', 'verifyFrom', Date.now());
-    if (previous && this.syncWorker) for (const id of this.runtimes.keys()) await this.triggerPull(id, 'redis restart');
+    // unmarked, until a page turns out all new to the CRM. A mirror with no watermark asks too: a first start cannot
+    // be told from a process started on a Redis that lost everything, and on a true first start the first page's
+    // look-up finds nothing, which ends the asking.
+    // (verifyFrom: how recent the writes asked about may be, for a CRM whose search index lags. After a restart this
+    // process saw, its own last writes; before this process, none of its own.)
+    for (const m of this.mirrors.values()) {
+      const meta = m.state.keys.mirror.meta;
+      if (previous) await this.redis.hset(meta, 'verify', '1', 'verifyFrom', Date.now());
+      else if (!(await this.redis.hexists(meta, 'watermark'))) await this.redis.hset(meta, 'verify', '1', 'verifyFrom', 0);
+    }
+    if (previous && this.syncWorker) {
+      // Without persistence the job schedulers went with everything else (with it, this finds them unchanged).
+      if (this.setsSchedules) await this.reconcileSchedulers();
+      for (const id of this.runtimes.keys()) await this.triggerPull(id, 'redis restart');
+    }
   }
 
   /**

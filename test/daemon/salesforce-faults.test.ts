@@ -124,18 +124,11 @@ describe('Salesforce: Redis SIGKILLed in the middle of mirroring, and restarted'
     await throughRedisLoss('none', 'upsert', 62, true);
   }, 180_000);
 
-  // Skipped, daemon bugs (daemon/app.ts noticeRedisRestart): the daemon keeps the Redis run_id it last saw only in
-  // Redis itself (a getset), so an empty Redis looks like a first start: no mirror verify flag, no reconciling pull,
-  // and the schedulers (BullMQ's keys) are gone.
-  // - A daemon restarted on it writes what the lost marks covered without a look-up: inserts duplicate Tasks (1361
-  //   Tasks for 1296 attempts in one run; none in another, as the marks the dying run re-sent after the restart allow).
-  // - The same daemon going on parks every record left "no contact of this sync holds the number" (the contact
-  //   sync's state is gone and nothing re-imports it) and never writes them (761 of 1296 here).
-  it.skip('insert, Redis with no persistence (every mark lost) and the daemon restarted: every attempt one Task', async () => {
+  it('insert, Redis with no persistence (every mark lost) and the daemon restarted: every attempt one Task', async () => {
     await throughRedisLoss('none', 'insert', 64, true);
   }, 180_000);
 
-  it.skip('upsert, Redis with no persistence (every mark lost), the same daemon going on: every attempt one Task by its key', async () => {
+  it('upsert, Redis with no persistence (every mark lost), the same daemon going on: every attempt one Task by its key', async () => {
     await throughRedisLoss('none', 'upsert', 65);
   }, 180_000);
 });
