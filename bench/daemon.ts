@@ -1784,7 +1784,7 @@ async function runSalesforce(): Promise<void> {
   console.log([
     `Tasks:              ${made} call-detail records → ${tasksResult.tasks} Tasks (${tasksResult.duplicates} duplicates, ${tasksResult.missing} missing, ${tasksResult.unknown} unknown) ` +
       `[each record one Task: ${mark(tasksResult.tasks === want.size && tasksResult.duplicates === 0 && tasksResult.missing === 0 && tasksResult.unknown === 0)}]`,
-    `  throughput        ${tasksResult.tasksPerSecond} Tasks/s from the daemon listening (${mirrorReady} s) to the last Task (${tasksResult.seconds} s) = ${tasksResult.percentOfCeiling}% of the ceiling ${tasksCeiling}/s ` +
+    `  throughput        ${tasksResult.tasksPerSecond} Tasks/s: ${tasksResult.seconds} s from the daemon listening (${mirrorReady} s after spawning it) to the last Task = ${tasksResult.percentOfCeiling}% of the ceiling ${tasksCeiling}/s ` +
       `(${opts['sf-rate']} requests/s × ${SALESFORCE_BATCH}) [target >= 90%: ${mark(tasksResult.percentOfCeiling >= 90)}]; from spawning it: ${tasksResult.percentOfCeilingFromSpawn}%`,
     `  Salesforce API    ${taskRequests} requests = ${tasksResult.apiRequestsPer1000Calls} per 1,000 calls (the Task upserts, the mirror's own sign-in and its sync's incremental read at start)`,
     `  daemon peak RSS   ${mirrorPeakRss} MB`,
