@@ -226,10 +226,9 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
     }
     m.hincrby(mk.meta, 'mirrored', results.filter((r) => r.ok).length);
     await m.exec();
-    const writtenAt = results.flatMap((r) => (r.ok && byKey.has(r.key) ? [byKey.get(r.key)!.endedAt] : []));
-    lag?.wrote(writtenAt);
-    rt.history.record({ activities: writtenAt.length });
     const written = results.flatMap((r) => (r.ok && byKey.has(r.key) ? [byKey.get(r.key)!] : []));
+    lag?.wrote(written.map((a) => a.endedAt));
+    rt.history.record({ activities: written.length });
     rt.metrics.mirrored.inc({ sync: rt.syncId }, written.length);
     await writeFinalStatuses(rt, written, signal);
     const last = batch[batch.length - 1]!;
