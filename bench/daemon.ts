@@ -165,6 +165,13 @@ function operatorBlocks(redis: { url: string; prefix: string }, port: number, ba
   };
 }
 
+/** Samples a process's RSS every 200 ms until stop(), which gives the highest seen, in MB. */
+function sampleRss(pid: number): { stop(): number } {
+  let peak = 0;
+  const timer = setInterval(() => { const m = procMemory(pid); if (m && m.rssMb > peak) peak = m.rssMb; }, 200);
+  return { stop: () => { clearInterval(timer); return peak; } };
+}
+
 /** VmRSS and VmHWM (peak) of a process, in MB, from /proc; null once it is gone. */
 function procMemory(pid: number | 'self'): { rssMb: number; hwmMb: number } | null {
   let text: string;
@@ -468,8 +475,7 @@ async function runHubSpot(): Promise<void> {
   // 1. Throughput ----------------------------------------------------------------------------------------------
   const t0 = now();
   const pid = spawnDaemon(files, env).pid!;
-  let daemonPeakRss = 0;
-  const rssSampler = setInterval(() => { const m = procMemory(pid); if (m && m.rssMb > daemonPeakRss) daemonPeakRss = m.rssMb; }, 200);
+  const rss = sampleRss(pid);
   const readySeconds = await waitListening(publicUrl, t0, files);
   const daemonIdleRss = procMemory(pid)?.rssMb ?? 0;
   console.log(`daemon pid ${pid} listening on ${publicUrl} after ${readySeconds} s (RSS ${daemonIdleRss} MB); importing ${opts.contacts} contacts`);
@@ -611,7 +617,7 @@ async function runHubSpot(): Promise<void> {
 
   // 3. Memory, then stop ---------------------------------------------------------------------------------------
   const daemonEnd = procMemory(pid);
-  clearInterval(rssSampler);
+  const daemonPeakRss = rss.stop();
   const exitCode = await stopDaemon();
   const self = procMemory('self');
   let profile: ReturnType<typeof summarizeProfile> | null = null;
@@ -1146,8 +1152,7 @@ async function mirrorThroughput(): Promise<MirrorThroughput> {
   daemonAuth = `Bearer ${daemonToken}`;
   const t0 = now();
   const pid = spawnDaemon(files, env).pid!;
-  let sampledPeak = 0;
-  const rssSampler = setInterval(() => { const m = procMemory(pid); if (m && m.rssMb > sampledPeak) sampledPeak = m.rssMb; }, 200);
+  const rss = sampleRss(pid);
   const readySeconds = await waitListening(publicUrl, t0, files);
   const tReady = now();
   const rssAfterStart = procMemory(pid)?.rssMb ?? 0;
@@ -1174,7 +1179,7 @@ async function mirrorThroughput(): Promise<MirrorThroughput> {
     await sleep(200);
   }
   const tDone = now();
-  clearInterval(rssSampler);
+  const sampledPeak = rss.stop();
   const endMetrics = await (await fetch(`${publicUrl}/metrics`)).text();
   const mem = procMemory(pid);
   const mk = keys.mirror;
@@ -1678,8 +1683,7 @@ async function runSalesforce(): Promise<void> {
   const apiBefore = sf.stats.apiRequests;
   const t0 = now();
   const pid = spawnDaemon(files, env).pid!;
-  let daemonPeakRss = 0;
-  const rssSampler = setInterval(() => { const m = procMemory(pid); if (m && m.rssMb > daemonPeakRss) daemonPeakRss = m.rssMb; }, 200);
+  const rss = sampleRss(pid);
   const readySeconds = await waitListening(`http://127.0.0.1:${port}`, t0, files);
   let numbers = 0;
   let firstNumberSeconds = 0;
@@ -1698,7 +1702,7 @@ async function runSalesforce(): Promise<void> {
     await sleep(50); // the reader's own key: 20 requests/s at most, under its rate limit, and the end seen within 50 ms
   }
   const seconds = (now() - t0) / 1000;
-  clearInterval(rssSampler);
+  const daemonPeakRss = rss.stop();
   const apiRequests = sf.stats.apiRequests - apiBefore;
   const numbersPerMember = expected / members.length;
   const ceiling = {
@@ -1746,8 +1750,7 @@ async function runSalesforce(): Promise<void> {
   const apiBeforeTasks = sf.stats.apiRequests;
   const tasksT0 = now();
   const mirrorPid = spawnDaemon(mirrorFiles, env).pid!;
-  let mirrorPeakRss = 0;
-  const mirrorSampler = setInterval(() => { const m = procMemory(mirrorPid); if (m && m.rssMb > mirrorPeakRss) mirrorPeakRss = m.rssMb; }, 200);
+  const mirrorRss = sampleRss(mirrorPid);
   const mirrorReady = await waitListening(`http://127.0.0.1:${mirrorPort}`, tasksT0, mirrorFiles);
   const tReady = now();
   let mirrored = 0;
@@ -1767,7 +1770,7 @@ async function runSalesforce(): Promise<void> {
   }
   const tasksSeconds = (now() - tReady) / 1000;
   const tasksFromSpawn = (now() - tasksT0) / 1000;
-  clearInterval(mirrorSampler);
+  const mirrorPeakRss = mirrorRss.stop();
   const taskRequests = sf.stats.apiRequests - apiBeforeTasks;
   await stopDaemon();
   const want = await recordKeys(campaignUrl, readToken, campaign.id);
