@@ -1,5 +1,6 @@
 // Every v1 operation as data: method, path, role-table name, parameters, bodies, success and the failures particular to it.
 import { NUMBER_STATUSES, SETTABLE_STATES, type Operation } from './enums.ts';
+import { MAX_VAR_NAME, MAX_VAR_VALUE } from './limits.ts';
 import type { ListResource } from './content-range.ts';
 import type { ProblemKind } from './problems.ts';
 import { schemaRef, type Schema, type SchemaName } from './schemas.ts';
@@ -109,7 +110,7 @@ const numbersBlocking = {
   ...blockingIds('numbers'),
   blocking: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, status: { type: 'string' } } }, description: 'Each blocking number with its status' },
 };
-const variableValues: Schema = { type: 'array', items: { type: 'string', maxLength: 1000 }, description: 'Variable values, in the order of varNames' };
+const variableValues: Schema = { type: 'array', items: { type: 'string', maxLength: MAX_VAR_VALUE }, description: 'Variable values, in the order of varNames' };
 const numberEntry: Schema = {
   type: 'object', additionalProperties: false, required: ['number'],
   properties: {
@@ -140,7 +141,7 @@ const duplicateQuery: readonly ParameterSpec[] = [
 const varNamesParameter: ParameterSpec = {
   name: 'varNames', json: true, limit: 'variables',
   description: 'Names of the variables, in the order of each entry\'s varValues; default var1…varN. An entry may not carry more values than there are names.',
-  schema: { type: 'array', uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 100 } },
+  schema: { type: 'array', uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: MAX_VAR_NAME } },
 };
 
 const uploadQuery: readonly ParameterSpec[] = [

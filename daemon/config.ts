@@ -7,6 +7,7 @@ import { duration, id, secret, url } from './config-fields.ts';
 import { CRMS, crmSchemas } from './crm/registry.ts';
 import { isTimeZone } from './mirror/local-time.ts';
 import { OUTCOMES, ruleSchema } from './outcomes.ts';
+import { MAX_VARIABLES } from '../api/limits.ts';
 
 const COUNTRIES = new Set<string>(getCountries());
 
@@ -56,7 +57,8 @@ const mapping = z.strictObject({
   /** The field(s) holding phone numbers: each non-empty value (or each entry of a list of phones) becomes a number. */
   phone: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).transform((v) => (Array.isArray(v) ? v : [v])),
   /** varName → field, in the order the campaign's variables take. */
-  variables: z.record(z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'a variable name (letters, digits, "_")'), z.string().min(1)).default({}),
+  variables: z.record(z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'a variable name (letters, digits, "_")'), z.string().min(1)).default({})
+    .refine((v) => Object.keys(v).length <= MAX_VARIABLES, `at most ${MAX_VARIABLES} variables: a number carries no more`),
   /** Country for numbers written without a country code (ISO 3166 alpha-2, e.g. US). */
   defaultCountry: z.string().refine((c) => COUNTRIES.has(c), 'an ISO 3166-1 alpha-2 country code libphonenumber knows, e.g. US, GB, DE')
     .transform((c) => c as CountryCode).optional(),

@@ -3,9 +3,7 @@ import type { AddNumbersResult, RejectionCode } from '../api/records.ts';
 import { checkPhoneNumber, type PhoneCheck } from './phone-numbers.ts';
 import type { Store } from './store/store.ts';
 
-/** Most variables a number carries, and the longest value of one. */
-export const MAX_VARIABLES = 50;
-export const MAX_VAR_VALUE = 1000;
+export { MAX_VARIABLES, MAX_VAR_VALUE } from '../api/limits.ts';
 
 export interface Candidate {
   /** Where the entry came from: its index in a JSON body or its line in a CSV file. */

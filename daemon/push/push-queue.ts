@@ -27,6 +27,12 @@ export interface PushTarget {
   history: SyncHistory;
 }
 
+/**
+ * Requests one batch may spend setting aside entries the dialer refuses: bisecting out one bad entry of 10,000 takes
+ * about 2 × log2(10,000) ≈ 27; past this the rest waits for the next run rather than spend the key's budget.
+ */
+const MAX_REQUESTS_PER_BATCH = 40;
+
 /** Statuses that never change again: a number in one of them stays, with the reason recorded. */
 const FINAL = new Set(['Success', 'Failure', 'Blacklisted']);
 
@@ -169,39 +175,69 @@ export class PushQueue {
     }
     if (entries.length) {
       await state.markInflight(job.data.batchId);
-      let answer;
-      try {
-        answer = await this.client.addNumbers(campaignId, entries.map((e) => ({ number: e[0], varValues: e[2] })), target.varNames);
-      } catch (err) {
-        if (!(err instanceof DialerError)) throw err;
-        if (err.kind === 'rate-limited') {
-          await state.clearInflight(job.data.batchId); // refused whole: nothing was added
-          return this.rateLimited(err);
+      // Slices still to send: the batch, then what is left of it after the dialer named (or bisection found) the
+      // entries it refuses. One bad entry costs a few more requests, never the batch.
+      const pending: AddEntry[][] = [entries];
+      let sentAny = false;
+      let requests = 0;
+      const refuseAll = (reason: string, code: string, from: AddEntry[][]) => {
+        for (const slice of from.splice(0)) for (const e of slice) rejected.push([e[0], reason, code]);
+      };
+      while (pending.length) {
+        const slice = pending.shift()!;
+        let answer;
+        if (++requests > MAX_REQUESTS_PER_BATCH) {
+          refuseAll(`not sent: the dialer refused parts of its batch ${MAX_REQUESTS_PER_BATCH} times; retried on the next run`, 'isolation_limit', [slice, ...pending]);
+          break;
         }
-        if (err.kind === 'transient' && !this.isLastAttempt(job)) throw err;
-        if (err.kind === 'transient') await target.needsReconcile(`batch ${job.data.batchId}: ${err.message}`);
-        else await state.clearInflight(job.data.batchId); // a 4xx: the server added nothing
-        for (const e of entries) rejected.push([e[0], err.message, err.status ? `http_${err.status}` : 'network']);
-        this.metrics.records.inc({ sync: job.data.syncId, outcome: 'rejected' }, rejected.length);
-        return state.record(job.data.batchId, { created, rejected });
-      }
-      const sent = new Map(entries.map((e) => [e[0], e]));
-      for (const n of answer.created) if (sent.has(n.number)) created.push([n.number, String(n.id), 0]);
-      const duplicates = new Set<string>();
-      for (const r of answer.rejected) {
-        const e164 = entries[r.index]?.[0] ?? r.number;
-        if (r.code === 'duplicate') duplicates.add(e164);
-        else rejected.push([e164, r.reason, r.code ?? 'rejected']);
-      }
-      if (duplicates.size) {
-        // Already live in the campaign (added outside this daemon): adopt the existing record.
-        const found = await this.lookUp(campaignId, duplicates);
-        for (const e164 of duplicates) {
-          const id = found.get(e164);
-          if (id) created.push([e164, id, 1]);
-          else rejected.push([e164, 'the dialer called it a duplicate, but the campaign does not list it', 'duplicate']);
+        try {
+          answer = await this.client.addNumbers(campaignId, slice.map((e) => ({ number: e[0], varValues: e[2] })), target.varNames);
+        } catch (err) {
+          if (!(err instanceof DialerError)) throw err;
+          if (err.kind === 'rate-limited') {
+            // Refused whole: this slice added nothing. With earlier slices added, the batch stays in flight, and the
+            // job's next attempt looks up what they added before sending the rest.
+            if (!sentAny) await state.clearInflight(job.data.batchId);
+            return this.rateLimited(err);
+          }
+          if (err.kind === 'transient' && !this.isLastAttempt(job)) throw err;
+          if (err.kind === 'transient') {
+            await target.needsReconcile(`batch ${job.data.batchId}: ${err.message}`);
+            refuseAll(err.message, err.status ? `http_${err.status}` : 'network', [slice, ...pending]);
+            break;
+          }
+          const split = splitRefused(err, slice);
+          if (!split) {
+            // Not an entry's fault (the campaign is not Active, the key may not add): the rest would be refused alike.
+            refuseAll(err.message, `http_${err.status}`, [slice, ...pending]);
+            break;
+          }
+          for (const [e, reason] of split.refused) rejected.push([e[0], reason, `http_${err.status}`]);
+          pending.unshift(...split.retry.filter((part) => part.length));
+          this.log.info({ batch: job.data.batchId, sync: job.data.syncId, status: err.status, entries: slice.length,
+            refused: split.refused.length, again: split.retry.map((part) => part.length) }, 'dialer refused a batch: sending the rest without what it refused');
+          continue;
+        }
+        sentAny = true;
+        const sent = new Map(slice.map((e) => [e[0], e]));
+        for (const n of answer.created) if (sent.has(n.number)) created.push([n.number, String(n.id), 0]);
+        const duplicates = new Set<string>();
+        for (const r of answer.rejected) {
+          const e164 = slice[r.index]?.[0] ?? r.number;
+          if (r.code === 'duplicate') duplicates.add(e164);
+          else rejected.push([e164, r.reason, r.code ?? 'rejected']);
+        }
+        if (duplicates.size) {
+          // Already live in the campaign (added outside this daemon): adopt the existing record.
+          const found = await this.lookUp(campaignId, duplicates);
+          for (const e164 of duplicates) {
+            const id = found.get(e164);
+            if (id) created.push([e164, id, 1]);
+            else rejected.push([e164, 'the dialer called it a duplicate, but the campaign does not list it', 'duplicate']);
+          }
         }
       }
+      if (!sentAny) await state.clearInflight(job.data.batchId); // every request was refused: the server added nothing
     }
     const r = await state.record(job.data.batchId, { created, rejected });
     this.metrics.records.inc({ sync: job.data.syncId, outcome: 'pushed' }, r.pushed);
@@ -247,4 +283,39 @@ export class PushQueue {
     this.metrics.records.inc({ sync: job.data.syncId, outcome: 'deleted' }, r.deleted);
     return r;
   }
+}
+
+/** The indices of a slice that a 400 names in its field errors (`/3/varValues`, `/3`), each with its detail. */
+function namedEntries(err: DialerError, size: number): Map<number, string> {
+  const named = new Map<number, string>();
+  const errors: unknown = err.body?.errors;
+  if (!Array.isArray(errors)) return named;
+  for (const e of errors) {
+    const m = typeof e?.name === 'string' && e.in === 'body' ? /^\/(\d+)(?:\/|$)/.exec(e.name) : null;
+    const index = m ? Number(m[1]) : NaN;
+    if (index < size && !named.has(index)) named.set(index, typeof e.detail === 'string' ? e.detail.replace(/^Entry \d+ /, 'the entry ') : err.message);
+  }
+  return named;
+}
+
+/**
+ * What to do with a slice the dialer refused with a 4xx: the entries a 400 names are refused alone (with the dialer's
+ * words) and the rest sent again; a 400 that names none, or a 413 (too many for the server), is split in two until the
+ * refused entry stands alone. Null: the refusal is not about the entries (401, 403, 404, 409…).
+ */
+function splitRefused(err: DialerError, slice: AddEntry[]): { refused: [AddEntry, string][]; retry: AddEntry[][] } | null {
+  if (err.status !== 400 && err.status !== 413) return null;
+  const errors: unknown = err.body?.errors;
+  // A 400 about the query (varNames) or the body as a whole is no entry's fault.
+  if (Array.isArray(errors) && errors.length && !errors.some((e) => e?.in === 'body' && typeof e.name === 'string' && e.name !== '')) return null;
+  const named = err.status === 400 ? namedEntries(err, slice.length) : new Map<number, string>();
+  if (named.size) {
+    return {
+      refused: [...named].map(([i, detail]) => [slice[i]!, `the dialer refused it: ${detail}`]),
+      retry: [slice.filter((_, i) => !named.has(i))],
+    };
+  }
+  if (slice.length === 1) return { refused: [[slice[0]!, `the dialer refused it: ${err.message}`]], retry: [] };
+  const half = Math.ceil(slice.length / 2);
+  return { refused: [], retry: [slice.slice(0, half), slice.slice(half)] };
 }

@@ -1,6 +1,7 @@
 // From a CRM contact to what the campaign should hold: phone numbers in E.164 and the mapped variable values.
 import { createHash } from 'node:crypto';
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { MAX_VAR_VALUE } from '../../api/limits.ts';
 import type { Mapping } from '../config.ts';
 import type { SourceContact } from '../sources/source.ts';
 
@@ -63,8 +64,12 @@ export function hashValues(values: string[]): string {
   return createHash('sha256').update(JSON.stringify(values)).digest('base64url').slice(0, 16);
 }
 
-/** Maps one contact; invalid numbers become record errors, the valid ones still count. */
-export function mapContact(contact: SourceContact, mapping: Mapping): { contact: MappedContact; errors: RecordError[] } {
+/**
+ * Maps one contact; invalid numbers become record errors, the valid ones still count. A contact the dialer would
+ * refuse whole (a variable value over the API's limit) maps to no contact: it is refused alone, with its reason, and
+ * what the campaign holds for it stays as it was until the CRM record is fixed.
+ */
+export function mapContact(contact: SourceContact, mapping: Mapping): { contact: MappedContact | null; errors: RecordError[] } {
   const errors: RecordError[] = [];
   const phones: string[] = [];
   for (const field of mapping.phone) {
@@ -81,5 +86,15 @@ export function mapContact(contact: SourceContact, mapping: Mapping): { contact:
     errors.push({ contactId: contact.id, line: contact.line, field: mapping.phone.join(','), value: '', reason: 'no phone number', code: 'no_number' });
   }
   const varValues = Object.values(mapping.variables).map((field) => varValue(contact.fields[field]));
+  const tooLong = Object.entries(mapping.variables).flatMap(([name, field], i) => {
+    const length = varValues[i]!.length;
+    if (length <= MAX_VAR_VALUE) return [];
+    return [{
+      contactId: contact.id, line: contact.line, field, value: '', code: 'bad_record' as const,
+      reason: `variable ${name} (field ${field}) is ${length.toLocaleString('en')} characters long; the dialer takes at most ` +
+        `${MAX_VAR_VALUE.toLocaleString('en')}, so the contact is not sent until the field is shortened`,
+    }];
+  });
+  if (tooLong.length) return { contact: null, errors: [...errors, ...tooLong] };
   return { contact: { id: contact.id, phones, varValues, hash: hashValues(varValues) }, errors };
 }

@@ -6,7 +6,13 @@ import type { SyncRuntime } from './run.ts';
 export async function dryRun(rt: SyncRuntime, print: (line: string) => void, show = 20): Promise<{ add: number; replace: number; remove: number; invalid: number }> {
   // Who holds each number now decides between two contacts sharing it, as the real plan's owner order does.
   const heldBy = new Map<string, string | null>();
-  for await (const page of rt.state.scanHeld()) for (const [phone, h] of page) heldBy.set(phone, h.contactId);
+  const heldOf = new Map<string, [string, string][]>();
+  for await (const page of rt.state.scanHeld()) {
+    for (const [phone, h] of page) {
+      heldBy.set(phone, h.contactId);
+      if (h.contactId) heldOf.set(h.contactId, [...heldOf.get(h.contactId) ?? [], [phone, h.hash]]);
+    }
+  }
   // The desired state as a full read gives it; a number two contacts share goes to the one holding it now, else the first read.
   const wanted = new Map<string, { contactId: string; hash: string }>();
   let invalid = 0;
@@ -19,6 +25,11 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
         const { contact, errors } = mapContact(c, rt.config.mapping);
         invalid += errors.length;
         for (const e of errors) if (examples.length < show) examples.push(`  invalid  contact ${e.contactId}${e.line ? ` (line ${e.line})` : ''} ${e.field}=${e.value}: ${e.reason}`);
+        if (!contact) {
+          // Refused whole, as the real run refuses it: what the campaign holds for it stays as it is.
+          for (const [p, hash] of heldOf.get(c.id) ?? []) wanted.set(p, { contactId: c.id, hash });
+          continue;
+        }
         for (const p of contact.phones) {
           if (!wanted.has(p) || heldBy.get(p) === contact.id) wanted.set(p, { contactId: contact.id, hash: contact.hash });
         }

@@ -142,6 +142,7 @@ async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey
     }
     const { contact, errors: e } = mapContact(c, rt.config.mapping);
     errors.push(...e);
+    if (!contact) continue;
     changes.push({ contact });
     for (const p of contact.phones) phones.add(p);
   }
