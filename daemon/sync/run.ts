@@ -231,7 +231,8 @@ export async function runSync(rt: SyncRuntime, runId: string, trigger: string, s
     }
     // Parked records are retried by every run that reads the source, not by the runs webhooks queue: those come
     // with every change, and retrying every parked number for each would make a webhook cost the parked count.
-    if (run.mode !== 'inbox') {
+    // A source that does not pull (generic webhooks) plans every run; the runs its webhooks queue skip the retry too.
+    if (run.mode !== 'inbox' && !(run.mode === 'plan' && run.trigger === 'webhook')) {
       const parked = await redis.hkeys(keys.parked);
       for (let i = 0; i < parked.length; i += 1000) await redis.sadd(keys.dirty, ...parked.slice(i, i + 1000));
     }

@@ -8,11 +8,15 @@ export interface Exchange {
   status: number;
 }
 
+export interface Answer { status: number; headers?: Record<string, string>; body?: string }
+
 export interface Proxy {
   url: string;
   exchanges: Exchange[];
   /** Answers matching requests itself (status, headers, body) instead of forwarding them. */
-  intercept: ((req: IncomingMessage) => { status: number; headers?: Record<string, string>; body?: string } | undefined) | null;
+  intercept: ((req: IncomingMessage) => Answer | undefined) | null;
+  /** As intercept, but sees the request's body whole first (the request is forwarded with it when this answers nothing). */
+  interceptWithBody: ((req: IncomingMessage, body: Buffer) => Answer | undefined) | null;
   /** Rewrites the path (and query) of each forwarded request, e.g. to play a server that serves smaller pages. */
   rewritePath: ((path: string) => string) | null;
   /**
@@ -24,42 +28,61 @@ export interface Proxy {
 }
 
 export async function startProxy(target: string): Promise<Proxy> {
-  const proxy: Proxy = { url: '', exchanges: [], intercept: null, rewritePath: null, onAnswer: null, close: async () => {} };
+  const proxy: Proxy = { url: '', exchanges: [], intercept: null, interceptWithBody: null, rewritePath: null, onAnswer: null, close: async () => {} };
   const server = createServer((req, res) => {
+    const answerWith = (answer: Answer) => {
+      proxy.exchanges.push({ method: req.method!, path: req.url!, status: answer.status });
+      res.writeHead(answer.status, answer.headers).end(answer.body ?? '');
+    };
     const answer = proxy.intercept?.(req);
     if (answer) {
       req.resume();
-      proxy.exchanges.push({ method: req.method!, path: req.url!, status: answer.status });
-      res.writeHead(answer.status, answer.headers).end(answer.body ?? '');
+      answerWith(answer);
       return;
     }
-    const upstream = httpRequest(new URL(proxy.rewritePath?.(req.url!) ?? req.url!, target), { method: req.method, headers: req.headers }, (up) => {
-      const exchange = { method: req.method!, path: req.url!, status: up.statusCode! };
-      proxy.exchanges.push(exchange);
-      if (!proxy.onAnswer) {
-        res.writeHead(up.statusCode!, up.headers);
-        up.pipe(res);
-        return;
-      }
+    if (proxy.interceptWithBody) {
       const chunks: Buffer[] = [];
-      up.on('data', (c: Buffer) => chunks.push(c));
-      up.on('end', () => {
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
         const body = Buffer.concat(chunks);
-        const verdict = proxy.onAnswer?.(exchange, body);
-        if (verdict === 'drop') {
-          res.destroy();
-          return;
-        }
-        if (verdict) {
-          res.writeHead(verdict.status, { 'content-type': 'application/json' }).end(verdict.body ?? '{"message":"upstream failed"}');
-          return;
-        }
-        res.writeHead(up.statusCode!, up.headers);
-        res.end(body);
+        const own = proxy.interceptWithBody?.(req, body);
+        if (own) answerWith(own);
+        else forward(body);
       });
-    });
-    upstream.on('error', (error) => res.writeHead(502).end(String(error)));
-    req.pipe(upstream);
+      return;
+    }
+    forward(null);
+
+    function forward(buffered: Buffer | null) {
+      const upstream = httpRequest(new URL(proxy.rewritePath?.(req.url!) ?? req.url!, target), { method: req.method, headers: req.headers }, (up) => {
+        const exchange = { method: req.method!, path: req.url!, status: up.statusCode! };
+        proxy.exchanges.push(exchange);
+        if (!proxy.onAnswer) {
+          res.writeHead(up.statusCode!, up.headers);
+          up.pipe(res);
+          return;
+        }
+        const chunks: Buffer[] = [];
+        up.on('data', (c: Buffer) => chunks.push(c));
+        up.on('end', () => {
+          const body = Buffer.concat(chunks);
+          const verdict = proxy.onAnswer?.(exchange, body);
+          if (verdict === 'drop') {
+            res.destroy();
+            return;
+          }
+          if (verdict) {
+            res.writeHead(verdict.status, { 'content-type': 'application/json' }).end(verdict.body ?? '{"message":"upstream failed"}');
+            return;
+          }
+          res.writeHead(up.statusCode!, up.headers);
+          res.end(body);
+        });
+      });
+      upstream.on('error', (error) => res.writeHead(502).end(String(error)));
+      if (buffered) upstream.end(buffered);
+      else req.pipe(upstream);
+    }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
