@@ -1,6 +1,7 @@
 // Requests to a CRM (every CRM's client sends through here): paced by a gate in Redis that every daemon process
 // shares (a CRM's limit is per account, not per process), 429s waited out without spending an attempt, 5xx and network errors retried with backoff, except for
 // requests that create records: those are never sent twice on a doubt (see SourceError.uncertain).
+import { channel } from 'node:diagnostics_channel';
 import got, { type Got, type Method, type Response } from 'got';
 import type { RedisClient } from '../state/connection.ts';
 import type { Logger } from 'pino';
@@ -10,6 +11,12 @@ import { withScripts } from '../state/scripts.ts';
 import { budgetOfGate, countRequest } from '../history/history.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Every slot a gate hands out, `{ key, slotMs }` on Redis's clock: what the pacing decided, before the jitter a loaded
+ * machine or a network adds on the way to the CRM. Published only while someone subscribes (a test, a diagnostic).
+ */
+export const gateSlots = channel('campaign-sync:crm-gate-slot');
 
 /** One request every `intervalMs`, across every process using the same key (state/commands/gateTake-1.lua). */
 export class RateGate {
@@ -22,7 +29,8 @@ export class RateGate {
   }
 
   async take(): Promise<void> {
-    const wait = Number(await this.redis.cdsGateTake(this.key, this.intervalMs, this.burst));
+    const [wait, slotMs] = (await this.redis.cdsGateTake(this.key, this.intervalMs, this.burst)).map(Number) as [number, number];
+    if (gateSlots.hasSubscribers) gateSlots.publish({ key: this.key, slotMs });
     if (wait > 0) await sleep(wait);
   }
 

@@ -33,7 +33,7 @@ declare module 'ioredis' {
     cdsRecord(...keysAndArgs: Arg[]): Result<[number, number, number, number], Context>;
     cdsReconcile(have: string, dirty: string, ...args: Arg[]): Result<[number, number], Context>;
     cdsForget(have: string, claims: string, dirty: string, ...args: Arg[]): Result<number, Context>;
-    cdsGateTake(gate: string, intervalMs: number, burst: number): Result<number, Context>;
+    cdsGateTake(gate: string, intervalMs: number, burst: number): Result<[number, number], Context>;
     cdsGateHold(gate: string, ms: number): Result<number, Context>;
   }
 }

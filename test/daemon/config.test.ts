@@ -1,5 +1,5 @@
 // The daemon's configuration: defaults, ${ENV} secrets, precise problems for every kind of mistake, secrets never echoed, YAML/JSON files.
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -427,23 +427,46 @@ describe('a sync with its own dialer key', () => {
 });
 
 describe("the README's configuration example", () => {
-  it('is a valid configuration using every source type', async () => {
-    const { readFileSync, mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
-    const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
-    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
-    const block = /```yaml\n(redis:[\s\S]*?)```/.exec(readme)?.[1];
-    expect(block).toBeDefined();
+  const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+  /** The first block of YAML that starts with these lines, without its fence. */
+  const yamlBlock = (start: string) => new RegExp(`\`\`\`yaml\\n(${start}[\\s\\S]*?)\`\`\``).exec(readme)?.[1];
+
+  /** Loads YAML from a file as the daemon does, every ${NAME} in it given a value of its own. */
+  function load(yaml: string, values: Record<string, string> = {}) {
     const dir = mkdtempSync(join(tmpdir(), 'cds-readme-'));
     try {
       const file = join(dir, 'sync.yaml');
-      writeFileSync(file, block!);
-      const names = [...block!.matchAll(/\$\{(\w+)\}/g)].map((m) => m[1]!);
-      const config = loadConfig(file, Object.fromEntries(names.map((n) => [n, n === 'SIGNUP_WEBHOOK_SECRET' ? 'whsec_c2VjcmV0' : `value-of-${n}`])));
-      expect(config.syncs.map((s) => s.source.type)).toEqual(['hubspot', 'pipedrive', 'webhook', 'csv']);
-      expect(config.dialer.apiToken).toBe('value-of-DIALER_API_TOKEN');
+      writeFileSync(file, yaml);
+      const names = [...yaml.matchAll(/\$\{(\w+)\}/g)].map((m) => m[1]!);
+      return loadConfig(file, Object.fromEntries(names.map((n) => [n, values[n] ?? `value-of-${n}`])));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+
+  it('is a valid configuration using every source type', () => {
+    const block = yamlBlock('redis:');
+    expect(block).toBeDefined();
+    const config = load(block!, { SIGNUP_WEBHOOK_SECRET: 'whsec_c2VjcmV0' });
+    expect(config.syncs.map((s) => s.source.type)).toEqual(['hubspot', 'pipedrive', 'webhook', 'csv']);
+    expect(config.dialer.apiToken).toBe('value-of-DIALER_API_TOKEN');
+  });
+
+  it('has a valid Salesforce example, with the schedule, onLeave and compareEvery it runs on in their places', async () => {
+    // The Salesforce section's example holds only `syncs:`; the main example's top gives it the rest.
+    const top = yamlBlock('redis:')?.split('\nsyncs:\n')[0];
+    const block = yamlBlock('syncs:\\n {2}- id: sf-callbacks');
+    expect(top).toBeDefined();
+    expect(block).toBeDefined();
+    const config = load(`${top}\n${block}`);
+    // Written out in the example, not left to defaults a reader cannot see.
+    const shown = (await import('yaml')).parse(block!).syncs[0];
+    expect(Object.keys(shown)).toEqual(expect.arrayContaining(['schedule', 'onLeave', 'mirror']));
+    expect(Object.keys(shown.source)).toContain('compareEvery');
+    const [sf] = config.syncs;
+    expect(sf!.source).toMatchObject({ type: 'salesforce', compareEvery: 3_600_000, overlap: 300_000 });
+    expect(sf!.schedule).toEqual({ every: 900_000 });
+    expect(sf!.onLeave).toBe('delete');
+    expect(sf!.mirror).toMatchObject({ every: 60_000, statusProperty: 'Dialer_Status__c' });
   });
 });

@@ -2,6 +2,7 @@
 // reference server. Campaign members and SOQL selections, full and incremental, Do Not Call, deletions, Outbound
 // Messages, a session expiring mid-run, the daily API allowance, every call attempt back as one Task, and each
 // number's final status on its Lead or Contact.
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,10 @@ import { pino, type Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSalesforceStandIn, type SalesforceStandIn, type SfRecord } from '../../crm-stand-ins/salesforce.ts';
 import { Daemon } from '../../daemon/app.ts';
+import { SalesforceApi } from '../../daemon/crm/salesforce/client.ts';
+import { salesforceSource } from '../../daemon/crm/salesforce/config.ts';
+import { SalesforceSink } from '../../daemon/crm/salesforce/sink.ts';
+import { Metrics } from '../../daemon/metrics.ts';
 import { attemptKey } from '../../daemon/mirror/mirror.ts';
 import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
 import { parseConfig } from '../../daemon/config.ts';
@@ -629,4 +634,37 @@ describe('Salesforce: kill -9 during a full import, and Redis restarted mid-impo
       await w.close();
     }
   }, 180_000);
+});
+
+describe('Salesforce: what a Task tells a person about its call', () => {
+  it('ActivityDate is the day the call started on the account\'s clock, and CallObject the key the README computes', async () => {
+    const sf = await startSalesforceStandIn({ contacts: 3, leads: 0 });
+    const { prefix, cleanup } = testPrefix();
+    const redis = new Redis(REDIS_URL);
+    try {
+      const config = salesforceSource.parse(salesforceSync(sf, 'unused', { object: 'Contact' }).source);
+      const sink = new SalesforceSink(new SalesforceApi(config, { redis, keys: new DaemonKeys(prefix), log: quietLog, metrics: new Metrics() }));
+      const contactId = sf.records('Contact')[0]!.values.Id as string;
+      const campaignId = '3f9a61c2-6a70-4d55-9a57-0c1f0f3e2b11';
+      // New York, 23:59:40 to 00:00:50 on the account's wall clock: in UTC the call starts on the 4th, and it ends on the 4th.
+      const record = {
+        number: '+12125550100', attempt: 2, startedAtLocal: '2026-11-03T23:59:40', answeredAtLocal: '2026-11-03T23:59:50', endedAtLocal: '2026-11-04T00:00:50',
+        ringResult: 'Answered', answerType: 'Human', sipResponseCode: 200, endType: null, queueId: null, outcome: 'Success',
+      };
+      const key = attemptKey(campaignId, record.number, record.attempt);
+      const [written] = await sink.write([{
+        key, record, outcome: 'connected', contactId, campaignId, startedAt: Date.parse('2026-11-04T04:59:40Z'),
+        answeredAt: Date.parse('2026-11-04T04:59:50Z'), endedAt: Date.parse('2026-11-04T05:00:50Z'), durationMs: 60_000,
+      }]);
+      expect(written).toMatchObject({ ok: true });
+      const task = sf.records('Task').find((t) => t.values.CallObject === key)!;
+      expect(task.values).toMatchObject({ WhoId: contactId, ActivityDate: '2026-11-03', CallDurationInSeconds: 60, CallDisposition: 'Connected' });
+      expect(task.values.Subject).toBe(`Outbound call to +12125550100 (attempt 2) [cds:${key}]`);
+      // The README's recipe for a person who has a call (campaign, number, attempt) and looks for its Task.
+      const recipe = 'printf \'%s\\n%s\\n%s\' "$1" "$2" "$3" | openssl dgst -sha256 -binary | basenc --base64url | cut -c1-20';
+      expect(execFileSync('sh', ['-c', recipe, 'sh', campaignId, record.number, String(record.attempt)]).toString().trim()).toBe(key);
+    } finally {
+      redis.disconnect(); await sf.close(); await cleanup();
+    }
+  });
 });

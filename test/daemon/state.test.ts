@@ -268,15 +268,20 @@ describe('the CRM gates', () => {
     const gate = new DaemonKeys(p.prefix).gate('test', 'acct');
     const s = freshState(); // defines the scripts on this connection
     const waits = [];
-    for (let i = 0; i < 4; i++) waits.push(await s.redis.cdsGateTake(gate, 1000, 0));
+    const slots = [];
+    for (let i = 0; i < 4; i++) {
+      const [wait, slot] = await s.redis.cdsGateTake(gate, 1000, 0);
+      waits.push(wait); slots.push(slot);
+    }
     expect(waits[0]).toBe(0);
-    // Each later caller is told to wait about one interval more than the one before.
+    // Each later caller is told to wait about one interval more than the one before, and its slot is at least one interval later.
     for (let i = 1; i < 4; i++) expect(waits[i]! - waits[i - 1]!).toBeGreaterThan(900);
+    for (let i = 1; i < 4; i++) expect(slots[i]! - slots[i - 1]!).toBeGreaterThanOrEqual(1000);
     const burst = new DaemonKeys(p.prefix).gate('test', 'burst');
     const bw = [];
-    for (let i = 0; i < 3; i++) bw.push(await s.redis.cdsGateTake(burst, 1000, 2));
+    for (let i = 0; i < 3; i++) bw.push((await s.redis.cdsGateTake(burst, 1000, 2))[0]);
     expect(bw).toEqual([0, 0, 0]);
     await s.redis.cdsGateHold(burst, 60_000);
-    expect(await s.redis.cdsGateTake(burst, 1000, 2)).toBeGreaterThan(55_000);
+    expect((await s.redis.cdsGateTake(burst, 1000, 2))[0]).toBeGreaterThan(55_000);
   });
 });
