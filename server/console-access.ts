@@ -35,6 +35,9 @@ interface Session { csrf: string; expiresAt: number }
  */
 export type TokenCheck = { verdict: 'right' } | { verdict: 'wrong' } | { verdict: 'limited'; retryAfterSeconds: number };
 
+/** A session just made: the cookie's value (shown to no one else, kept only hashed) and its CSRF token. */
+export interface NewSession { id: string; csrf: string; expiresAt: number }
+
 /** A signed-in browser: its CSRF token is needed on every change it asks for. */
 export interface SignedIn { csrf: string; expiresAt: number }
 
@@ -68,7 +71,7 @@ export class ConsoleAccess {
    * Checks a console token presented by the client at `address`. A right one costs nothing (a script using the token
    * is not throttled), a wrong one costs an attempt, and with none left every presentation is refused until one is due.
    */
-  checkToken(address: string, given: string): TokenCheck {
+  private checkToken(address: string, given: string): TokenCheck {
     const who = `sign-in:${address}`;
     const wait = this.attempts.wait(who);
     if (wait > 0) return { verdict: 'limited', retryAfterSeconds: wait };
@@ -82,15 +85,17 @@ export class ConsoleAccess {
     return timingSafeEqual(sha256(given), this.tokenHash);
   }
 
-  /** A new session (its cookie value and CSRF token), for a caller that has checked the token with checkToken. */
-  signIn(): { id: string; csrf: string; expiresAt: number } {
+  /** A new session (its cookie value and CSRF token) for the right token, within the client's attempts. */
+  signIn(address: string, token: string): Exclude<TokenCheck, { verdict: 'right' }> | { verdict: 'right'; session: NewSession } {
+    const check = this.checkToken(address, token);
+    if (check.verdict !== 'right') return check;
     const now = this.options.now();
     this.prune(now);
     const id = randomBytes(32).toString('base64url');
     const csrf = randomBytes(32).toString('base64url');
     const expiresAt = now + this.options.ttlMs;
     this.sessions.set(sha256(id).toString('hex'), { csrf, expiresAt });
-    return { id, csrf, expiresAt };
+    return { verdict: 'right', session: { id, csrf, expiresAt } };
   }
 
   signOut(request: FastifyRequest): void {
@@ -162,7 +167,7 @@ export class ConsoleAccess {
 }
 
 /** The 429 of a client out of attempts at the console token, however it presented it. */
-export function tooManyAttempts(retryAfterSeconds: number): ApiError {
+function tooManyAttempts(retryAfterSeconds: number): ApiError {
   return new ApiError('rate-limited',
     `Too many wrong console tokens from this address; try again in ${retryAfterSeconds} s`,
     { headers: { 'retry-after': String(retryAfterSeconds) } });

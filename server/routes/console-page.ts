@@ -43,7 +43,7 @@ export function consolePageRoutes(app: FastifyInstance, access: ConsoleAccess): 
     const token = request.body instanceof URLSearchParams ? request.body.get('token') ?? '' : '';
     if (token === '') return send(reply, 400, signInPage({ kind: 'error', text: 'Enter the console token (CONSOLE_TOKEN, printed by the server at start).' }));
     // The same attempts as a bearer token on the console API: one limit however the token is presented.
-    const check = access.checkToken(request.ip, token);
+    const check = access.signIn(request.ip, token);
     if (check.verdict === 'limited') {
       reply.header('retry-after', String(check.retryAfterSeconds));
       return send(reply, 429, signInPage({ kind: 'error', text: `Too many sign-in attempts from this address; try again in ${check.retryAfterSeconds} s.` }));
@@ -53,8 +53,7 @@ export function consolePageRoutes(app: FastifyInstance, access: ConsoleAccess): 
         kind: 'error', text: 'That is not the console token. Use the token the server printed at start (or CONSOLE_TOKEN); API keys (cdk_…) do not sign in here.',
       }));
     }
-    const session = access.signIn();
-    access.setCookie(reply, session.id, session.expiresAt);
+    access.setCookie(reply, check.session.id, check.session.expiresAt);
     return reply.redirect(CONSOLE_PATH, 303);
   });
 
