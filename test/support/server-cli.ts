@@ -12,7 +12,7 @@ afterAll(() => {
 });
 
 export interface ServerProcess {
-  /** The base URL the banner printed (http:// or https://). */
+  /** The base URL the banner printed (http:// or https://); the whole banner is in output() by then. */
   base: string;
   output(): string;
   stop(): Promise<number | null>;
@@ -26,8 +26,9 @@ export async function startServerCli(args: string[], env: Record<string, string>
   const base = await new Promise<string>((resolve, reject) => {
     const seen = (c: Buffer) => {
       out += c.toString();
+      // The banner ends with where the console token came from: every line before it has arrived by then.
       const m = /^Web console: (https?:\/\/\S+)\/console /m.exec(out);
-      if (m) resolve(m[1]!);
+      if (m && /^Console token/m.test(out)) resolve(m[1]!);
     };
     proc.stdout!.on('data', seen);
     proc.stderr!.on('data', seen);
