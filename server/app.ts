@@ -63,6 +63,15 @@ export interface ServerOptions {
   now?: () => Date;
   /** The web console's sessions: their lifetime, and the real-time clock they expire by (tests move it). */
   consoleSessions?: Partial<SessionOptions>;
+  /** Simulated seconds per real second of a real-time clock (--speed), which the console shows. */
+  clockSpeed?: number;
+  /**
+   * The reverse proxies (addresses or CIDR ranges, --trust-proxy) whose X-Forwarded-Proto and X-Forwarded-For are
+   * believed: the client's address and whether it came over HTTPS (the console's cookie is then Secure).
+   */
+  trustProxy?: string[];
+  /** A PEM certificate and its key: the server listens over HTTPS (--tls-cert, --tls-key). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
   logger?: boolean;
 }
 
@@ -70,6 +79,8 @@ export interface Deps {
   store: Store;
   clock: SimulationClock;
   clockMode: 'manual' | 'realtime';
+  /** Simulated seconds per real second of a real-time clock. */
+  clockSpeed: number;
   dialer: Dialer;
   events: Events;
   validator: PhoneValidator;
@@ -104,6 +115,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       },
     } : false,
     bodyLimit: limits.jsonBodyBytes,
+    trustProxy: options.trustProxy?.length ? options.trustProxy : false,
+    https: options.tls ?? null,
     // The problem+json error handler answers every error; fastify's own 4xx become problems there.
     return503OnClosing: true,
   });
@@ -190,7 +203,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const csv = new CsvThread();
   app.addHook('onClose', async () => csv.close());
   const deps: Deps = {
-    store, limits, now, validator, csv, clock, clockMode: options.clockMode ?? 'manual', dialer, events,
+    store, limits, now, validator, csv, clock, clockMode: options.clockMode ?? 'manual', clockSpeed: options.clockSpeed ?? 1, dialer, events,
     guard(request, op) {
       const auth = authResults.get(request);
       if (!auth) throw new Error('guard used outside /v1');

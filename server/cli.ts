@@ -1,5 +1,8 @@
 // `npm run server -- --port <n> --db <file|:memory:> [--seed demo] [--rate-limit 10/s,burst=50]`: starts the reference server.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import { parseArgs } from 'node:util';
 import { buildServer } from './app.ts';
 import { RealTimeDriver, SimulationClock } from './clock.ts';
@@ -9,7 +12,8 @@ import { seedDemo } from './seed.ts';
 import { Store } from './store/store.ts';
 
 const USAGE = 'usage: npm run server -- [--port 4000] [--host 127.0.0.1] [--db :memory:|FILE] [--seed demo] [--seed N]\n' +
-  '  [--clock realtime|manual] [--speed 1] [--start 2026-01-05T09:00:00Z] [--outcomes FILE.json] [--rate-limit 10/s,burst=50|off] [--log]';
+  '  [--clock realtime|manual] [--speed 1] [--start 2026-01-05T09:00:00Z] [--outcomes FILE.json] [--rate-limit 10/s,burst=50|off] [--log]\n' +
+  '  [--trust-proxy ADDRESS[,ADDRESS|CIDR…]] [--tls-cert FILE.pem --tls-key FILE.pem]';
 
 /** Where a manual clock starts unless told: fixed, so that one seed and one set of requests repeat exactly. */
 const MANUAL_START = '2026-01-05T09:00:00Z';
@@ -32,6 +36,9 @@ try {
       start: { type: 'string' },
       outcomes: { type: 'string' },
       'rate-limit': { type: 'string' },
+      'trust-proxy': { type: 'string', default: process.env.TRUST_PROXY ?? '' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
       log: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -54,6 +61,21 @@ const start = args.start ? Date.parse(args.start) : args.clock === 'manual' ? Da
 if (Number.isNaN(start)) fail(`--start must be an ISO timestamp such as ${MANUAL_START}; got ${args.start}`);
 const rateLimit = args['rate-limit'] === undefined ? DEFAULT_RATE_LIMIT : parseRateLimit(args['rate-limit']);
 if (!rateLimit) fail(`--rate-limit must look like 10/s, 600/min, 10/s,burst=50 or off; got ${args['rate-limit']}`);
+const trustProxy = args['trust-proxy'].split(',').map((x) => x.trim()).filter((x) => x !== '');
+const notProxies = trustProxy.filter((x) => !isProxyAddress(x));
+if (notProxies.length) {
+  fail(`--trust-proxy (or TRUST_PROXY) takes the proxies' IP addresses or CIDR ranges, comma-separated (or loopback); not ${notProxies.join(', ')}`);
+}
+if ((args['tls-cert'] === undefined) !== (args['tls-key'] === undefined)) fail('--tls-cert and --tls-key go together: the certificate and its private key');
+let tls;
+if (args['tls-cert'] !== undefined) {
+  try {
+    tls = { cert: readFileSync(args['tls-cert']), key: readFileSync(args['tls-key']!) };
+    createSecureContext(tls);
+  } catch (err) {
+    fail(`--tls-cert/--tls-key: ${(err as Error).message}`);
+  }
+}
 
 const consoleToken = process.env.CONSOLE_TOKEN || `console_${randomBytes(32).toString('base64url')}`;
 let store: Store;
@@ -71,8 +93,8 @@ try {
 const clock = new SimulationClock(start);
 // Seeded before the server is built, so the dialer finds the demo's Active campaigns when it starts.
 const seeded = demo ? seedDemo(store, new Date(clock.now())) : null;
-const app = await buildServer({ store, consoleToken, rateLimit, logger: args.log, clock, clockMode: args.clock as 'manual' | 'realtime', seed: randomSeed,
-  webhookSigningKey: process.env.WEBHOOK_SIGNING_KEY || undefined, outcomes });
+const app = await buildServer({ store, consoleToken, rateLimit, logger: args.log, clock, clockMode: args.clock as 'manual' | 'realtime', clockSpeed: speed,
+  seed: randomSeed, webhookSigningKey: process.env.WEBHOOK_SIGNING_KEY || undefined, outcomes, trustProxy, tls });
 const driver = args.clock === 'realtime' ? new RealTimeDriver(clock, speed) : null;
 driver?.start();
 const address = await app.listen({ port, host: args.host });
@@ -83,6 +105,7 @@ console.log(`Web console: ${base}/console  (sign in with the console token)`);
 console.log(`API reference: ${base}/docs  (OpenAPI 3.1 document: ${base}/v1/openapi.json)`);
 console.log(`Rate limit per key: ${rateLimit.rate}/s, bursts of ${rateLimit.burst}`);
 console.log(`Clock: ${args.clock}${driver ? ` at ${speed}x` : ' (POST /console/clock/advance {"seconds": N})'}, now ${new Date(clock.now()).toISOString()}; random seed ${randomSeed}`);
+if (trustProxy.length) console.log(`Trusted proxies (X-Forwarded-Proto, X-Forwarded-For): ${trustProxy.join(', ')}`);
 console.log(process.env.CONSOLE_TOKEN ? 'Console token: from CONSOLE_TOKEN' : `Console token (generated; set CONSOLE_TOKEN to choose it): ${consoleToken}`);
 if (seeded) {
   const { account, adminToken } = seeded;
@@ -99,4 +122,13 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     driver?.stop();
     void app.close().then(() => store.close()).then(() => process.exit(0));
   });
+}
+
+/** An IP address, a CIDR range (`10.0.0.0/8`) or one of the names fastify's proxy check knows. */
+function isProxyAddress(text: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(text)) return true;
+  const [ip, bits, ...rest] = text.split('/');
+  const family = isIP(ip!);
+  if (family === 0 || rest.length) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
 }

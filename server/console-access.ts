@@ -13,9 +13,12 @@ export const CSRF_FIELD = 'csrf';
 export interface SessionOptions {
   /** How long a session lasts after sign-in (default 8 hours). */
   ttlMs: number;
-  /** Real time for session expiry (tests move it); not the simulation clock. */
+  /** Real time for session expiry and the attempts' refill (tests move it); not the simulation clock. */
   now: () => number;
-  /** Sign-in attempts per client address (default 20 at once, then one every 6 s): guessing a chosen CONSOLE_TOKEN stays slow. */
+  /**
+   * Wrong console tokens per client address, however presented (sign-in form or bearer token): 20 at once, then one
+   * every 6 s by default, so guessing a chosen CONSOLE_TOKEN stays slow.
+   */
   signInLimit: RateLimitPolicy;
 }
 
@@ -25,6 +28,15 @@ const MAX_SESSIONS = 1000;
 
 /** The CSRF token is kept in clear: the page shows it in its markup on every load, and alone it grants nothing. */
 interface Session { csrf: string; expiresAt: number }
+
+/**
+ * A presentation of the console token: right, wrong (it cost an attempt), or refused unheard because the client has no
+ * attempts left (even the right token, so that a guess past the limit learns nothing).
+ */
+export type TokenCheck = { verdict: 'right' } | { verdict: 'wrong' } | { verdict: 'limited'; retryAfterSeconds: number };
+
+/** A session just made: the cookie's value (shown to no one else, kept only hashed) and its CSRF token. */
+export interface NewSession { id: string; csrf: string; expiresAt: number }
 
 /** A signed-in browser: its CSRF token is needed on every change it asks for. */
 export interface SignedIn { csrf: string; expiresAt: number }
@@ -46,34 +58,44 @@ export class ConsoleAccess {
   /** Sessions by the SHA-256 of their id: the cookie's value is never kept. */
   private readonly sessions = new Map<string, Session>();
 
-  private readonly signIns: RateLimiter;
+  /** The one limit on guessing the console token, shared by the sign-in form and bearer tokens; only failures cost. */
+  private readonly attempts: RateLimiter;
 
   constructor(consoleToken: string, options: Partial<SessionOptions> = {}) {
     this.tokenHash = sha256(consoleToken);
     this.options = { ...DEFAULT_SESSION, ...options };
-    this.signIns = new RateLimiter(this.options.signInLimit);
+    this.attempts = new RateLimiter(this.options.signInLimit, this.options.now);
   }
 
-  /** Takes a sign-in attempt of this client address; the seconds to wait when it has none left, else 0. */
-  signInWait(address: string): number {
-    return this.signIns.take(`sign-in:${address}`).retryAfterSeconds;
+  /**
+   * Checks a console token presented by the client at `address`. A right one costs nothing (a script using the token
+   * is not throttled), a wrong one costs an attempt, and with none left every presentation is refused until one is due.
+   */
+  private checkToken(address: string, given: string): TokenCheck {
+    const who = `sign-in:${address}`;
+    const wait = this.attempts.wait(who);
+    if (wait > 0) return { verdict: 'limited', retryAfterSeconds: wait };
+    if (this.isConsoleToken(given)) return { verdict: 'right' };
+    this.attempts.take(who);
+    return { verdict: 'wrong' };
   }
 
   /** Whether `given` is the console token; constant time (both sides are hashed to one length first). */
-  isConsoleToken(given: string): boolean {
+  private isConsoleToken(given: string): boolean {
     return timingSafeEqual(sha256(given), this.tokenHash);
   }
 
-  /** A new session for the right token: its cookie value and CSRF token. Null for a wrong one. */
-  signIn(token: string): { id: string; csrf: string; expiresAt: number } | null {
-    if (!this.isConsoleToken(token)) return null;
+  /** A new session (its cookie value and CSRF token) for the right token, within the client's attempts. */
+  signIn(address: string, token: string): Exclude<TokenCheck, { verdict: 'right' }> | { verdict: 'right'; session: NewSession } {
+    const check = this.checkToken(address, token);
+    if (check.verdict !== 'right') return check;
     const now = this.options.now();
     this.prune(now);
     const id = randomBytes(32).toString('base64url');
     const csrf = randomBytes(32).toString('base64url');
     const expiresAt = now + this.options.ttlMs;
     this.sessions.set(sha256(id).toString('hex'), { csrf, expiresAt });
-    return { id, csrf, expiresAt };
+    return { verdict: 'right', session: { id, csrf, expiresAt } };
   }
 
   signOut(request: FastifyRequest): void {
@@ -111,8 +133,10 @@ export class ConsoleAccess {
   guard(request: FastifyRequest): void {
     const auth = request.headers.authorization;
     if (auth !== undefined) {
-      const m = /^Bearer[ ]+(\S+)\s*$/i.exec(auth);
-      if (m && this.isConsoleToken(m[1]!)) return;
+      // A malformed header is a wrong token too: it costs an attempt like any other guess.
+      const check = this.checkToken(request.ip, /^Bearer[ ]+(\S+)\s*$/i.exec(auth)?.[1] ?? '');
+      if (check.verdict === 'right') return;
+      if (check.verdict === 'limited') throw tooManyAttempts(check.retryAfterSeconds);
       throw new ApiError('unauthorized', 'The console needs "Authorization: Bearer <console token>" (CONSOLE_TOKEN); this is not it');
     }
     const state = this.session(request);
@@ -140,6 +164,13 @@ export class ConsoleAccess {
       else break;
     }
   }
+}
+
+/** The 429 of a client out of attempts at the console token, however it presented it. */
+function tooManyAttempts(retryAfterSeconds: number): ApiError {
+  return new ApiError('rate-limited',
+    `Too many wrong console tokens from this address; try again in ${retryAfterSeconds} s`,
+    { headers: { 'retry-after': String(retryAfterSeconds) } });
 }
 
 function secure(request: FastifyRequest): string {

@@ -30,18 +30,10 @@ export class RateLimiter {
   /** Takes one token from the bucket of `who` (a key id, or an address for requests without a valid key). */
   take(who: string): RateDecision {
     const { rate, burst } = this.policy;
-    const t = this.now();
-    let b = this.buckets.get(who);
-    if (!b) {
-      if (this.buckets.size > 100_000) this.sweep(t);
-      b = { tokens: burst, at: t };
-      this.buckets.set(who, b);
-    }
-    b.tokens = Math.min(burst, b.tokens + ((t - b.at) / 1000) * rate);
-    b.at = t;
+    const b = this.refilled(who);
     const allowed = b.tokens >= 1;
     if (allowed) b.tokens -= 1;
-    const retryAfterSeconds = allowed ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / rate));
+    const retryAfterSeconds = allowed ? 0 : this.secondsToToken(b);
     const window = Math.max(1, Math.ceil(burst / rate));
     const resetSeconds = Math.ceil((burst - b.tokens) / rate);
     return {
@@ -52,6 +44,31 @@ export class RateLimiter {
         ratelimit: `"default";r=${Math.floor(b.tokens)};t=${resetSeconds}`,
       },
     };
+  }
+
+  /** The seconds until `who` has a token, taking none: 0 when it has one now. For limits that charge only failures. */
+  wait(who: string): number {
+    const b = this.refilled(who);
+    return b.tokens >= 1 ? 0 : this.secondsToToken(b);
+  }
+
+  /** The bucket of `who`, topped up for the time since it was last seen (a new one is full). */
+  private refilled(who: string): Bucket {
+    const { rate, burst } = this.policy;
+    const t = this.now();
+    let b = this.buckets.get(who);
+    if (!b) {
+      if (this.buckets.size > 100_000) this.sweep(t);
+      b = { tokens: burst, at: t };
+      this.buckets.set(who, b);
+    }
+    b.tokens = Math.min(burst, b.tokens + ((t - b.at) / 1000) * rate);
+    b.at = t;
+    return b;
+  }
+
+  private secondsToToken(b: Bucket): number {
+    return Math.max(1, Math.ceil((1 - b.tokens) / this.policy.rate));
   }
 
   /** Forgets full buckets: they hold nothing a new bucket would not. */

@@ -558,7 +558,10 @@ const clockButtons = document.getElementById('clock-advance');
 
 async function refreshClock() {
   const { data } = await api('GET', '/console/clock');
-  clockMode.textContent = data.mode === 'manual' ? 'Manual clock' : 'Real-time clock';
+  // A real-time clock may run faster than the wall clock (./dev start runs it at 60x): its label says so.
+  clockMode.textContent = data.mode === 'manual' ? 'Manual clock' : data.speed === 1 ? 'Real-time clock' : `Virtual clock ×${data.speed}`;
+  clockMode.title = data.mode === 'manual' ? 'Moves only when advanced'
+    : data.speed === 1 ? 'One simulated second per real second' : `${data.speed} simulated seconds per real second`;
   clockNow.dateTime = data.now;
   clockNow.textContent = data.now.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
   clockButtons.hidden = data.mode !== 'manual';
@@ -575,23 +578,44 @@ for (const b of clockButtons.querySelectorAll('button')) {
 
 // ---- routing and polling -------------------------------------------------------------------------------------
 
+/** What an address names that is not there: a route the console does not have, or a record the server does not know. */
+function notFoundView(detail) {
+  main.replaceChildren(...heading('Not found', [['Accounts', '#/']]), h('p', {}, detail));
+  return { refresh: async () => {} };
+}
+
+/** The segments of the hash route, decoded; null when one is not valid percent-encoded UTF-8 (`%E0%A4%A`). */
+function routeParts() {
+  try {
+    return location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    return null;
+  }
+}
+
 let routeToken = 0;
 /** Shows the view the hash names; after a navigation (not the first load) the focus goes to its heading. */
 async function route(focusHeading = true) {
   const mine = ++routeToken;
-  const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  const parts = routeParts();
+  const unknown = () => notFoundView(`The console has no page at the address ${location.hash}.`);
   try {
     let next;
-    if (parts[0] === 'accounts' && parts[1] && parts[2] === 'campaigns' && parts[3]) next = await campaignView(parts[1], parts[3]);
-    else if (parts[0] === 'accounts' && parts[1]) next = await accountView(parts[1]);
-    else next = await accountsView();
+    if (parts === null) next = unknown();
+    else if (parts.length === 4 && parts[0] === 'accounts' && parts[2] === 'campaigns') next = await campaignView(parts[1], parts[3]);
+    else if (parts.length === 2 && parts[0] === 'accounts') next = await accountView(parts[1]);
+    else if (parts.length === 0 || (parts.length === 1 && parts[0] === 'accounts')) next = await accountsView();
+    else next = unknown();
     if (mine !== routeToken) return;
     view = next;
     await view.refresh();
-    if (focusHeading) main.querySelector('h2')?.focus();
   } catch (err) {
-    fail(err);
+    if (mine !== routeToken) return;
+    // An account or campaign the server does not have (deleted, or a mistyped address): a page that says so.
+    if (err instanceof Refusal && err.status === 404) view = notFoundView(err.message);
+    else return fail(err);
   }
+  if (focusHeading) main.querySelector('h2')?.focus();
 }
 
 let ticking = false;

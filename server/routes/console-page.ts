@@ -40,27 +40,35 @@ export function consolePageRoutes(app: FastifyInstance, access: ConsoleAccess): 
 
   // A plain form post: works without the script, and the token never appears in a URL.
   app.post(`${CONSOLE_PATH}/session`, async (request, reply) => {
-    const wait = access.signInWait(request.ip);
-    if (wait > 0) {
-      reply.header('retry-after', String(wait));
-      return send(reply, 429, signInPage({ kind: 'error', text: `Too many sign-in attempts from this address; try again in ${wait} s.` }));
-    }
     const token = request.body instanceof URLSearchParams ? request.body.get('token') ?? '' : '';
     if (token === '') return send(reply, 400, signInPage({ kind: 'error', text: 'Enter the console token (CONSOLE_TOKEN, printed by the server at start).' }));
-    const session = access.signIn(token);
-    if (!session) {
+    // The same attempts as a bearer token on the console API: one limit however the token is presented.
+    const check = access.signIn(request.ip, token);
+    if (check.verdict === 'limited') {
+      reply.header('retry-after', String(check.retryAfterSeconds));
+      return send(reply, 429, signInPage({ kind: 'error', text: `Too many sign-in attempts from this address; try again in ${check.retryAfterSeconds} s.` }));
+    }
+    if (check.verdict === 'wrong') {
       return send(reply, 401, signInPage({
         kind: 'error', text: 'That is not the console token. Use the token the server printed at start (or CONSOLE_TOKEN); API keys (cdk_…) do not sign in here.',
       }));
     }
-    access.setCookie(reply, session.id, session.expiresAt);
+    access.setCookie(reply, check.session.id, check.session.expiresAt);
     return reply.redirect(CONSOLE_PATH, 303);
   });
 
-  // Signing out is a change too: it needs the session's CSRF token, so another site cannot sign the operator out.
+  // Signing out is a change too: only the session's own page (its cookie and CSRF token) ends it. A form on another
+  // site sends no cookie (SameSite=Strict); its post changes nothing, not even the browser's cookie.
   app.post(`${CONSOLE_PATH}/session/end`, async (request, reply) => {
     const state = access.session(request);
-    if (state.ok && !access.csrfMatches(request, state.session)) {
+    if (!state.ok && state.reason === 'none') {
+      return send(reply, 403, signInPage({
+        kind: 'error', text: 'Refused: the sign-out request carried no session cookie (a form on another site cannot send it); nothing was changed.',
+      }, true));
+    }
+    // A session already gone: the console page clears its cookie and says why.
+    if (!state.ok) return reply.redirect(CONSOLE_PATH, 303);
+    if (!access.csrfMatches(request, state.session)) {
       return send(reply, 403, signInPage({ kind: 'error', text: 'Refused: the sign-out form had no valid CSRF token; nothing was changed. Reload /console.' }, true));
     }
     access.signOut(request);

@@ -277,8 +277,12 @@ function phoneList(raw: string[]): string[] {
   return [...new Set(out)];
 }
 
+/** The clock as the console shows it: `speed` is simulated seconds per real second (null on a manual clock). */
 function clockRecord(deps: Deps) {
-  return { now: new Date(deps.clock.now()).toISOString(), mode: deps.clockMode, pendingEvents: deps.clock.pending };
+  return {
+    now: new Date(deps.clock.now()).toISOString(), mode: deps.clockMode, speed: deps.clockMode === 'manual' ? null : deps.clockSpeed,
+    pendingEvents: deps.clock.pending,
+  };
 }
 
 function accountRecord(a: Account) {

@@ -153,6 +153,28 @@ describe('web console: sign-in, sessions and CSRF', () => {
     expect((await after.json()).detail).toContain('signed out');
   });
 
+  it('signs out nothing for a request without the session cookie (a form on another site): no cleared cookie, the session lives', async () => {
+    const { cookie, csrf } = await session();
+    // What a cross-site form post looks like to the server: SameSite=Strict keeps the cookie home; the CSRF field is a guess.
+    const crossSite = await fetch(`${s.url}/console/session/end`, {
+      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      body: new URLSearchParams({ csrf }),
+    });
+    expect(crossSite.status).toBe(403);
+    expect(crossSite.headers.get('set-cookie')).toBeNull();
+    expect(await crossSite.text()).toContain('carried no session cookie (a form on another site cannot send it); nothing was changed');
+    expect((await call('GET', '/console/accounts', { cookie })).status).toBe(200);
+
+    // A cookie the server no longer knows: sent back to the page, which clears it and says why.
+    const stale = await fetch(`${s.url}/console/session/end`, {
+      method: 'POST', redirect: 'manual', headers: { cookie: 'cd_console_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: 'x' }),
+    });
+    expect(stale.status).toBe(303);
+    expect(stale.headers.get('location')).toBe('/console');
+    expect(stale.headers.get('set-cookie')).toBeNull();
+  });
+
   it('acts through /console/v1 with the v1 API\'s own rules and messages', async () => {
     const { cookie, csrf } = await session();
     const acc = await createAccount(s, 'Rules');
@@ -197,6 +219,47 @@ describe('web console: sign-in, sessions and CSRF', () => {
       expect(limited.headers.get('retry-after')).toBe('60');
       expect(limited.headers.get('set-cookie')).toBeNull();
       expect(await limited.text()).toContain('Too many sign-in attempts from this address; try again in 60 s.');
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('counts wrong bearer tokens and wrong sign-ins against one limit; then even the right token waits, a session does not', async () => {
+    let t = Date.parse('2026-03-01T12:00:00Z');
+    const strict = await startServer({ consoleSessions: { signInLimit: { rate: 1 / 60, burst: 3 }, now: () => t } });
+    try {
+      const bearer = (token: string) => fetch(`${strict.url}/console/accounts`, { headers: { authorization: `Bearer ${token}` } });
+      const form = (token: string) => fetch(`${strict.url}/console/session`, {
+        method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }),
+      });
+      const signedIn = await form(strict.consoleToken);
+      expect(signedIn.status).toBe(303);
+      const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+      // The right token costs nothing: a script using it is never throttled.
+      for (let i = 0; i < 30; i++) expect((await bearer(strict.consoleToken)).status).toBe(200);
+
+      expect((await bearer('console_guess-1')).status).toBe(401);
+      expect((await form('console_guess-2')).status).toBe(401);
+      const malformed = await fetch(`${strict.url}/console/accounts`, { headers: { authorization: 'Basic Z3Vlc3M=' } });
+      expect(malformed.status).toBe(401);
+
+      const limited = await bearer('console_guess-4');
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get('retry-after')).toBe('60');
+      expect((await limited.json()).detail).toBe('Too many wrong console tokens from this address; try again in 60 s');
+      const right = await bearer(strict.consoleToken);
+      expect(right.status).toBe(429);
+      expect((await right.json()).detail).toMatch(/^Too many wrong console tokens/);
+      const viaForm = await form(strict.consoleToken);
+      expect(viaForm.status).toBe(429);
+      expect(viaForm.headers.get('set-cookie')).toBeNull();
+      // The operator already signed in carries on.
+      expect((await fetch(`${strict.url}/console/accounts`, { headers: { cookie } })).status).toBe(200);
+
+      t += 59_000;
+      expect((await bearer(strict.consoleToken)).status).toBe(429);
+      t += 1_000;
+      expect((await bearer(strict.consoleToken)).status).toBe(200);
     } finally {
       await strict.close();
     }

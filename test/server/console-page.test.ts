@@ -206,4 +206,61 @@ describe('web console in Chromium', () => {
       await context.close();
     }
   }, 60_000);
+
+  /** A signed-in page on server `t`, and the script errors it meets. */
+  const signedIn = async (t: TestServer) => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    await page.goto(`${t.url}/console`);
+    await page.getByLabel('Console token').fill(t.consoleToken);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Accounts', level: 2 }).waitFor();
+    return { context, page, problems };
+  };
+
+  it('says which clock runs, and how fast', async () => {
+    for (const [speed, label, title] of [[60, 'Virtual clock ×60', '60 simulated seconds per real second'], [1, 'Real-time clock', 'One simulated second per real second']] as const) {
+      const t = await startServer({ clockMode: 'realtime', clockSpeed: speed });
+      const { context, page, problems } = await signedIn(t);
+      try {
+        await page.locator('#clock-mode', { hasText: label }).waitFor();
+        expect(await page.locator('#clock-mode').textContent()).toBe(label);
+        expect(await page.locator('#clock-mode').getAttribute('title')).toBe(title);
+        expect(await page.locator('#clock-advance').isHidden()).toBe(true);
+        expect(problems).toEqual([]);
+      } finally {
+        await context.close();
+        await t.close();
+      }
+    }
+  }, 60_000);
+
+  it('shows a not-found view for an address it cannot read, a route it does not have, or an account the server does not know', async () => {
+    const { context, page, problems } = await signedIn(s);
+    try {
+      const notFound = page.getByRole('heading', { name: 'Not found', level: 2 });
+      for (const [hash, text] of [
+        ['#/accounts/%E0%A4%A', 'The console has no page at the address #/accounts/%E0%A4%A.'],
+        ['#/accounts/x/keys', 'The console has no page at the address #/accounts/x/keys.'],
+        ['#/accounts/no-such-account', 'Account "no-such-account" does not exist on this server'],
+        ['#/accounts/no-such-account/campaigns/%ZZ', 'The console has no page at the address #/accounts/no-such-account/campaigns/%ZZ.'],
+      ] as const) {
+        await page.goto(`${s.url}/console${hash}`);
+        await notFound.waitFor();
+        await page.getByRole('main').getByText(text, { exact: true }).waitFor();
+        // The way back is a link to the accounts; the same hash typed while on a page is handled the same way.
+        await page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'Accounts' }).click();
+        await page.getByRole('heading', { name: 'Accounts', level: 2 }).waitFor();
+        await page.evaluate((h) => { location.hash = h; }, hash);
+        await notFound.waitFor();
+        expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Not found');
+      }
+      expect(await page.getByRole('alert').isHidden()).toBe(true);
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
 });

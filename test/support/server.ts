@@ -28,6 +28,7 @@ export async function startServer(options: {
   /** Random seed of the dialer and the start of the (manual) simulation clock. */
   seed?: number; clockStart?: string; webhookSender?: ServerOptions['webhookSender']; outcomes?: ServerOptions['outcomes'];
   consoleSessions?: ServerOptions['consoleSessions'];
+  clockMode?: ServerOptions['clockMode']; clockSpeed?: number; trustProxy?: string[];
 } = {}): Promise<TestServer> {
   const store = new Store(options.db ?? ':memory:');
   const consoleToken = `console_${randomBytes(16).toString('hex')}`;
@@ -35,6 +36,7 @@ export async function startServer(options: {
   const app = await buildServer({
     store, consoleToken, rateLimit: options.rateLimit ?? NO_LIMIT, limits: options.limits, now: options.now, clock, seed: options.seed,
     webhookSender: options.webhookSender, outcomes: options.outcomes, consoleSessions: options.consoleSessions,
+    clockMode: options.clockMode, clockSpeed: options.clockSpeed, trustProxy: options.trustProxy,
   });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   const request: TestServer['request'] = (path, init = {}) => {
