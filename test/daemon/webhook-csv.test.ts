@@ -9,18 +9,12 @@ import { Daemon } from '../../daemon/app.ts';
 import { launchChromium } from '../support/browser.ts';
 import { campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createCampaign } from '../support/server.ts';
-import { counter, countedDialer, expectRefusedForLength, held, pullAndSettle, queued, runErrors, runs, settle, type CountedDialer } from '../support/sync-checks.ts';
+import { campaignValues, counter, countedDialer, expectRefusedForLength, held, pullAndSettle, queued, runErrors, runs, settle, type CountedDialer } from '../support/sync-checks.ts';
 
 const MAPPING = { id: 'id', phone: 'phone', defaultCountry: 'US', variables: { FirstName: 'first', City: 'city' } };
 const OPS_TOKEN = 'csv-test-admin-token-0123456789';
 
-async function numbers(f: DialerFixture): Promise<Record<string, string[]>> {
-  const list = await campaignNumbers(f);
-  const out = Object.fromEntries(list.map((n) => [n.number, n.varValues]));
-  expect(Object.keys(out)).toHaveLength(list.length);
-  for (const n of list) expect(n.varNames).toEqual(['FirstName', 'City']);
-  return out;
-}
+const numbers = (f: DialerFixture) => campaignValues(f, ['FirstName', 'City']);
 
 /** 555 line numbers without the country code, as people type them. */
 const national = (e164: string) => `(${e164.slice(2, 5)}) ${e164.slice(5, 8)}-${e164.slice(8)}`;

@@ -8,7 +8,7 @@ import type { Daemon } from '../../daemon/app.ts';
 import type { RecordError } from '../../daemon/sync/contacts.ts';
 import { readRun } from '../../daemon/sync/run.ts';
 import { decodeHeld, type HeldNumber, type RunRecord } from '../../daemon/state/sync-state.ts';
-import { waitFor, type DialerFixture } from './daemon.ts';
+import { campaignNumbers, waitFor, type DialerFixture } from './daemon.ts';
 import { startProxy, type Proxy } from './proxy.ts';
 
 /** A free loopback port, so that a daemon's `http.publicUrl` can be known before it starts. */
@@ -110,6 +110,15 @@ export async function stateSnapshot(d: Daemon, syncId: string): Promise<Record<s
   for (const key of [k.contacts, k.phones, k.parked, k.meta, k.have, k.claims, k.batches, k.inflight]) out[key] = await d.redis.hgetall(key);
   for (const key of [k.dirty]) out[key] = (await d.redis.smembers(key)).sort();
   for (const key of [k.runs, k.inbox]) out[key] = await d.redis.lrange(key, 0, -1);
+  return out;
+}
+
+/** Phone number → variable values of the campaign's numbers, read through the API: each number once, each with these varNames. */
+export async function campaignValues(f: DialerFixture, varNames: string[]): Promise<Record<string, string[]>> {
+  const list = await campaignNumbers(f);
+  const out = Object.fromEntries(list.map((n) => [n.number, n.varValues]));
+  expect(Object.keys(out)).toHaveLength(list.length);
+  for (const n of list) expect(n.varNames).toEqual(varNames);
   return out;
 }
 
