@@ -684,4 +684,23 @@ describe('HubSpot: one contact over the API\'s limits among 1,000', () => {
     expect(dialer.adds()).toBe(2);
     sentNothingRefused(hs);
   });
+
+  it('a contact in the campaign whose company name grows past 1,000 characters keeps its number as it was until fixed', async () => {
+    const c = hs.contacts()[10]!;
+    const phone = e164(c.properties.phone)!;
+    const before = (await byNumber(f)).get(phone)!;
+    hs.updateContact(c.id, { company: 'X'.repeat(1001) });
+    const run = await pullAndSettle(d, 'hs');
+    expect(run).toMatchObject({ mode: 'incremental', status: 'done', invalid: 1, planned: 0, rejected: 0 });
+    await expectRefusedForLength(d, 'hs', run, { contactId: c.id, variable: 'Company', field: 'company', length: 1001 });
+    expect((await byNumber(f)).get(phone)).toMatchObject({ id: before.id, varValues: before.varValues });
+    hs.updateContact(c.id, { company: 'Fixed Co' });
+    // A replace: the old number deleted, the new one added.
+    expect(await pullAndSettle(d, 'hs')).toMatchObject({ mode: 'incremental', status: 'done', invalid: 0, planned: 2, deleted: 1, pushed: 1, rejected: 0 });
+    const after = await byNumber(f);
+    expect(after.get(phone)?.varValues).toEqual([c.properties.firstname, c.properties.lastname, 'Fixed Co']);
+    expect(after.get(phone)?.id).not.toBe(before.id);
+    expect(after.size).toBe(1000);
+    expect(dialer.adds()).toBe(3);
+  });
 });
