@@ -138,6 +138,8 @@ function person(name: 'Contact' | 'Lead', keyPrefix: string, custom: PersonField
     field(custom.customPhoneField, 'string'),
     field('DoNotCall', 'boolean'),
     field(custom.statusField, 'string'),
+    // A Long Text Area (32,000 characters) on both objects, where FirstName holds 40 and LastName 80.
+    field('Description', 'string'),
     ...extra,
   ]);
 }

@@ -163,6 +163,9 @@ function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').sy
     lines.push(`  run ${r.id} ${r.mode} ${r.status} ${r.startedAt} ${r.durationMs ?? '-'} ms  seen ${r.seen} changed ${r.changed} left ${r.left} ` +
       `invalid ${r.invalid} planned ${r.planned} pushed ${r.pushed} deleted ${r.deleted} rejected ${r.rejected}${r.error ? `  error: ${r.error}` : ''}`);
   }
+  for (const e of s.recordErrors) {
+    lines.push(`  record error (run ${e.run}) contact ${e.contactId || '?'}${e.line ? ` line ${e.line}` : ''} ${e.field}${e.value ? `=${e.value}` : ''}: ${e.reason}`);
+  }
   for (const p of s.parkedRecords) lines.push(`  parked ${p.phone} (contact ${p.contactId ?? '?'}): ${p.reason}`);
   return lines.join('\n');
 }

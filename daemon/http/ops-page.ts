@@ -134,6 +134,20 @@ ${CHARTS_SCRIPT}
     return el('div', {}, el('table', { class: 'parked' }, el('thead', {}, head), el('tbody', {}, ...rows)), more);
   }
 
+  // Contacts the last runs refused before sending anything of them: nothing of theirs is parked, so this is where the
+  // reason (a number that cannot be dialed, a variable over the API's limit) shows.
+  function recordErrorsTable(s) {
+    if (!s.recordErrors.length) return el('p', { class: 'muted', text: 'No record errors in these runs.' });
+    const head = el('tr', {}, ...['Run', 'Contact', 'Line', 'Field', 'Value', 'Reason', 'Code'].map((h) => el('th', { text: h })));
+    const rows = s.recordErrors.map((e) => el('tr', { 'data-record-error': '' },
+      el('td', { text: e.run }), el('td', { text: show(e.contactId || null), 'data-field': 'contact' }), el('td', { class: 'n', text: show(e.line) }),
+      el('td', { text: e.field, 'data-field': 'field' }), el('td', { text: e.value }),
+      el('td', { class: 'reason', text: e.reason, 'data-field': 'reason' }), el('td', { text: e.code, 'data-field': 'code' })));
+    const shown = s.runs.reduce((n, r) => n + r.invalid, 0);
+    const more = shown > s.recordErrors.length ? el('p', { class: 'muted', text: 'Showing ' + s.recordErrors.length + ' of ' + shown + '.' }) : null;
+    return el('div', {}, el('table', { class: 'record-errors' }, el('thead', {}, head), el('tbody', {}, ...rows)), more);
+  }
+
   async function retry(id, button) {
     button.disabled = true;
     try {
@@ -166,6 +180,7 @@ ${CHARTS_SCRIPT}
       m ? el('p', { class: 'note', text: LAG_NOTE }) : null,
       el('h3', { text: 'History (runs shaded on the time axis)' }), chartsFor(s.sync),
       el('h3', { text: 'Last runs' }), runsTable(s.runs),
+      el('h3', { text: 'Record errors' }), recordErrorsTable(s),
       el('h3', { text: 'Parked records' }), parkedTable(s),
       el('div', { class: 'actions' }, button, el('span', { class: 'muted', 'data-field': 'note', text: notes.get(s.sync) || '' })));
   }

@@ -202,6 +202,12 @@ export class SyncState {
     yield* scanHash(this.redis, this.keys.parked, count, decodeParked);
   }
 
+  /** A run's first `count` record errors, as `recordErrors` stored them (the run keeps its first 1,000). */
+  async runErrors<T extends { contactId: string }>(runId: string, count: number): Promise<T[]> {
+    if (count <= 0) return [];
+    return (await this.redis.lrange(this.keys.runErrors(runId), 0, count - 1)).map((raw) => JSON.parse(raw) as T);
+  }
+
   async recordErrors(runId: string, errors: { contactId: string }[]): Promise<void> {
     if (!errors.length) return;
     const key = this.keys.runErrors(runId);

@@ -1,5 +1,6 @@
-// What `status` and the operations page show of a sync: its last runs, what it holds, its parked records, its mirror's lag.
-import { redactPhone } from './contacts.ts';
+// What `status` and the operations page show of a sync: its last runs and their record errors, what it holds, its
+// parked records, its mirror's lag.
+import { redactPhone, type RecordError } from './contacts.ts';
 import { readRun, type SyncRuntime } from './run.ts';
 import type { RunRecord } from '../state/sync-state.ts';
 
@@ -9,6 +10,11 @@ export interface SyncStatus {
   contacts: number; numbers: number; dirty: number; openBatches: number; parked: number;
   runs: RunRecord[];
   parkedRecords: { phone: string; contactId: string | null; reason: string; code: string; at: string }[];
+  /**
+   * The record errors of the runs shown, newest run first: contacts a run refused before sending anything of them (a
+   * number that cannot be dialed, a variable over the API's limit), with the reason. Values are already masked.
+   */
+  recordErrors: (RecordError & { run: string })[];
   /**
    * When the whole selection was last compared with what the sync holds (a full read or the scheduled comparison
    * that finds contacts gone without a webhook), and how often it is; null: never / not compared (no CRM source).
@@ -26,7 +32,7 @@ function readMirror(raw: Record<string, string>): MirrorStatus | null {
   return { lagMs: num(raw.lagMs), mirrored: num(raw.mirrored), parked: num(raw.parked), lastRecordAt: raw.lastRecordAt || null };
 }
 
-export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20): Promise<SyncStatus> {
+export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors = 20): Promise<SyncStatus> {
   const { redis, keys } = rt.state;
   const [contacts, numbers, dirty, openBatches, parkedCount, runIds, mirror] = await Promise.all([
     redis.hlen(keys.contacts), redis.hlen(keys.have), redis.scard(keys.dirty), redis.hlen(keys.batches), redis.hlen(keys.parked),
@@ -34,6 +40,10 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20): Promi
   ]);
   const lastCompareAt = await redis.hget(keys.meta, 'lastCompareAt');
   const records = (await Promise.all(runIds.map((id) => readRun(redis, keys.run(id))))).filter((r): r is RunRecord => r !== null);
+  const recordErrors: SyncStatus['recordErrors'] = [];
+  for (const r of records) {
+    if (r.invalid) for (const e of await rt.state.runErrors<RecordError>(r.id, errors - recordErrors.length)) recordErrors.push({ run: r.id, ...e });
+  }
   // HSCAN's COUNT is a hint: follow the cursor until enough are read or the hash is done.
   const parkedRecords: SyncStatus['parkedRecords'] = [];
   for await (const page of rt.state.scanParked(parked)) {
@@ -42,7 +52,7 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20): Promi
     }
     if (parkedRecords.length >= parked) break;
   }
-  return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, runs: records, parkedRecords,
+  return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, runs: records, parkedRecords, recordErrors,
     lastCompareAt: lastCompareAt && rt.source.compareEvery ? new Date(Number(lastCompareAt)).toISOString() : null, compareEvery: rt.source.compareEvery ?? null,
     mirror: readMirror(mirror) };
 }

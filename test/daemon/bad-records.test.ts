@@ -70,74 +70,78 @@ async function parked(d: Daemon): Promise<Record<string, string>> {
   return d.redis.hgetall(d.runtimes.get('wh')!.state.keys.parked);
 }
 
-describe('one bad record among good ones (generic webhook source)', () => {
-  const redis = testPrefix();
-  let f: DialerFixture;
-  let proxy: Proxy;
-  let d: Daemon;
-  let deliver: (contacts: Contact[]) => Promise<void>;
+interface Setup { f: DialerFixture; proxy: Proxy; d: Daemon; deliver: (contacts: Contact[]) => Promise<void> }
 
+/** A reference server, the proxy in front of it and the daemon, for the tests of one describe block. */
+function setUp(server: Parameters<typeof dialerFixture>[0] = {}): Setup {
+  const redis = testPrefix();
+  const t = {} as Setup;
   beforeAll(async () => {
-    f = await dialerFixture();
-    proxy = await startProxy(f.server.url);
-    ({ d, deliver } = await webhookDaemon(f, redis.prefix, proxy));
+    t.f = await dialerFixture(server);
+    t.proxy = await startProxy(t.f.server.url);
+    Object.assign(t, await webhookDaemon(t.f, redis.prefix, t.proxy));
   });
   afterAll(async () => {
-    await d?.close();
-    await proxy?.close();
-    await f?.server.close();
+    await t.d?.close();
+    await t.proxy?.close();
+    await t.f?.server.close();
     await redis.cleanup();
   });
+  return t;
+}
+
+describe('one bad record among good ones (generic webhook source)', () => {
+  const t = setUp();
   beforeEach(() => {
-    proxy.exchanges.length = 0;
-    proxy.interceptWithBody = null;
+    t.proxy.exchanges.length = 0;
+    t.proxy.interceptWithBody = null;
   });
 
   it('the issue\'s batch: a valid contact goes in; an invalid number and a 1,100-character variable are refused alone, in words', async () => {
-    await deliver([
+    await t.deliver([
       { id: 'ok', phone: validPhone(1), first: 'Ann' },
       { id: 'badnumber', phone: '12345', first: 'Bob' },
       { id: 'longvar', phone: validPhone(2), first: 'x'.repeat(1100) },
     ]);
-    const now = await phonesIn(f);
+    const now = await phonesIn(t.f);
     expect([...now.keys()]).toEqual([validPhone(1)]);
     expect(now.get(validPhone(1))).toEqual(['Ann']);
-    const run = await lastDelivery(d);
+    const run = await lastDelivery(t.d);
     expect(run).toMatchObject({ seen: 3, pushed: 1, rejected: 0, invalid: 2 });
-    const errors = await runErrors(d, 'wh', run!.id);
+    const errors = await runErrors(t.d, 'wh', run!.id);
     expect(errors.map((e) => [e.contactId, e.code])).toEqual([['badnumber', 'invalid_number'], ['longvar', 'bad_record']]);
     expect(errors[1]!.reason).toBe('variable FirstName (field first) is 1,100 characters long; the dialer takes at most 1,000, so the contact is not sent until the field is shortened');
-    expect(await parked(d)).toEqual({});
-    expect(adds(proxy)).toHaveLength(1);
+    expect(await parked(t.d)).toEqual({});
+    expect(adds(t.proxy)).toHaveLength(1);
   });
 
   it('a contact refused for its variable keeps what the campaign holds for it, and goes in once the field is fixed', async () => {
-    await deliver([{ id: 'longvar', phone: validPhone(2), first: 'y'.repeat(1001) }]);
-    expect((await phonesIn(f)).has(validPhone(2))).toBe(false);
-    expect(adds(proxy)).toHaveLength(0);
-    await deliver([{ id: 'longvar', phone: validPhone(2), first: 'y'.repeat(1000) }]);
-    expect((await phonesIn(f)).get(validPhone(2))).toEqual(['y'.repeat(1000)]);
+    await t.deliver([{ id: 'longvar', phone: validPhone(2), first: 'y'.repeat(1001) }]);
+    expect((await phonesIn(t.f)).has(validPhone(2))).toBe(false);
+    expect(adds(t.proxy)).toHaveLength(0);
+    await t.deliver([{ id: 'longvar', phone: validPhone(2), first: 'y'.repeat(1000) }]);
+    expect((await phonesIn(t.f)).get(validPhone(2))).toEqual(['y'.repeat(1000)]);
     // A later over-long value leaves the number there with its last good variables, not deleted, not replaced.
-    await deliver([{ id: 'longvar', phone: validPhone(2), first: 'z'.repeat(1500) }]);
-    expect((await phonesIn(f)).get(validPhone(2))).toEqual(['y'.repeat(1000)]);
+    await t.deliver([{ id: 'longvar', phone: validPhone(2), first: 'z'.repeat(1500) }]);
+    expect((await phonesIn(t.f)).get(validPhone(2))).toEqual(['y'.repeat(1000)]);
   });
 
   it('1 over-long contact among 999 good ones: 999 go in, in one whole request; the one is refused with its reason', async () => {
     const batch = contacts(100, 1000);
     batch[500]!.first = 'z'.repeat(1100);
-    await deliver(batch);
-    const now = await phonesIn(f);
+    await t.deliver(batch);
+    const now = await phonesIn(t.f);
     for (const [i, c] of batch.entries()) expect(now.has(c.phone), `contact ${i}`).toBe(i !== 500);
-    expect(adds(proxy)).toHaveLength(1);
-    const run = await lastDelivery(d);
+    expect(adds(t.proxy)).toHaveLength(1);
+    const run = await lastDelivery(t.d);
     expect(run).toMatchObject({ seen: 1000, pushed: 999, rejected: 0, invalid: 1 });
-    expect((await runErrors(d, 'wh', run!.id)).map((e) => e.contactId)).toEqual(['c600']);
+    expect((await runErrors(t.d, 'wh', run!.id)).map((e) => e.contactId)).toEqual(['c600']);
   });
 
   it('the dialer names one refused entry (400 with a JSON pointer): it alone is parked with the dialer\'s words, the rest go in with one more request', async () => {
     const batch = contacts(1200, 1000);
     const bad = batch[317]!.phone;
-    proxy.interceptWithBody = (req, body) => {
+    t.proxy.interceptWithBody = (req, body) => {
       if (req.method !== 'POST') return undefined;
       const entries = JSON.parse(body.toString()) as { number: string }[];
       const i = entries.findIndex((e) => e.number === bad);
@@ -150,81 +154,65 @@ describe('one bad record among good ones (generic webhook source)', () => {
         }),
       };
     };
-    await deliver(batch);
-    const now = await phonesIn(f);
+    await t.deliver(batch);
+    const now = await phonesIn(t.f);
     for (const c of batch) expect(now.has(c.phone)).toBe(c.phone !== bad);
-    expect(adds(proxy).map((e) => e.status)).toEqual([400, 201]);
-    expect(await parked(d)).toEqual({ [bad]: expect.stringContaining('the dialer refused it: the entry is a number this dialer will not call') });
-    const run = await lastDelivery(d);
+    expect(adds(t.proxy).map((e) => e.status)).toEqual([400, 201]);
+    expect(await parked(t.d)).toEqual({ [bad]: expect.stringContaining('the dialer refused it: the entry is a number this dialer will not call') });
+    const run = await lastDelivery(t.d);
     expect(run).toMatchObject({ seen: 1000, pushed: 999, rejected: 1 });
 
     // The dialer takes it now: the operator's retry sends it alone.
-    proxy.interceptWithBody = null;
-    proxy.exchanges.length = 0;
-    await retryParked(d);
-    expect((await phonesIn(f)).has(bad)).toBe(true);
-    expect(adds(proxy)).toHaveLength(1);
-    expect(await parked(d)).toEqual({});
+    t.proxy.interceptWithBody = null;
+    t.proxy.exchanges.length = 0;
+    await retryParked(t.d);
+    expect((await phonesIn(t.f)).has(bad)).toBe(true);
+    expect(adds(t.proxy)).toHaveLength(1);
+    expect(await parked(t.d)).toEqual({});
   });
 
   it('a refusal that names no entry is bisected: 999 go in within 2 × log2(1,000) + 1 requests; a retry from /ops then adds the one alone, a webhook\'s run does not', async () => {
     const batch = contacts(2300, 1000);
     const bad = batch[777]!.phone;
-    proxy.interceptWithBody = (req, body) => (req.method === 'POST' && body.toString().includes(`"${bad}"`)
+    t.proxy.interceptWithBody = (req, body) => (req.method === 'POST' && body.toString().includes(`"${bad}"`)
       ? { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'Bad Request' }) }
       : undefined);
-    await deliver(batch);
-    const now = await phonesIn(f);
+    await t.deliver(batch);
+    const now = await phonesIn(t.f);
     for (const c of batch) expect(now.has(c.phone)).toBe(c.phone !== bad);
-    const requests = adds(proxy).length;
+    const requests = adds(t.proxy).length;
     expect(requests).toBeGreaterThan(2);
     expect(requests).toBeLessThanOrEqual(21);
-    expect(await parked(d)).toEqual({ [bad]: expect.stringContaining('the dialer refused it: POST') });
+    expect(await parked(t.d)).toEqual({ [bad]: expect.stringContaining('the dialer refused it: POST') });
 
     // A webhook's run does not retry parked records (that would make each webhook cost the parked count).
-    proxy.exchanges.length = 0;
-    await deliver(contacts(3400, 1));
-    expect(adds(proxy)).toHaveLength(1);
-    expect(Object.keys(await parked(d))).toEqual([bad]);
+    t.proxy.exchanges.length = 0;
+    await t.deliver(contacts(3400, 1));
+    expect(adds(t.proxy)).toHaveLength(1);
+    expect(Object.keys(await parked(t.d))).toEqual([bad]);
 
     // The dialer takes it now: the operator's retry sends it alone.
-    proxy.interceptWithBody = null;
-    proxy.exchanges.length = 0;
-    const before = (await phonesIn(f)).size;
-    await retryParked(d);
-    const after = await phonesIn(f);
+    t.proxy.interceptWithBody = null;
+    t.proxy.exchanges.length = 0;
+    const before = (await phonesIn(t.f)).size;
+    await retryParked(t.d);
+    const after = await phonesIn(t.f);
     expect(after.has(bad)).toBe(true);
     expect(after.size).toBe(before + 1);
-    expect(adds(proxy)).toHaveLength(1);
-    expect(await parked(d)).toEqual({});
+    expect(adds(t.proxy)).toHaveLength(1);
+    expect(await parked(t.d)).toEqual({});
   });
 });
 
 describe('a dialer that takes fewer numbers a request than the daemon sends (413)', () => {
-  const redis = testPrefix();
-  let f: DialerFixture;
-  let proxy: Proxy;
-  let d: Daemon;
-  let deliver: (contacts: Contact[]) => Promise<void>;
-
-  beforeAll(async () => {
-    f = await dialerFixture({ limits: { numbersPerRequest: 300 } });
-    proxy = await startProxy(f.server.url);
-    ({ d, deliver } = await webhookDaemon(f, redis.prefix, proxy));
-  });
-  afterAll(async () => {
-    await d?.close();
-    await proxy?.close();
-    await f?.server.close();
-    await redis.cleanup();
-  });
+  const t = setUp({ limits: { numbersPerRequest: 300 } });
 
   it('splits the batch until the server takes it: every number goes in, none parked', async () => {
     const batch = contacts(4000, 1000);
-    await deliver(batch);
-    expect((await phonesIn(f)).size).toBe(1000);
-    expect(await parked(d)).toEqual({});
+    await t.deliver(batch);
+    expect((await phonesIn(t.f)).size).toBe(1000);
+    expect(await parked(t.d)).toEqual({});
     // 1000 → 413; 500 + 500 → 413 each; 4 × 250 → 201.
-    expect(adds(proxy).map((e) => e.status)).toEqual([413, 413, 201, 201, 413, 201, 201]);
+    expect(adds(t.proxy).map((e) => e.status)).toEqual([413, 413, 201, 201, 413, 201, 201]);
   });
 });

@@ -8,7 +8,7 @@ import { gateSlots } from '../../daemon/crm/http.ts';
 import { dryRun } from '../../daemon/sync/dry-run.ts';
 import { campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createCampaign, createKey, setNumber } from '../support/server.ts';
-import { allRunErrors, counter, freePort, held, pullAndSettle, queued, runs, settle, stateSnapshot } from '../support/sync-checks.ts';
+import { allRunErrors, countedDialer, counter, expectRefusedForLength, freePort, held, pullAndSettle, queued, runs, settle, stateSnapshot, type CountedDialer } from '../support/sync-checks.ts';
 
 const VAR_NAMES = ['FirstName', 'LastName', 'Company'];
 const MAPPING = { phone: 'phone', defaultCountry: 'US', variables: { FirstName: 'firstname', LastName: 'lastname', Company: 'company' } };
@@ -653,5 +653,72 @@ describe('HubSpot: rate limits and the search cap', () => {
     expect(await [...d.pushQueues.values()][0]!.queue.getCompletedCount()).toBe(11);
     expect(hs.stats.rateLimited).toBe(0);
     sentNothingRefused(hs);
+  });
+});
+
+describe('HubSpot: one contact over the API\'s limits among 1,000', () => {
+  const redis = testPrefix();
+  let f: DialerFixture;
+  let dialer: CountedDialer;
+  let hs: HubSpotStandIn;
+  let d: Daemon;
+  let bad: StoredContact;
+
+  beforeAll(async () => {
+    f = await dialerFixture();
+    dialer = await countedDialer(f);
+    // 999 seeded contacts, and a 1,000th whose company name is 1,100 characters long: a HubSpot text property holds
+    // up to 65,536, a dialer variable 1,000.
+    hs = await startHubSpotStandIn({ contacts: 999 });
+    bad = hs.createContact({ firstname: 'Long', lastname: 'Name', company: 'C'.repeat(1100), phone: validPhone(999) });
+    d = await Daemon.start(daemonConfig(f, redis.prefix, [hubspotSync(hs, f.campaignId)], { dialer: dialer.dialer }), { log: quietLog, http: false });
+    await settle(d);
+  });
+  afterAll(async () => {
+    await d?.close();
+    await dialer?.proxy.close();
+    await hs?.close();
+    await f?.server.close();
+    await redis.cleanup();
+  });
+
+  it('adds the 999 good contacts in one request and refuses the bad one alone, its reason in words', async () => {
+    const good = Object.fromEntries(hs.contacts().filter((c) => c.id !== bad.id).map((c) => [e164(c.properties.phone)!, vars(c)]));
+    expect(Object.keys(good)).toHaveLength(999);
+    await expectCampaign(f, good);
+    const [full] = await runs(d, 'hs');
+    expect(full).toMatchObject({ mode: 'full', status: 'done', seen: 1000, invalid: 1, planned: 999, pushed: 999, rejected: 0 });
+    await expectRefusedForLength(d, 'hs', full!, { contactId: bad.id, variable: 'Company', field: 'company', length: 1100 });
+    expect(dialer.adds()).toBe(1);
+  });
+
+  it('the company name shortened, an incremental run adds its number once', async () => {
+    hs.updateContact(bad.id, { company: 'Short Co' });
+    const run = await pullAndSettle(d, 'hs');
+    expect(run).toMatchObject({ mode: 'incremental', status: 'done', seen: 1, invalid: 0, planned: 1, pushed: 1, rejected: 0 });
+    const numbers = await expectCampaign(f, expected(hs));
+    expect(numbers.size).toBe(1000);
+    expect(numbers.get(validPhone(999))?.varValues).toEqual(['Long', 'Name', 'Short Co']);
+    expect(dialer.adds()).toBe(2);
+    sentNothingRefused(hs);
+  });
+
+  it('a contact in the campaign whose company name grows past 1,000 characters keeps its number as it was until fixed', async () => {
+    const c = hs.contacts()[10]!;
+    const phone = e164(c.properties.phone)!;
+    const before = (await byNumber(f)).get(phone)!;
+    hs.updateContact(c.id, { company: 'X'.repeat(1001) });
+    const run = await pullAndSettle(d, 'hs');
+    expect(run).toMatchObject({ mode: 'incremental', status: 'done', invalid: 1, planned: 0, rejected: 0 });
+    await expectRefusedForLength(d, 'hs', run, { contactId: c.id, variable: 'Company', field: 'company', length: 1001 });
+    expect((await byNumber(f)).get(phone)).toMatchObject({ id: before.id, varValues: before.varValues });
+    hs.updateContact(c.id, { company: 'Fixed Co' });
+    // A replace: the old number deleted, the new one added.
+    expect(await pullAndSettle(d, 'hs')).toMatchObject({ mode: 'incremental', status: 'done', invalid: 0, planned: 2, deleted: 1, pushed: 1, rejected: 0 });
+    const after = await byNumber(f);
+    expect(after.get(phone)?.varValues).toEqual([c.properties.firstname, c.properties.lastname, 'Fixed Co']);
+    expect(after.get(phone)?.id).not.toBe(before.id);
+    expect(after.size).toBe(1000);
+    expect(dialer.adds()).toBe(3);
   });
 });

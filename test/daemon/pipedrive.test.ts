@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validPhone } from '../../crm-stand-ins/contacts.ts';
 import { startPipedriveStandIn, type PipedriveStandIn, type StoredPerson } from '../../crm-stand-ins/pipedrive.ts';
 import { Daemon } from '../../daemon/app.ts';
-import { campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
-import { counter, held, pullAndSettle, queued, runs, settle } from '../support/sync-checks.ts';
+import { daemonConfig, dialerFixture, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { campaignValues, countedDialer, counter, expectRefusedForLength, held, pullAndSettle, queued, runs, settle, type CountedDialer } from '../support/sync-checks.ts';
 
 const MAPPING = { phone: 'phones', defaultCountry: 'US', variables: { Name: 'name', Segment: 'segment' } };
 const WEBHOOK = { user: 'pd-hooks', password: 'a-long-webhook-password' };
@@ -34,13 +34,7 @@ function expected(pd: PipedriveStandIn, selected: (p: StoredPerson) => boolean):
   return out;
 }
 
-async function numbers(f: DialerFixture): Promise<Record<string, string[]>> {
-  const list = await campaignNumbers(f);
-  const out = Object.fromEntries(list.map((n) => [n.number, n.varValues]));
-  expect(Object.keys(out)).toHaveLength(list.length);
-  for (const n of list) expect(n.varNames).toEqual(['Name', 'Segment']);
-  return out;
-}
+const numbers = (f: DialerFixture) => campaignValues(f, ['Name', 'Segment']);
 
 async function noRejections(d: Daemon): Promise<void> {
   for (const r of await runs(d, 'pd')) expect({ id: r.id, status: r.status, rejected: r.rejected }).toEqual({ id: r.id, status: 'done', rejected: 0 });
@@ -254,6 +248,58 @@ describe('Pipedrive: the daily token budget', () => {
     expect(run.status).toBe('failed');
     expect(run.error).toMatch(/budget/);
     expect((await fetch(`${d.address}/health`)).status).toBe(200);
+    sentNothingRefused(pd);
+  });
+});
+
+describe('Pipedrive: one person over the API\'s limits among 1,000', () => {
+  // Notes is a Large text custom field (Pipedrive's type `text` holds up to 65,000 characters; a Text field 255).
+  const mapping = { phone: 'phones', defaultCountry: 'US', variables: { Name: 'name', Notes: 'notes' } };
+  const BAD = 500;
+  const redis = testPrefix();
+  let f: DialerFixture;
+  let dialer: CountedDialer;
+  let pd: PipedriveStandIn;
+  let d: Daemon;
+  let bad: StoredPerson;
+
+  const inCampaign = () => campaignValues(f, ['Name', 'Notes']);
+  const good = (except: number | null) => Object.fromEntries(Array.from({ length: 1000 }, (_, i) => i).filter((i) => i !== except)
+    .map((i) => [validPhone(i), [`Person ${i}`, `Note ${i}`]]));
+
+  beforeAll(async () => {
+    f = await dialerFixture();
+    dialer = await countedDialer(f);
+    pd = await startPipedriveStandIn({});
+    for (let i = 0; i < 1000; i++) {
+      const p = pd.createPerson({ name: `Person ${i}`, phones: [{ value: validPhone(i) }], notes: i === BAD ? 'N'.repeat(1100) : `Note ${i}` });
+      if (i === BAD) bad = p;
+    }
+    d = await Daemon.start(daemonConfig(f, redis.prefix, [{ ...pipedriveSync(pd, f.campaignId), mapping }], { dialer: dialer.dialer }), { log: quietLog, http: false });
+    await settle(d);
+  });
+  afterAll(async () => {
+    await d?.close();
+    await dialer?.proxy.close();
+    await pd?.close();
+    await f?.server.close();
+    await redis.cleanup();
+  });
+
+  it('adds the 999 good persons in one request and refuses the bad one alone, its reason in words', async () => {
+    expect(await inCampaign()).toEqual(good(BAD));
+    const [full] = await runs(d, 'pd');
+    expect(full).toMatchObject({ mode: 'full', status: 'done', seen: 1000, invalid: 1, planned: 999, pushed: 999, rejected: 0 });
+    await expectRefusedForLength(d, 'pd', full!, { contactId: String(bad.id), variable: 'Notes', field: 'notes', length: 1100 });
+    expect(dialer.adds()).toBe(1);
+  });
+
+  it('the note shortened, an incremental run adds its number once', async () => {
+    pd.updatePerson(bad.id, { notes: `Note ${BAD}` });
+    const run = await pullAndSettle(d, 'pd');
+    expect(run).toMatchObject({ mode: 'incremental', status: 'done', invalid: 0, planned: 1, pushed: 1, rejected: 0 });
+    expect(await inCampaign()).toEqual(good(null));
+    expect(dialer.adds()).toBe(2);
     sentNothingRefused(pd);
   });
 });

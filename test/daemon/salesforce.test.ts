@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validPhone } from '../../crm-stand-ins/contacts.ts';
 import { startSalesforceStandIn, type SalesforceStandIn, type SfRecord } from '../../crm-stand-ins/salesforce.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { SalesforceApi } from '../../daemon/crm/salesforce/client.ts';
@@ -23,7 +24,7 @@ import { callDetailRecords, campaignNumbers, daemonConfig, dialerFixture, number
 import { startProxy } from '../support/proxy.ts';
 import { dialingFixture, e164, MAPPING, members, numbersOf, PHONES, proxied, salesforceSync, TZ } from '../support/salesforce.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
-import { counter, freePort, pullAndSettle, queued, runs, settle } from '../support/sync-checks.ts';
+import { campaignValues, countedDialer, counter, expectRefusedForLength, freePort, pullAndSettle, queued, runs, settle, type CountedDialer } from '../support/sync-checks.ts';
 
 const ADMIN = 'sf-test-admin-token-0123456789';
 const dir = mkdtempSync(join(tmpdir(), 'cds-salesforce-'));
@@ -666,5 +667,61 @@ describe('Salesforce: what a Task tells a person about its call', () => {
     } finally {
       redis.disconnect(); await sf.close(); await cleanup();
     }
+  });
+});
+
+describe('Salesforce: one Lead over the API\'s limits among 1,000', () => {
+  // Description is a Long Text Area on Lead (32,000 characters); FirstName holds 40 and LastName 80, so Salesforce
+  // itself would refuse a 1,100-character name.
+  const mapping = { phone: ['Phone'], defaultCountry: 'US', variables: { FirstName: 'FirstName', LastName: 'LastName', Notes: 'Description' } };
+  const BAD = 500;
+  const redis = testPrefix();
+  let f: DialerFixture;
+  let dialer: CountedDialer;
+  let sf: SalesforceStandIn;
+  let d: Daemon;
+  let bad: SfRecord;
+
+  const inCampaign = () => campaignValues(f, ['FirstName', 'LastName', 'Notes']);
+  const good = (except: number | null) => Object.fromEntries(Array.from({ length: 1000 }, (_, i) => i).filter((i) => i !== except)
+    .map((i) => [validPhone(i), [`First${i}`, `Last${i}`, `Note ${i}`]]));
+
+  beforeAll(async () => {
+    f = await dialerFixture();
+    dialer = await countedDialer(f);
+    sf = await startSalesforceStandIn({ contacts: 0, leads: 0 });
+    for (let i = 0; i < 1000; i++) {
+      const lead = sf.createRecord('Lead', { FirstName: `First${i}`, LastName: `Last${i}`, Company: 'Acme', Status: 'Open - Not Contacted', Phone: validPhone(i),
+        Description: i === BAD ? 'D'.repeat(1100) : `Note ${i}` });
+      if (i === BAD) bad = lead;
+    }
+    d = await Daemon.start(daemonConfig(f, redis.prefix, [salesforceSync(sf, f.campaignId, { object: 'Lead' }, {}, { mapping })], { dialer: dialer.dialer }),
+      { log: quietLog, http: false });
+    await settle(d);
+  });
+  afterAll(async () => {
+    await d?.close();
+    await dialer?.proxy.close();
+    await sf?.close();
+    await f?.server.close();
+    await redis.cleanup();
+  });
+
+  it('adds the 999 good Leads in one request and refuses the bad one alone, its reason in words', async () => {
+    expect(await inCampaign()).toEqual(good(BAD));
+    const [full] = await runs(d, 'sf');
+    expect(full).toMatchObject({ mode: 'full', status: 'done', seen: 1000, invalid: 1, planned: 999, pushed: 999, rejected: 0 });
+    await expectRefusedForLength(d, 'sf', full!, { contactId: bad.values.Id as string, variable: 'Notes', field: 'Description', length: 1100 });
+    expect(dialer.adds()).toBe(1);
+  });
+
+  it('the description shortened, an incremental run adds its number once', async () => {
+    sf.updateRecord(bad.values.Id as string, { Description: `Note ${BAD}` });
+    const run = await pullAndSettle(d, 'sf');
+    // The read reaches back `overlap` (5 min) before the last run, so it sees the 1,000 Leads created just now again;
+    // only the fixed one is new to the campaign.
+    expect(run).toMatchObject({ mode: 'incremental', status: 'done', seen: 1000, invalid: 0, planned: 1, pushed: 1, rejected: 0 });
+    expect(await inCampaign()).toEqual(good(null));
+    expect(dialer.adds()).toBe(2);
   });
 });

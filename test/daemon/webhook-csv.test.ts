@@ -6,19 +6,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validPhone } from '../../crm-stand-ins/contacts.ts';
 import { Daemon } from '../../daemon/app.ts';
+import { launchChromium } from '../support/browser.ts';
 import { campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createCampaign } from '../support/server.ts';
-import { counter, held, pullAndSettle, queued, runErrors, runs, settle } from '../support/sync-checks.ts';
+import { campaignValues, counter, countedDialer, expectRefusedForLength, held, pullAndSettle, queued, runErrors, runs, settle, type CountedDialer } from '../support/sync-checks.ts';
 
 const MAPPING = { id: 'id', phone: 'phone', defaultCountry: 'US', variables: { FirstName: 'first', City: 'city' } };
+const OPS_TOKEN = 'csv-test-admin-token-0123456789';
 
-async function numbers(f: DialerFixture): Promise<Record<string, string[]>> {
-  const list = await campaignNumbers(f);
-  const out = Object.fromEntries(list.map((n) => [n.number, n.varValues]));
-  expect(Object.keys(out)).toHaveLength(list.length);
-  for (const n of list) expect(n.varNames).toEqual(['FirstName', 'City']);
-  return out;
-}
+const numbers = (f: DialerFixture) => campaignValues(f, ['FirstName', 'City']);
 
 /** 555 line numbers without the country code, as people type them. */
 const national = (e164: string) => `(${e164.slice(2, 5)}) ${e164.slice(5, 8)}-${e164.slice(8)}`;
@@ -273,5 +269,77 @@ describe('CSV file source: a column the mapping names is missing', () => {
     const run = await finishedRun('no-city');
     expect({ status: run.status, error: run.error }).toEqual({ status: 'failed', error: expect.stringMatching(/column "city"/) });
     expect(await campaignNumbers({ ...f, campaignId: secondId })).toEqual([]);
+  });
+});
+
+describe('CSV file source: one row over the API\'s limits among 1,000', () => {
+  const redis = testPrefix();
+  let dir: string;
+  let file: string;
+  let f: DialerFixture;
+  let dialer: CountedDialer;
+  let d: Daemon;
+  // Row 500 (line 502: the header is line 1) has a City of 1,100 characters; the dialer takes at most 1,000.
+  const BAD = 500;
+  const row = (i: number, city = `City ${i}`) => `c${i},${validPhone(i)},First${i},${city}`;
+  const write = (badCity: string) => writeFile(file, ['id,phone,first,city', ...Array.from({ length: 1000 }, (_, i) => (i === BAD ? row(i, badCity) : row(i)))].join('\n') + '\n');
+  const good = (except: number | null) => Object.fromEntries(Array.from({ length: 1000 }, (_, i) => i).filter((i) => i !== except).map((i) => [validPhone(i), [`First${i}`, `City ${i}`]]));
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'daemon-csv-'));
+    file = join(dir, 'contacts.csv');
+    await write('C'.repeat(1100));
+    f = await dialerFixture();
+    dialer = await countedDialer(f);
+    d = await Daemon.start(daemonConfig(f, redis.prefix, [{ id: 'csv', campaignId: f.campaignId, source: { type: 'csv', path: file }, mapping: MAPPING }],
+      { dialer: dialer.dialer, http: { host: '127.0.0.1', port: 0, adminToken: OPS_TOKEN } }), { log: quietLog });
+    await settle(d);
+  });
+  afterAll(async () => {
+    await d?.close();
+    await dialer?.proxy.close();
+    await f?.server.close();
+    await redis.cleanup();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('adds the 999 good rows in one request and refuses the bad one alone, its reason in words on /ops', async () => {
+    expect(await numbers(f)).toEqual(good(BAD));
+    const [run] = await runs(d, 'csv');
+    expect(run).toMatchObject({ mode: 'full', status: 'done', seen: 1000, invalid: 1, planned: 999, pushed: 999, rejected: 0 });
+    await expectRefusedForLength(d, 'csv', run!, { contactId: `c${BAD}`, line: BAD + 2, variable: 'City', field: 'city', length: 1100 });
+    expect(dialer.adds()).toBe(1);
+    // The operations page's API shows the run's record error with its reason.
+    const ops = await fetch(`${d.address}/ops/api/syncs`, { headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` } });
+    const csv = (await ops.json()).syncs.find((s: { sync: string }) => s.sync === 'csv');
+    expect(csv).toMatchObject({ parked: 0, parkedRecords: [] });
+    expect(csv.recordErrors).toEqual([expect.objectContaining({ run: run!.id, contactId: `c${BAD}`, line: BAD + 2, field: 'city', code: 'bad_record',
+      reason: expect.stringMatching(/^variable City \(field city\) is 1,100 characters long; the dialer takes at most 1,000/) })]);
+  });
+
+  it('the operations page shows the refused row with its reason (Chromium)', async () => {
+    const browser = await launchChromium();
+    try {
+      const context = await browser.newContext({ httpCredentials: { username: 'ops', password: OPS_TOKEN } });
+      const page = await context.newPage();
+      expect((await page.goto(`${d.address}/ops`))?.status()).toBe(200);
+      const row = page.locator('[data-sync="csv"] tr[data-record-error]');
+      await row.waitFor({ timeout: 10_000 });
+      expect(await row.count()).toBe(1);
+      expect(await row.locator('[data-field="contact"]').textContent()).toBe(`c${BAD}`);
+      expect(await row.locator('[data-field="reason"]').textContent()).toMatch(/^variable City \(field city\) is 1,100 characters long/);
+      expect(await page.locator('[data-sync="csv"] [data-field="parked"]').textContent()).toBe('0');
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('the row shortened, the next run adds its number once, in one more request', async () => {
+    await write(`City ${BAD}`);
+    const run = await pullAndSettle(d, 'csv');
+    expect(run).toMatchObject({ mode: 'full', status: 'done', seen: 1000, invalid: 0, planned: 1, pushed: 1, rejected: 0 });
+    expect(await runErrors(d, 'csv', run.id)).toEqual([]);
+    expect(await numbers(f)).toEqual(good(null));
+    expect(dialer.adds()).toBe(2);
   });
 });

@@ -1,12 +1,15 @@
 // Reading a running daemon in tests: waiting until its syncs are idle, its runs and record errors, what it holds
-// per phone number, its counters, and snapshots that show whether a request queued anything.
+// per phone number, its counters, snapshots that show whether a request queued anything, and a dialer behind a proxy
+// that counts the add requests.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { expect } from 'vitest';
 import type { Daemon } from '../../daemon/app.ts';
 import type { RecordError } from '../../daemon/sync/contacts.ts';
 import { readRun } from '../../daemon/sync/run.ts';
 import { decodeHeld, type HeldNumber, type RunRecord } from '../../daemon/state/sync-state.ts';
-import { waitFor } from './daemon.ts';
+import { campaignNumbers, waitFor, type DialerFixture } from './daemon.ts';
+import { startProxy, type Proxy } from './proxy.ts';
 
 /** A free loopback port, so that a daemon's `http.publicUrl` can be known before it starts. */
 export async function freePort(): Promise<number> {
@@ -108,4 +111,43 @@ export async function stateSnapshot(d: Daemon, syncId: string): Promise<Record<s
   for (const key of [k.dirty]) out[key] = (await d.redis.smembers(key)).sort();
   for (const key of [k.runs, k.inbox]) out[key] = await d.redis.lrange(key, 0, -1);
   return out;
+}
+
+/** Phone number → variable values of the campaign's numbers, read through the API: each number once, each with these varNames. */
+export async function campaignValues(f: DialerFixture, varNames: string[]): Promise<Record<string, string[]>> {
+  const list = await campaignNumbers(f);
+  const out = Object.fromEntries(list.map((n) => [n.number, n.varValues]));
+  expect(Object.keys(out)).toHaveLength(list.length);
+  for (const n of list) expect(n.varNames).toEqual(varNames);
+  return out;
+}
+
+/** A dialer behind a proxy that counts the daemon's add requests: the `dialer` block of a daemon configuration points at it. */
+export interface CountedDialer {
+  proxy: Proxy;
+  /** The configuration's `dialer` block: the proxy, the fixture's account and key, whole batches of 1,000. */
+  dialer: Record<string, unknown>;
+  /** Add requests (`POST …/numbers`) the dialer answered so far. */
+  adds(): number;
+}
+
+export async function countedDialer(f: DialerFixture): Promise<CountedDialer> {
+  const proxy = await startProxy(f.server.url);
+  return {
+    proxy,
+    dialer: { baseUrl: proxy.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, maxNumbersPerRequest: 1000 },
+    adds: () => proxy.exchanges.filter((e) => e.method === 'POST' && /\/numbers(\?|$)/.test(e.path)).length,
+  };
+}
+
+/**
+ * The run refused one contact alone for a variable over the API's limit of 1,000 characters: its only record error,
+ * the reason naming the variable, the field and the length, and nothing parked (nothing of it reached the dialer).
+ */
+export async function expectRefusedForLength(d: Daemon, syncId: string, run: RunRecord, who: { contactId: string; line?: number; variable: string; field: string; length: number }): Promise<void> {
+  expect(await runErrors(d, syncId, run.id)).toEqual([{
+    contactId: who.contactId, ...(who.line ? { line: who.line } : {}), field: who.field, value: '', code: 'bad_record',
+    reason: `variable ${who.variable} (field ${who.field}) is ${who.length.toLocaleString('en')} characters long; the dialer takes at most 1,000, so the contact is not sent until the field is shortened`,
+  }]);
+  expect(await d.redis.hlen(keysOf(d, syncId).parked)).toBe(0);
 }
