@@ -67,7 +67,8 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       if (verdict.deleted.length) item.d = verdict.deleted;
       if (verdict.read?.length) item.r = verdict.read;
       if (item.c || item.d || item.r) await d.redis.rpush(rt.state.keys.inbox, JSON.stringify(item));
-      if (item.c || item.d || item.r || verdict.pull) await d.triggerPull(syncId, 'webhook', false, verdict.pull ? 'pull' : 'inbox');
+      if (verdict.hold) d.log.debug({ sync: syncId, reason: verdict.hold }, 'webhook queued for the next scheduled run');
+      else if (item.c || item.d || item.r || verdict.pull) await d.triggerPull(syncId, 'webhook', false, verdict.pull ? 'pull' : 'inbox');
       if (eventKeys.length) {
         const m = d.redis.multi();
         for (const k of eventKeys) m.set(k, '1', 'EX', EVENT_TTL_S);

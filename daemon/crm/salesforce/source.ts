@@ -190,6 +190,7 @@ export class SalesforceSource implements Source {
       ok: true, eventIds: parsed.notifications.map((n) => n.id), replayKey: null, contacts: [], deleted: [],
       pull: notes.some((n) => n.objectType === 'CampaignMember'),
       read: ids, reply: { contentType: SOAP_CONTENT_TYPE, body: SOAP_ACK },
+      ...(this.api.exhaustedReason() ? { hold: this.api.exhaustedReason()! } : {}),
     };
   }
 }
