@@ -27,6 +27,9 @@ import { upgradeLayout } from './state/layout.ts';
 import { WorkerWatchdog } from './worker-watchdog.ts';
 import { SyncState } from './state/sync-state.ts';
 
+/** How long a shutdown waits for running jobs when Redis is unreachable (they cannot finish without it). */
+const REDIS_GONE_GRACE_MS = 1000;
+
 export interface SyncJobData { syncId: string; trigger?: string; kind?: 'pull' | 'mirror' | 'compare' }
 
 /** Where a sync's call activities go. */
@@ -71,6 +74,8 @@ export class Daemon {
   private readonly prefix: string;
   readonly keys: DaemonKeys;
   private closing = false;
+  /** The Redis connection's last error, to say why at shutdown. */
+  private lastRedisError: string | null = null;
   /**
    * The Redis run id this process last saw. Redis keeps it too, but a Redis without persistence restarts empty, key
    * and all: only this copy then tells a restart from a first start.
@@ -87,7 +92,7 @@ export class Daemon {
     this.prefix = config.redis.prefix;
     this.keys = new DaemonKeys(this.prefix);
     this.redis = connectRedis(config.redis);
-    this.redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
+    this.redis.on('error', (err) => { this.lastRedisError = err.message; log.warn({ err: err.message }, 'redis connection error'); });
     this.history = new History(this.redis, this.keys, log);
     // Every emitter that can see Redis go away has a listener: the error goes to the log, not to the console.
     this.syncQueue = new Queue<SyncJobData>(this.keys.syncQueue, {
@@ -348,6 +353,12 @@ export class Daemon {
     if (this.closing) return;
     this.closing = true;
     this.stopping.abort();
+    // Without Redis no running job can finish or even record where it is: waiting the whole deadline would only
+    // delay the exit. They resume from their checkpoints when Redis is back.
+    if (this.redis.status !== 'ready') {
+      this.log.error({ redis: this.redis.status, err: this.lastRedisError }, 'stopping without waiting for running jobs: Redis is unreachable');
+      deadlineMs = Math.min(deadlineMs, REDIS_GONE_GRACE_MS);
+    }
     const graceful = (async () => {
       await this.http?.close();
       await Promise.all([this.syncWorker?.close(), ...[...this.pushQueues.values()].map((q) => q.close())]);

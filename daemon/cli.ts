@@ -7,6 +7,7 @@ import { DialerError } from './dialer.ts';
 import { SourceError } from './errors.ts';
 import { backfillStart } from './mirror/mirror.ts';
 import { createLogger } from './log.ts';
+import { redisUnreachable } from './state/connection.ts';
 import { dryRun } from './sync/dry-run.ts';
 import { readRun } from './sync/run.ts';
 
@@ -70,6 +71,15 @@ try {
 // Logs of the one-shot commands go to stderr, so their output (JSON for `status --json`) stays clean on stdout; written
 // synchronously, so a log line can never land after the sentence a failing command ends with.
 const log = command === 'start' ? createLogger(config.log.level) : createLogger(config.log.level, pino.destination({ dest: 2, sync: true }));
+
+/** How long a one-shot command waits for Redis before it says so and exits. */
+const REDIS_WAIT_MS = 5000;
+
+// The one-shot commands need Redis now: one that does not answer ends them with a sentence, not a silent wait.
+if (command !== 'start') {
+  const why = await redisUnreachable(config.redis, REDIS_WAIT_MS);
+  if (why) fail(`${command}: ${why}. Is Redis running, and is redis.${config.redis.cluster?.length ? 'cluster' : 'url'} in ${values.config} right?`, 1);
+}
 
 function syncArg(): string {
   const id = positionals[0];

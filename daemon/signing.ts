@@ -28,7 +28,21 @@ export function standardWebhookSignature(secret: string, id: string, timestamp: 
   return hmacSha256(signingKey(secret), Buffer.concat([Buffer.from(`${id}.${timestamp}.`), Buffer.isBuffer(payload) ? payload : Buffer.from(payload)])).toString('base64');
 }
 
-/** Checks the Standard Webhooks headers of a request (id, timestamp within 5 minutes, a matching v1 signature). */
+/**
+ * Whether a signature as sent is, byte for byte, the expected one in its canonical encoding (standard base64 with
+ * its padding), compared in constant time. Decoding first would let one signature travel in many spellings
+ * (base64url characters, padding dropped, bytes after it), each a "new" request to the replay check.
+ */
+export function sameSignature(given: string, expected: string): boolean {
+  return sameBytes(Buffer.from(given, 'utf8'), Buffer.from(expected, 'utf8'));
+}
+
+/**
+ * Checks the Standard Webhooks headers of a request (id, timestamp within 5 minutes, a matching v1 signature).
+ * The header may list several space-delimited signatures (the spec's key rotation); one canonical match is enough.
+ * The replay key is the signed content (id, timestamp, the expected signature), never the header's text, so adding,
+ * dropping or reordering entries does not make a seen request new.
+ */
 export function verifyStandardWebhook(secret: string, req: WebhookRequest): { ok: true; id: string; replayKey: string } | { ok: false; status: 401; reason: string } {
   const id = header(req, 'webhook-id');
   const timestamp = header(req, 'webhook-timestamp');
@@ -36,11 +50,13 @@ export function verifyStandardWebhook(secret: string, req: WebhookRequest): { ok
   if (!id || !timestamp || !signatures) return { ok: false, status: 401, reason: 'missing webhook-id, webhook-timestamp or webhook-signature' };
   const ts = Number(timestamp);
   if (!/^\d+$/.test(timestamp) || Math.abs(req.now - ts * 1000) > FIVE_MINUTES) return { ok: false, status: 401, reason: 'webhook-timestamp is more than 5 minutes away from now' };
-  const expected = Buffer.from(standardWebhookSignature(secret, id, timestamp, req.rawBody), 'base64');
-  const match = signatures.split(' ').some((s) => {
-    const [version, value] = s.split(',', 2);
-    return version === 'v1' && value !== undefined && sameBytes(Buffer.from(value, 'base64'), expected);
-  });
-  if (!match) return { ok: false, status: 401, reason: 'no webhook-signature matches' };
-  return { ok: true, id, replayKey: `${id}.${timestamp}.${signatures}` };
+  const expected = standardWebhookSignature(secret, id, timestamp, req.rawBody);
+  let match = false;
+  // Every entry is compared (no early exit): how many entries precede the match tells an attacker nothing.
+  for (const entry of signatures.split(' ')) {
+    const comma = entry.indexOf(',');
+    if (comma > 0 && entry.slice(0, comma) === 'v1' && sameSignature(entry.slice(comma + 1), expected)) match = true;
+  }
+  if (!match) return { ok: false, status: 401, reason: 'no webhook-signature matches (v1,<standard base64 with padding> of the HMAC expected)' };
+  return { ok: true, id, replayKey: `${id}.${timestamp}.${expected}` };
 }

@@ -9,6 +9,7 @@ import type { Daemon } from '../app.ts';
 import { syncStatus } from '../sync/status.ts';
 import { chartLibrary, syncHistory, VIEWS } from './ops-history.ts';
 import { opsPage } from './ops-page.ts';
+import { SignInLimit } from './sign-in-limit.ts';
 
 export const OPS_REALM = 'campaign-sync';
 /** The header the page's own requests carry; a cross-site page cannot send it (see `sameOrigin`). */
@@ -59,6 +60,7 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
     return;
   }
   const expected = sha256(token);
+  const signIns = new SignInLimit();
   const readOnlyMode = d.config.http.queuesWritable !== true;
   const charts = await chartLibrary();
 
@@ -68,9 +70,16 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       void reply.header('x-frame-options', 'DENY').header('cache-control', 'no-store').header('x-content-type-options', 'nosniff')
         .header('referrer-policy', 'no-referrer');
       const password = basicPassword(req.headers.authorization);
+      // A client that guessed too often is not even checked (the right token too): guessing costs time, not just requests.
+      const wait = password === null ? 0 : signIns.wait(req.ip);
+      if (wait > 0) {
+        return reply.code(429).header('retry-after', String(wait))
+          .send({ error: `too many wrong admin tokens from this address; try again in ${wait} s` });
+      }
       // Digests have one length whatever was sent, so the comparison takes the same time for every wrong password.
       if (password === null || !timingSafeEqual(sha256(password), expected)) {
-        if (password !== null) d.log.warn({ ip: req.ip, url: req.url }, 'operations page: wrong admin token');
+        const unlogged = password === null ? null : signIns.wrong(req.ip);
+        if (unlogged !== null) d.log.warn({ ip: req.ip, url: req.url, wrong: unlogged }, 'operations page: wrong admin token (logged once a minute per address, with the count)');
         return reply.code(401).header('www-authenticate', `Basic realm="${OPS_REALM}"`)
           .send({ error: 'the operations page needs the admin token: HTTP Basic auth, any user name, the token (http.adminToken) as password' });
       }

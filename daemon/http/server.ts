@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Daemon } from '../app.ts';
+import type { SyncKeys } from '../state/keys.ts';
 import { verifyStandardWebhook } from '../signing.ts';
 import type { InboxItem } from '../sync/run.ts';
 import { registerOps } from './ops.ts';
@@ -13,6 +14,7 @@ export type HttpServer = FastifyInstance;
 const EVENT_TTL_S = 3 * 86_400;
 /** A signature seen within the timestamp tolerance is a replay. */
 const REPLAY_TTL_MS = 10 * 60_000;
+const REPLAYED = 'replayed: this exact signed request was already received';
 
 export async function buildHttp(d: Daemon): Promise<HttpServer> {
   const app = Fastify({ logger: false, bodyLimit: 10 * 1024 * 1024 });
@@ -24,6 +26,14 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
     // A 503 asks the sender to retry: what failed here is ours (Redis away), never their input.
     void reply.code(status).send({ error: status === 503 ? 'temporarily unavailable; retry later' : err.message });
   });
+
+  /** Whether this signed request was received before (remembered for the timestamp tolerance, and counted so). */
+  const replayed = async (keys: SyncKeys, syncId: string, replayKey: string): Promise<boolean> => {
+    const key = keys.replay(createHash('sha256').update(replayKey).digest('base64url'));
+    if ((await d.redis.set(key, '1', 'PX', REPLAY_TTL_MS, 'NX')) === 'OK') return false;
+    d.metrics.webhooks.inc({ sync: syncId, result: 'replayed' });
+    return true;
+  };
 
   await app.register(async (hooks) => {
     // Signatures cover the raw bytes: the body is kept as it came, never re-serialised.
@@ -43,13 +53,7 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
         if (verdict.reply) return reply.code(verdict.status).type(verdict.reply.contentType).send(verdict.reply.body);
         return reply.code(verdict.status).send({ error: verdict.reason });
       }
-      if (verdict.replayKey) {
-        const key = rt.state.keys.replay(createHash('sha256').update(verdict.replayKey).digest('base64url'));
-        if ((await d.redis.set(key, '1', 'PX', REPLAY_TTL_MS, 'NX')) !== 'OK') {
-          d.metrics.webhooks.inc({ sync: syncId, result: 'replayed' });
-          return reply.code(401).send({ error: 'replayed: this exact signed request was already received' });
-        }
-      }
+      if (verdict.replayKey && await replayed(rt.state.keys, syncId, verdict.replayKey)) return reply.code(401).send({ error: REPLAYED });
       const eventKeys = verdict.eventIds.map((id) => rt.state.keys.event(createHash('sha256').update(id).digest('base64url').slice(0, 22)));
       const seen = eventKeys.length ? await d.redis.mget(...eventKeys) : [];
       if (eventKeys.length && seen.every((v) => v !== null)) {
@@ -63,7 +67,8 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       if (verdict.deleted.length) item.d = verdict.deleted;
       if (verdict.read?.length) item.r = verdict.read;
       if (item.c || item.d || item.r) await d.redis.rpush(rt.state.keys.inbox, JSON.stringify(item));
-      if (item.c || item.d || item.r || verdict.pull) await d.triggerPull(syncId, 'webhook', false, verdict.pull ? 'pull' : 'inbox');
+      if (verdict.hold) d.log.debug({ sync: syncId, reason: verdict.hold }, 'webhook queued for the next scheduled run');
+      else if (item.c || item.d || item.r || verdict.pull) await d.triggerPull(syncId, 'webhook', false, verdict.pull ? 'pull' : 'inbox');
       if (eventKeys.length) {
         const m = d.redis.multi();
         for (const k of eventKeys) m.set(k, '1', 'EX', EVENT_TTL_S);
@@ -91,6 +96,7 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       }
       let type: unknown;
       try { type = (JSON.parse(rawBody.toString('utf8')) as { type?: unknown }).type; } catch { return reply.code(400).send({ error: 'body is not JSON' }); }
+      if (await replayed(mirror.state.keys, mirror.syncId, signed.replayKey)) return reply.code(401).send({ error: REPLAYED });
       if (type === 'call.finished') await d.triggerMirror(mirror.syncId, 'event');
       d.metrics.webhooks.inc({ sync: mirror.syncId, result: 'accepted' });
       return reply.code(200).send({ accepted: type === 'call.finished' ? 1 : 0 });

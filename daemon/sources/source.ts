@@ -67,6 +67,11 @@ export type WebhookVerdict =
     pull: boolean;
     /** Ids of contacts the events named, to be read by id (`Source.read`) instead of a pull. */
     read?: string[];
+    /**
+     * Why no run may be queued now (the CRM's allowance is spent): what the delivery names waits in the inbox for
+     * the next scheduled run, which drains it first.
+     */
+    hold?: string;
     reply?: WebhookReply;
   }
   | { ok: false; status: 400 | 401; reason: string; reply?: WebhookReply };

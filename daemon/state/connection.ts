@@ -49,3 +49,37 @@ export async function serverRunIds(redis: RedisClient): Promise<string> {
   const ids = await Promise.all(nodes.map(async (n) => /run_id:(\w+)/.exec(await n.info('server'))?.[1] ?? ''));
   return ids.sort().join(',');
 }
+
+/** Where the daemon looks for Redis, for messages: the URL or the seed nodes, without user name or password. */
+export function redisWhere(config: RedisConfig): string {
+  const bare = (u: string) => {
+    try {
+      const url = new URL(u);
+      return `${url.protocol}//${url.host}`;
+    } catch {
+      return 'an unparsable URL';
+    }
+  };
+  return config.cluster?.length ? `the cluster ${config.cluster.map(bare).join(', ')}` : bare(config.url ?? 'redis://127.0.0.1:6379');
+}
+
+/**
+ * Null when Redis answers a PING within `timeoutMs` on a connection of its own, else why not: the connection's first
+ * error (refused, unknown host, wrong password) at once, or the silence. The daemon's own connections wait for Redis
+ * for ever (see connectRedis), which is right for a running daemon but leaves a one-shot command hanging, mute.
+ */
+export async function redisUnreachable(config: RedisConfig, timeoutMs: number): Promise<string | null> {
+  const probe = connectRedis(config);
+  probe.on('error', () => {}); // the first one is the answer below; the ones until disconnect say nothing more
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      probe.ping().then(() => null, (err: Error) => `Redis at ${redisWhere(config)} refused: ${err.message}`),
+      new Promise<string>((r) => probe.once('error', (err: Error) => r(`Redis at ${redisWhere(config)} is unreachable: ${err.message}`))),
+      new Promise<string>((r) => { timer = setTimeout(() => r(`Redis at ${redisWhere(config)} did not answer within ${Math.round(timeoutMs / 1000)} s`), timeoutMs); }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    probe.disconnect();
+  }
+}

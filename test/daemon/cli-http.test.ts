@@ -2,7 +2,7 @@
 import type { RedisClient } from '../../daemon/state/connection.ts';
 import { spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +19,7 @@ import { createLogger } from '../../daemon/log.ts';
 import { readRun } from '../../daemon/sync/run.ts';
 import { SyncKeys, campaignKey } from '../../daemon/state/keys.ts';
 import type { RunRecord } from '../../daemon/state/sync-state.ts';
-import { REDIS_URL, campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { REDIS_URL, campaignNumbers, daemonConfig, dialerFixture, freePort, quietLog, startRedisServer, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createCampaign } from '../support/server.ts';
 
 /** This checkout's root: the CLI under test is the one beside these tests. */
@@ -205,6 +205,21 @@ syncs:
     expect(r.stderr).toContain('DIALER_TOKEN');
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
+
+  it('status against a Redis nobody answers on exits 1 within seconds, naming Redis and why', async () => {
+    const port = await closedPort();
+    const file = join(dir, 'no-redis.yaml');
+    const yaml = readFileSync(configFile, 'utf8').replace(`url: ${REDIS_URL}`, `url: redis://127.0.0.1:${port}`);
+    writeFileSync(file, yaml);
+    for (const args of [['status'], ['sync', 'hs', '--dry-run']]) {
+      // The guard kills a command that hangs (as status did, waiting for Redis for ever): it then has no exit code.
+      const r = await cli([...args, '--config', file], env(), 30_000);
+      expect({ args, code: r.code, signal: r.signal }).toEqual({ args, code: 1, signal: null });
+      const last = r.stderr.trimEnd().split('\n').at(-1)!;
+      expect(last).toMatch(new RegExp(`^${args[0]}: Redis at redis://127\\.0\\.0\\.1:${port} is unreachable: connect ECONNREFUSED .*\\. Is Redis running, and is redis\\.url in .*no-redis\\.yaml right\\?$`));
+      expect(r.stdout).toBe('');
+    }
+  }, 70_000);
 
   it('sync of an unknown id exits 2 naming the configured syncs', async () => {
     const r = await cli(['sync', 'unknown-id', '--config', configFile], env());
@@ -512,6 +527,44 @@ describe('SIGTERM', () => {
     await f?.server.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
+
+  it('stops `start` within seconds when its Redis is gone, saying why', async () => {
+    const port = await closedPort();
+    const redisPort = await freePort();
+    const redisDir = mkdtempSync(join(tmpdir(), 'cds-redis-gone-'));
+    const server = await startRedisServer(redisPort, redisDir, 'none');
+    const file = join(dir, 'redis-gone.json');
+    // The deadline is long: a shutdown that waited for it would be late.
+    const raw = {
+      redis: { url: `redis://127.0.0.1:${redisPort}`, prefix: t.prefix }, http: { host: '127.0.0.1', port },
+      dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: '${DIALER_TOKEN}', rateLimit: { perSecond: 50, burst: 100 } },
+      syncs: [hubspotSync(hs, f.campaignId, '${HUBSPOT_TOKEN}')], shutdownTimeout: '30s', log: { level: 'error' },
+    };
+    const env = { DIALER_TOKEN: f.token, HUBSPOT_TOKEN: hs.token };
+    parseConfig(raw, file, env);
+    writeFileSync(file, JSON.stringify(raw));
+    const child = spawn(process.execPath, ['daemon/cli.ts', 'start', '--config', file], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (b: Buffer) => { output += b.toString(); });
+    child.stderr.on('data', (b: Buffer) => { output += b.toString(); });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+    try {
+      await waitFor(async () => child.exitCode === null && (await fetch(`http://127.0.0.1:${port}/health`)).status === 200, `/health of the started daemon (output: ${output})`, 20_000);
+      const gone = new Promise((r) => server.once('exit', r));
+      server.kill('SIGKILL');
+      await gone;
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/health`)).status === 503, 'the daemon to see Redis gone', 10_000);
+      child.kill('SIGTERM');
+      const deadline = new Promise<'late'>((r) => setTimeout(() => r('late'), 5000).unref());
+      expect(await Promise.race([exited, deadline]), output).toEqual({ code: 0, signal: null });
+      expect(output).toMatch(/stopping without waiting for running jobs: Redis is unreachable/);
+      expect(output).not.toMatch(/\n\s+at /);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
+      rmSync(redisDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('stops `start` gracefully: exit 0 within shutdownTimeout', async () => {
     const port = await closedPort();

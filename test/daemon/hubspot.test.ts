@@ -236,6 +236,30 @@ describe('HubSpot: import, incremental runs, webhooks', () => {
     expect((await byNumber(f)).has(e164(victim.properties.phone)!)).toBe(true);
   });
 
+  it('refuses any spelling of a valid v3 signature but HubSpot\'s standard base64, so a replay cannot pass as new', async () => {
+    const victim = hs.contacts()[8]!;
+    const body = JSON.stringify([event('contact.deletion', victim.id)]);
+    // A timestamp whose signature has a character base64url spells differently (32 bytes always end in one '=').
+    let ts = Date.now();
+    while (!/[+/]/.test(hs.signV3('POST', hook, body, ts))) ts -= 1;
+    const sig = hs.signV3('POST', hook, body, ts);
+    expect(sig).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    await settle(d);
+    const before = await queued(d, 'hs');
+    const spellings: [string, string][] = [
+      ['padding dropped', sig.replace(/=+$/, '')],
+      ['bytes after the padding', `${sig}AA`],
+      ['base64url alphabet', sig.replace(/\+/g, '-').replace(/\//g, '_')],
+      ['whitespace inside', `${sig.slice(0, 8)} ${sig.slice(8)}`],
+    ];
+    for (const [name, value] of spellings) {
+      const res = await post(hook, body, { 'X-HubSpot-Request-Timestamp': String(ts), 'X-HubSpot-Signature-v3': value });
+      expect({ name, status: res.status }).toEqual({ name, status: 401 });
+    }
+    expect(await queued(d, 'hs')).toEqual(before);
+    expect((await byNumber(f)).has(e164(victim.properties.phone)!)).toBe(true);
+  });
+
   it('answers 400 to a signed body that is not a HubSpot event array, and queues nothing', async () => {
     await settle(d);
     const before = await queued(d, 'hs');

@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validPhone } from '../../crm-stand-ins/contacts.ts';
 import { Daemon } from '../../daemon/app.ts';
@@ -95,6 +96,33 @@ describe('operations page', () => {
     expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect(page.headers.get('x-frame-options')).toBe('DENY');
     expect(await page.text()).toContain('Retry parked records');
+  });
+
+  it('throttles wrong admin tokens per client like the console (20, then 429 with Retry-After), logging once, not per guess', async () => {
+    const throttled = testPrefix();
+    const lines: { msg: string; wrong?: number }[] = [];
+    const log = pino({ level: 'warn' }, { write: (l: string) => { lines.push(JSON.parse(l)); } });
+    const sync = { id: 'leads', campaignId: f.campaignId, source: { type: 'csv', path: csv }, mapping: MAPPING, schedule: { every: '1d' } };
+    const t = await Daemon.start(daemonConfig(f, throttled.prefix, [sync], { http: { host: '127.0.0.1', port: 0, adminToken: TOKEN } }), { log, workers: false });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 25; i++) statuses.push((await fetch(`${t.address}/ops/api/syncs`, { headers: { authorization: basic(`guess-${i}-of-some-length`) } })).status);
+      expect(statuses).toEqual([...Array(20).fill(401), ...Array(5).fill(429)]);
+      const refused = await fetch(`${t.address}/ops/api/syncs`, { headers: { authorization: basic('one-more-guess-of-some-length') } });
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect((await refused.json()).error).toMatch(/too many wrong admin tokens from this address; try again in \d+ s/);
+      // While throttled, even the right token waits: otherwise the guesses would go on, only unanswered.
+      expect((await fetch(`${t.address}/ops/api/syncs`, { headers: { authorization: basic(TOKEN) } })).status).toBe(429);
+      const logged = lines.filter((l) => l.msg.startsWith('operations page: wrong admin token'));
+      expect(logged).toHaveLength(1);
+      expect(JSON.stringify(lines)).not.toContain('guess-');
+      // Another daemon's page (another client bucket) is not held back by these guesses.
+      expect((await get('/ops/api/syncs', { authorization: basic(TOKEN) })).status).toBe(200);
+    } finally {
+      await t.close();
+      await throttled.cleanup();
+    }
   });
 
   it('is off without http.adminToken: 404 saying how to turn it on', async () => {

@@ -41,8 +41,11 @@ describe('Outbound Messages', () => {
     notifications: Array.from({ length: count }, (_, i) => ({ id: makeId('04l', i + 1), record: { id: makeId('003', i + 1), fields: [['Phone', `+1 (212) 555-01${String(i).padStart(2, '0')} & more`]] } })),
   }));
 
+  const ours = (id: string) => id.slice(0, 15) === org.slice(0, 15);
+  const parse = (raw: Buffer | string, maxBytes = 1_000_000) => parseOutboundMessage(Buffer.isBuffer(raw) ? raw : Buffer.from(raw), maxBytes, ours);
+
   it('reads the org, each notification\'s id, its record and the record\'s type', () => {
-    const parsed = parseOutboundMessage(message(3), 1_000_000);
+    const parsed = parse(message(3));
     expect(parsed).toEqual({
       ok: true, orgId: org.slice(0, 15),
       notifications: [1, 2, 3].map((i) => ({ id: makeId('04l', i), recordId: makeId('003', i), objectType: 'Contact' })),
@@ -50,15 +53,38 @@ describe('Outbound Messages', () => {
   });
 
   it('refuses more than 100 notifications, none, a body past the size limit, and foreign shapes, each with its reason', () => {
-    expect(parseOutboundMessage(message(101), 10_000_000)).toEqual({ ok: false, reason: '101 notifications; Salesforce sends at most 100' });
-    expect(parseOutboundMessage(message(1), 100)).toMatchObject({ ok: false, reason: expect.stringMatching(/larger than maxOutboundBytes \(100\)/) });
+    expect(parse(message(101), 10_000_000)).toEqual({ ok: false, status: 400, reason: '101 notifications; Salesforce sends at most 100' });
+    expect(parse(message(1), 100)).toMatchObject({ ok: false, status: 400, reason: expect.stringMatching(/larger than maxOutboundBytes \(100\)/) });
     const none = message(1).toString('utf8').replace(/<Notification>.*<\/Notification>/, '');
-    expect(parseOutboundMessage(Buffer.from(none), 1_000_000)).toEqual({ ok: false, reason: 'no Notification in the message' });
+    expect(parse(none)).toEqual({ ok: false, status: 400, reason: 'no Notification in the message' });
     const badOrg = message(1).toString('utf8').replace(/<OrganizationId>[^<]*</, '<OrganizationId>not-an-org<');
-    expect(parseOutboundMessage(Buffer.from(badOrg), 1_000_000)).toEqual({ ok: false, reason: 'OrganizationId is missing or not an org id (00D…)' });
+    expect(parse(badOrg)).toEqual({ ok: false, status: 400, reason: 'OrganizationId is missing or not an org id (00D…)' });
     const noType = message(1).toString('utf8').replace(/ xsi:type="sf:Contact"/, '');
-    expect(parseOutboundMessage(Buffer.from(noType), 1_000_000)).toEqual({ ok: false, reason: 'Notification 1: sObject has no xsi:type naming its object' });
-    expect(parseOutboundMessage(Buffer.from('{"json": true}'), 1_000_000)).toMatchObject({ ok: false });
+    expect(parse(noType)).toEqual({ ok: false, status: 400, reason: 'Notification 1: sObject has no xsi:type naming its object' });
+    expect(parse('{"json": true}')).toMatchObject({ ok: false, status: 400 });
+    const other = makeId('00D', 2);
+    expect(parse(message(1, other))).toEqual({ ok: false, status: 401, reason: `OrganizationId ${other.slice(0, 15)} is not this sync's org` });
+  });
+
+  it('refuses another org, too many tags or attributes before parsing: a hostile body costs a scan', () => {
+    const other = makeId('00D', 2);
+    const xml = message(1, other).toString('utf8');
+    // Malformed after the org id: only a scan that stops at the org can answer 401 (a parse would say "not well-formed").
+    expect(parse(`${xml.slice(0, xml.indexOf('</OrganizationId>') + 17)}<x a="1" a="1"><y></x>`)).toMatchObject({ ok: false, status: 401 });
+    // A second OrganizationId (in a comment or a field) that is not ours refuses the message, wherever it stands.
+    const sneaky = message(1).toString('utf8').replace('</notifications>', `<!-- <OrganizationId>${other.slice(0, 15)}</OrganizationId> --></notifications>`);
+    expect(parse(sneaky)).toMatchObject({ ok: false, status: 401 });
+    const attrs = (n: number) => Array.from({ length: n }, (_, i) => ` a${i}="v"`).join('');
+    const inOne = message(1).toString('utf8').replace('<Notification>', `<Notification${attrs(17)}>`);
+    expect(parse(inOne)).toEqual({ ok: false, status: 400, reason: 'an element with more than 16 attributes: not an Outbound Message' });
+    expect(parse(message(1).toString('utf8').replace('<Notification>', `<Notification${attrs(16)}>`))).toMatchObject({ ok: true });
+    const spread = message(1).toString('utf8').replace('</notifications>', `${`<x${attrs(10)}/>`.repeat(501)}</notifications>`);
+    expect(parse(spread, 10_000_000)).toEqual({ ok: false, status: 400, reason: 'more than 5000 attributes: not an Outbound Message' });
+    const tags = message(1).toString('utf8').replace('</notifications>', `${'<x/>'.repeat(10_000)}</notifications>`);
+    expect(parse(tags, 10_000_000)).toMatchObject({ ok: false, status: 400, reason: expect.stringMatching(/^more than 10000 tags: not an Outbound Message/) });
+    // Quotes cannot hide markup from the count: a '<' counts wherever it stands.
+    const quoted = message(1).toString('utf8').replace('</notifications>', `<!-- ' -->${'<x/>'.repeat(10_000)}</notifications>`);
+    expect(parse(quoted, 10_000_000)).toMatchObject({ ok: false, status: 400, reason: expect.stringMatching(/^more than 10000 tags/) });
   });
 
   it('answers an Ack and faults that are well-formed SOAP, with the reason escaped', () => {

@@ -181,6 +181,37 @@ describe('Salesforce: a Campaign\'s members, incremental runs, Outbound Messages
     expect(await held(f)).toContain('+12125550133');
   }, 60_000);
 
+  it('under REQUEST_LIMIT_EXCEEDED an Outbound Message is acknowledged and queued: nothing is sent before the next scheduled run', async () => {
+    const { max } = sf.apiUsage();
+    const person = members(sf, campaignId).find((p) => !p.values.DoNotCall && phonesOf(p).length)!;
+    sf.updateRecord(person.values.Id as string, { Phone: '212-555-0144' });
+    sf.setApiUsage(max);
+    const run = await pullAndSettle(d, 'sf');
+    expect(run.status).toBe('failed');
+    const before = await queued(d, 'sf');
+    const requests = sf.stats.requests;
+    const delivery = sf.sendOutboundMessage({ url: hook, ids: [person.values.Id as string] });
+    expect(await delivery.settled).toBe('acknowledged');
+    // The run a webhook queues is queued before the Ack: none was, and the message waits in the inbox.
+    expect(await queued(d, 'sf')).toEqual({ ...before, inbox: before.inbox + 1 });
+    expect(sf.stats.requests).toBe(requests);
+    sf.setApiUsage(0);
+    // The next scheduled run (here: runs until one passes; a run within 5 s of the 403 still trusts its figure) reads
+    // the queued record first. Settling waits for an empty inbox, so each try waits for its own run to end instead.
+    await waitFor(async () => {
+      const last = (await runs(d, 'sf'))[0]!.id;
+      await d.triggerPull('sf', 'test');
+      const run = await waitFor(async () => {
+        const [latest] = await runs(d, 'sf');
+        return latest && latest.id !== last && latest.status !== 'running' ? latest : null;
+      }, 'the next run');
+      return run.status === 'done';
+    }, 'a run after the allowance is back', 30_000);
+    await settle(d);
+    expect(await held(f)).toContain('+12125550144');
+    expect((await queued(d, 'sf')).inbox).toBe(0);
+  }, 60_000);
+
   it('shows the org\'s API usage on /metrics and /ops', async () => {
     const { used, max } = sf.apiUsage();
     const metrics = await (await fetch(`${d.address}/metrics`)).text();

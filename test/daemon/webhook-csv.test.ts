@@ -124,6 +124,42 @@ describe('generic webhook source (Standard Webhooks)', () => {
     expect(await counter(d, 'webhooks', { sync: 'wh', result: 'refused' })).toBeGreaterThanOrEqual(6);
   });
 
+  it('refuses every non-canonical spelling of a valid signature with 401, and a respelled replay too', async () => {
+    const body = JSON.stringify({ id: 'c31', phone: validPhone(31), first: 'Kim', city: 'Lodi' });
+    // A webhook-id whose signature has a character base64url spells differently (32 bytes always end in one '=').
+    let headers = signed(body);
+    while (!/[+/]/.test(headers['webhook-signature']!)) headers = signed(body);
+    const sig = headers['webhook-signature']!.slice(3);
+    expect(sig).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    const respelled = (value: string) => ({ ...headers, 'webhook-signature': value });
+    await settle(d);
+    const before = await queued(d, 'wh');
+    const spellings: [string, string][] = [
+      ['padding dropped', `v1,${sig.replace(/=+$/, '')}`],
+      ['bytes after the padding', `v1,${sig}AA`],
+      ['whitespace inside', `v1,${sig.slice(0, 8)} ${sig.slice(8)}`],
+      ['base64url alphabet', `v1,${sig.replace(/\+/g, '-').replace(/\//g, '_')}`],
+      ['another version tag', `v1a,${sig}`],
+    ];
+    for (const [name, value] of spellings) {
+      const res = await send(body, respelled(value));
+      expect({ name, status: res.status }).toEqual({ name, status: 401 });
+    }
+    expect(await queued(d, 'wh')).toEqual(before);
+    // The spec lets a sender list several signatures (key rotation): one canonical match is accepted once ...
+    const listed = respelled(`v1,${Buffer.alloc(32, 7).toString('base64')} v1,${sig}`);
+    expect((await send(body, listed)).status).toBe(200);
+    await settle(d);
+    const after = await queued(d, 'wh');
+    // ... and the same request is a replay however its header is spelled: as sent, as sent first, or reordered.
+    for (const value of [listed['webhook-signature'], `v1,${sig}`, `v1,${sig} v1,bogus`, `v1, v1,${sig}`]) {
+      const res = await send(body, respelled(value));
+      expect({ value, status: res.status }).toEqual({ value, status: 401 });
+      expect(res.body.error).toMatch(/replay/);
+    }
+    expect(await queued(d, 'wh')).toEqual(after);
+  });
+
   it('answers 400 naming what is wrong for bad JSON and a contact without the id field, and queues nothing', async () => {
     await settle(d);
     const before = await queued(d, 'wh');
@@ -169,6 +205,56 @@ describe('generic webhook source (Standard Webhooks)', () => {
     expect(run).toMatchObject({ status: 'done', invalid: 1 });
     expect(await runErrors(d, 'wh', run!.id)).toEqual([expect.objectContaining({ contactId: 'bad', field: 'phone', code: 'invalid_number' })]);
     expect((await numbers(f))[validPhone(30)]).toEqual(['Good', 'Y']);
+  });
+});
+
+describe("the dialer's events receiver (/webhooks/<sync>/events)", () => {
+  const redis = testPrefix();
+  const eventsSecret = `whsec_${randomBytes(24).toString('base64')}`;
+  let dir: string;
+  let f: DialerFixture;
+  let d: Daemon;
+
+  beforeAll(async () => {
+    f = await dialerFixture();
+    dir = await mkdtemp(join(tmpdir(), 'cds-events-'));
+    // No workers: what is tested is the receiver's answer and count, not the mirror run an event queues.
+    d = await Daemon.start(daemonConfig(f, redis.prefix, [{ id: 'wh', campaignId: f.campaignId, source: { type: 'webhook', secret: eventsSecret }, mapping: MAPPING,
+      mirror: { every: '1h', sink: { type: 'file', path: join(dir, 'activities.jsonl') }, eventsSecret } }]), { log: quietLog, workers: false });
+  });
+  afterAll(async () => {
+    await d?.close();
+    await f?.server.close();
+    await redis.cleanup();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  function signed(body: string): Record<string, string> {
+    const id = `evt_${randomBytes(6).toString('hex')}`;
+    const ts = String(Math.floor(Date.now() / 1000));
+    const sig = createHmac('sha256', Buffer.from(eventsSecret.slice('whsec_'.length), 'base64')).update(`${id}.${ts}.${body}`).digest('base64');
+    return { 'webhook-id': id, 'webhook-timestamp': ts, 'webhook-signature': `v1,${sig}` };
+  }
+
+  it('answers the identical signed request again with 401 (a replay), and counts it accepted once', async () => {
+    const events = `${d.address}/webhooks/wh/events`;
+    const post = async (body: string, headers: Record<string, string>) => {
+      const res = await fetch(events, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      return { status: res.status, body: await res.json() as Record<string, unknown> };
+    };
+    const body = JSON.stringify({ type: 'call.finished', data: { campaignId: f.campaignId } });
+    const headers = signed(body);
+    const accepted = await counter(d, 'webhooks', { sync: 'wh', result: 'accepted' });
+    expect(await post(body, headers)).toEqual({ status: 200, body: { accepted: 1 } });
+    const replay = await post(body, headers);
+    expect(replay.status).toBe(401);
+    expect(replay.body.error).toMatch(/replay/);
+    // Respelled with an extra entry, it is still the same request.
+    expect((await post(body, { ...headers, 'webhook-signature': `v1,bogus ${headers['webhook-signature']}` })).status).toBe(401);
+    expect(await counter(d, 'webhooks', { sync: 'wh', result: 'accepted' })).toBe(accepted + 1);
+    expect(await counter(d, 'webhooks', { sync: 'wh', result: 'replayed' })).toBe(2);
+    // A new delivery (its own id) is accepted.
+    expect((await post(body, signed(body))).status).toBe(200);
   });
 });
 

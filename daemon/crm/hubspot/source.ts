@@ -6,7 +6,7 @@ import { z } from 'zod/v4';
 import type { SyncConfig } from '../../config.ts';
 import { HubSpotApi, SEARCH_CAP } from './client.ts';
 import type { Metrics } from '../../metrics.ts';
-import { FIVE_MINUTES, header, hmacSha256, sameBytes } from '../../signing.ts';
+import { FIVE_MINUTES, header, hmacSha256, sameSignature } from '../../signing.ts';
 import { reword } from '../../errors.ts';
 import type { PullOptions, PullPage, Source, SourceContact, WebhookRequest, WebhookVerdict } from '../../sources/source.ts';
 import type { HubSpotConfig } from './config.ts';
@@ -267,8 +267,9 @@ export class HubSpotSource implements Source {
     if (!signature || !timestamp) return { ok: false, status: 401, reason: 'missing X-HubSpot-Signature-v3 or X-HubSpot-Request-Timestamp' };
     const ts = Number(timestamp);
     if (!Number.isFinite(ts) || Math.abs(req.now - ts) > FIVE_MINUTES) return { ok: false, status: 401, reason: 'timestamp older than 5 minutes (or not a timestamp)' };
-    const expected = hubspotSignatureV3(secret, req.method, req.url, req.rawBody, timestamp);
-    if (!sameBytes(Buffer.from(signature, 'base64'), expected)) return { ok: false, status: 401, reason: 'signature does not match' };
+    // HubSpot sends the HMAC in standard base64; any other spelling of it is refused, so a replay cannot be respelled new.
+    const expected = hubspotSignatureV3(secret, req.method, req.url, req.rawBody, timestamp).toString('base64');
+    if (!sameSignature(signature, expected)) return { ok: false, status: 401, reason: 'signature does not match' };
     let parsed;
     try {
       parsed = events.safeParse(JSON.parse(req.rawBody.toString('utf8')));
@@ -284,7 +285,7 @@ export class HubSpotSource implements Source {
     // Contact events name the contacts to read; another object's event (a company's) says only that something changed.
     const byId = this.readsById && parsed.data.every((e) => e.subscriptionType.startsWith('contact.'));
     return {
-      ok: true, eventIds: parsed.data.map((e) => String(e.eventId)), replayKey: signature, contacts: [],
+      ok: true, eventIds: parsed.data.map((e) => String(e.eventId)), replayKey: expected, contacts: [],
       deleted: parsed.data.filter(deletion).map((e) => String(e.objectId)),
       pull: !byId && parsed.data.some((e) => !deletion(e) && !ownWrite(e)), ...(byId && changed.length ? { read: changed } : {}),
     };

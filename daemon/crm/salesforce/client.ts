@@ -93,6 +93,11 @@ interface Session { token: string; instanceUrl: string; org: string }
 /** Sessions and usage by org account, shared by a process's sources and sinks (one token per app and user). */
 const sessions = new Map<string, Promise<Session>>();
 const usages = new Map<string, { used: number; max: number; at: number }>();
+/**
+ * Accounts whose allowance (or reserve) was met, with the reason: until an answer shows room again, nothing but the
+ * next scheduled run may send (webhooks queue what they name for it). The usage figure alone goes stale in seconds.
+ */
+const exhausted = new Map<string, string>();
 
 export class SalesforceApi {
   readonly config: SalesforceConfig;
@@ -127,13 +132,21 @@ export class SalesforceApi {
     const u = parseLimitInfo(res.headers['sforce-limit-info']);
     if (!u) return;
     usages.set(this.account, { ...u, at: Date.now() });
+    if (u.max - u.used > this.config.reserveShare * u.max) exhausted.delete(this.account);
     this.ctx.metrics.crmApiUsed.set({ crm: 'salesforce', account: org }, u.used);
     this.ctx.metrics.crmApiAllowance.set({ crm: 'salesforce', account: org }, u.max);
   }
 
   private spent(u: { used: number; max: number }, how: string): SourceError {
-    return new SourceError(`salesforce: ${how}: the org has used ${u.used} of its ${u.max} daily API requests; `
-      + `the daemon keeps ${Math.round(this.config.reserveShare * 100)}% (reserveShare) for other integrations and stops reading until the next scheduled run`, 429, true);
+    const reason = `salesforce: ${how}: the org has used ${u.used} of its ${u.max} daily API requests; `
+      + `the daemon keeps ${Math.round(this.config.reserveShare * 100)}% (reserveShare) for other integrations and stops reading until the next scheduled run`;
+    exhausted.set(this.account, reason);
+    return new SourceError(reason, 429, true);
+  }
+
+  /** Why nothing may be sent before the next scheduled run (the allowance or its reserve met), or null. */
+  exhaustedReason(): string | null {
+    return exhausted.get(this.account) ?? null;
   }
 
   /** Refuses to spend what the reserve keeps, while the last usage figure is fresh. */

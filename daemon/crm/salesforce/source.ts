@@ -179,9 +179,8 @@ export class SalesforceSource implements Source {
     const refuse = (status: 400 | 401, reason: string): WebhookVerdict => ({ ok: false, status, reason, reply: { contentType: SOAP_CONTENT_TYPE, body: soapFault(reason) } });
     const org = this.config.orgId;
     if (!org) return refuse(401, 'this sync has no orgId: Salesforce Outbound Messages are refused');
-    const parsed = parseOutboundMessage(req.rawBody, this.config.maxOutboundBytes);
-    if (!parsed.ok) return refuse(400, parsed.reason);
-    if (parsed.orgId.slice(0, 15) !== org.slice(0, 15)) return refuse(401, `OrganizationId ${parsed.orgId} is not this sync's org`);
+    const parsed = parseOutboundMessage(req.rawBody, this.config.maxOutboundBytes, (id) => id.slice(0, 15) === org.slice(0, 15));
+    if (!parsed.ok) return refuse(parsed.status, parsed.reason);
     const wanted = this.campaign ? ['Contact', 'Lead', 'CampaignMember'] : [this.config.selection.object!];
     const notes = parsed.notifications.filter((n) => wanted.includes(n.objectType));
     // Held contacts carry 18-character ids; a message may carry either form.
@@ -191,6 +190,7 @@ export class SalesforceSource implements Source {
       ok: true, eventIds: parsed.notifications.map((n) => n.id), replayKey: null, contacts: [], deleted: [],
       pull: notes.some((n) => n.objectType === 'CampaignMember'),
       read: ids, reply: { contentType: SOAP_CONTENT_TYPE, body: SOAP_ACK },
+      ...(this.api.exhaustedReason() ? { hold: this.api.exhaustedReason()! } : {}),
     };
   }
 }
