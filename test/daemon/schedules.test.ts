@@ -1,16 +1,18 @@
 // A schedule never goes missing: a job scheduler deleted, or its next run lost, under running daemon processes is set
-// again within the check interval, by one of them only, and a scheduled run follows; a reconnection to Redis checks
+// again within the check interval, by one of them only, and a scheduled run follows (on one Redis and on a Redis
+// Cluster); a reconnection to Redis checks
 // at once; a process with an older configuration leaves alone the schedule a newer one set.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validPhone } from '../../crm-stand-ins/contacts.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
+import { startRedisCluster, type RedisClusterUnderTest } from '../support/redis-cluster.ts';
 import { daemonConfig, dialerFixture, freePort, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'cds-schedules-'));
@@ -30,7 +32,7 @@ function rawConfig(f: DialerFixture, prefix: string, redisUrl: string, scheduleC
 }
 
 /** How many runs the sync's schedule started that have finished. */
-async function scheduledRuns(redis: Redis, f: DialerFixture, prefix: string): Promise<number> {
+async function scheduledRuns(redis: Redis | Cluster, f: DialerFixture, prefix: string): Promise<number> {
   const keys = new DaemonKeys(prefix).sync('leads', campaignKey(f.server.url, f.accountId, f.campaignId));
   const ids = await redis.lrange(keys.runs, 0, -1);
   const runs = await Promise.all(ids.map((id) => redis.hmget(keys.run(id), 'trigger', 'status')));
@@ -200,6 +202,41 @@ describe('a job scheduler lost while the daemon\'s Redis connections drop', () =
     expect(killed).toBeGreaterThan(0);
     await waitFor(() => queue.getJobScheduler('tick-leads'), 'the scheduler to be back after the reconnection', 10_000);
     await waitFor(async () => (await scheduledRuns(redis, f, prefix)) > before, 'a scheduled run after the restore', 10_000);
+    expect(restoredLines(d!)).toEqual([expect.objectContaining({ sync: 'leads', scheduler: 'tick-leads', missing: 'the scheduler' })]);
+  }, 30_000);
+});
+
+describe('a job scheduler lost on a Redis Cluster', () => {
+  let cluster: RedisClusterUnderTest;
+  let client: Cluster;
+  let queue: Queue;
+  let f: DialerFixture;
+  let d: DaemonProcess | null = null;
+  const { prefix } = testPrefix();
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+    client = new Cluster(cluster.urls.map((u) => ({ host: '127.0.0.1', port: Number(new URL(u).port) })), { redisOptions: { maxRetriesPerRequest: 20 } });
+    queue = new Queue(new DaemonKeys(prefix).syncQueue, { connection: client, prefix });
+    f = await dialerFixture();
+    d = await spawnDaemon({ ...rawConfig(f, prefix, '', '1s'), redis: { cluster: cluster.urls, prefix } }, dir, { SCHEDULES_DIALER_TOKEN: f.token });
+    await d.address;
+    await waitFor(async () => (await scheduledRuns(client, f, prefix)) >= 1, 'the first scheduled run');
+  }, 120_000);
+
+  afterAll(async () => {
+    await d?.kill();
+    await queue?.close();
+    client?.disconnect();
+    await cluster?.stop();
+    await f?.server.close();
+  });
+
+  it('is set again within the check interval, and a scheduled run follows', async () => {
+    const before = await scheduledRuns(client, f, prefix);
+    expect(await queue.removeJobScheduler('tick-leads')).toBe(true);
+    await waitFor(() => queue.getJobScheduler('tick-leads'), 'the scheduler to be back', 10_000);
+    await waitFor(async () => (await scheduledRuns(client, f, prefix)) > before, 'a scheduled run after the restore', 10_000);
     expect(restoredLines(d!)).toEqual([expect.objectContaining({ sync: 'leads', scheduler: 'tick-leads', missing: 'the scheduler' })]);
   }, 30_000);
 });
