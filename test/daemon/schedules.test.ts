@@ -1,7 +1,7 @@
 // A schedule never goes missing: a job scheduler deleted, or its next run lost, under running daemon processes is set
 // again within the check interval, by one of them only, and a scheduled run follows (on one Redis and on a Redis
-// Cluster); a reconnection to Redis checks
-// at once; a process with an older configuration leaves alone the schedule a newer one set.
+// Cluster); a reconnection to Redis checks at once; a process with an older configuration leaves alone the schedule a
+// newer one set.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
