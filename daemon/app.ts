@@ -1,6 +1,5 @@
 // Wires one daemon process: Redis, the sync queue and its schedulers, one push queue per dialer API key, the
 // sources, and the HTTP side (webhooks, /health, /metrics).
-import { createHash } from 'node:crypto';
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { dialerOf, type Config, type SyncConfig } from './config.ts';
@@ -26,11 +25,12 @@ import { DaemonKeys, campaignKey } from './state/keys.ts';
 import { upgradeLayout } from './state/layout.ts';
 import { WorkerWatchdog } from './worker-watchdog.ts';
 import { SyncState } from './state/sync-state.ts';
+import { Schedules, wantedSchedulers, type SyncJobData } from './schedules.ts';
 
 /** How long a shutdown waits for running jobs when Redis is unreachable (they cannot finish without it). */
 const REDIS_GONE_GRACE_MS = 1000;
 
-export interface SyncJobData { syncId: string; trigger?: string; kind?: 'pull' | 'mirror' | 'compare' }
+export type { SyncJobData } from './schedules.ts';
 
 /** Where a sync's call activities go. */
 function createSink(sync: SyncConfig, ctx: CrmContext): Sink {
@@ -81,8 +81,8 @@ export class Daemon {
    * and all: only this copy then tells a restart from a first start.
    */
   private seenRedisRunId: string | null = null;
-  /** Whether this process sets the schedules (the `start` command): then it sets them again on a Redis that lost them. */
-  private setsSchedules = false;
+  /** The schedules, when this process sets them (the `start` command): it then checks them periodically and on every reconnection. */
+  private schedules: Schedules | null = null;
   /** Aborted by close(): running pulls stop at the next page and their jobs go back to the queue. */
   private readonly stopping = new AbortController();
 
@@ -142,7 +142,13 @@ export class Daemon {
       });
     }
     await d.noticeRedisRestart();
-    d.redis.on('ready', () => { void d.noticeRedisRestart().catch(() => {}); });
+    d.redis.on('ready', () => {
+      void (async () => {
+        await d.noticeRedisRestart().catch(() => {});
+        // A reconnection may follow a Redis that lost its last writes, a scheduler among them: check at once.
+        await d.schedules?.checkLater('reconnected');
+      })();
+    });
     if (options.workers !== false) {
       const lockDuration = config.takeoverAfter;
       d.syncWorker = new WorkerWatchdog(() => {
@@ -157,8 +163,10 @@ export class Daemon {
       // Batches a process wrote and died before queuing hold their numbers' claims: queue them now, not at the next run.
       for (const rt of d.runtimes.values()) await resumeBatches(rt);
       if (options.schedules !== false) {
-        d.setsSchedules = true;
-        const scheduled = await d.reconcileSchedulers();
+        d.schedules = new Schedules(d.syncQueue, d.redis, d.keys, log, d.metrics,
+          () => config.syncs.flatMap((sync) => wantedSchedulers(sync, d.runtimes.get(sync.id)!.source.compareEvery)));
+        const scheduled = await d.schedules.check(true);
+        d.schedules.repeat(config.scheduleCheckEvery);
         // A sync seen for the first time starts with a full import (an `every` schedule just set fires at once itself).
         for (const sync of config.syncs) {
           if (scheduled.has(sync.id) && 'every' in sync.schedule) continue;
@@ -219,60 +227,10 @@ export class Daemon {
       if (previous) await this.redis.hset(meta, 'verify', '1', 'verifyFrom', Date.now());
       else if (!(await this.redis.hexists(meta, 'watermark'))) await this.redis.hset(meta, 'verify', '1', 'verifyFrom', 0);
     }
+    // (The schedules are checked after this, on every reconnection.)
     if (previous && this.syncWorker) {
-      // Without persistence the job schedulers went with everything else (with it, this finds them unchanged).
-      if (this.setsSchedules) await this.reconcileSchedulers();
       for (const id of this.runtimes.keys()) await this.triggerPull(id, 'redis restart');
     }
-  }
-
-  /**
-   * Job schedulers are upserted by one process, and only when the configuration changed them: BullMQ's
-   * schedulers misbehave when many processes upsert at once (duplicate or missing next jobs).
-   */
-  private async reconcileSchedulers(): Promise<Set<string>> {
-    const lock = this.keys.schedulersLock;
-    const token = createHash('sha256').update(`${process.pid}-${Math.random()}`).digest('hex');
-    const upserted = new Set<string>();
-    if ((await this.redis.set(lock, token, 'PX', 30_000, 'NX')) !== 'OK') return upserted;
-    try {
-      const storedKey = this.keys.schedulers;
-      const stored = await this.redis.hgetall(storedKey);
-      for (const sync of this.config.syncs) {
-        const spec = JSON.stringify(sync.schedule);
-        if (stored[sync.id] !== spec) {
-          const repeat = 'every' in sync.schedule ? { every: sync.schedule.every } : { pattern: sync.schedule.cron, tz: sync.schedule.tz ?? 'UTC' };
-          await this.syncQueue.upsertJobScheduler(`tick-${sync.id}`, repeat, { name: 'tick', data: { syncId: sync.id, trigger: 'schedule', kind: 'pull' } });
-          await this.redis.hset(storedKey, sync.id, spec);
-          upserted.add(sync.id);
-          this.log.info({ sync: sync.id, schedule: sync.schedule }, 'schedule set');
-        }
-        const compareEvery = this.runtimes.get(sync.id)?.source.compareEvery;
-        const compareSpec = compareEvery ? JSON.stringify({ every: compareEvery }) : undefined;
-        if (compareSpec && stored[`compare-${sync.id}`] !== compareSpec) {
-          await this.syncQueue.upsertJobScheduler(`compare-${sync.id}`, { every: compareEvery! }, { name: 'tick', data: { syncId: sync.id, trigger: 'compare', kind: 'compare' } });
-          await this.redis.hset(storedKey, `compare-${sync.id}`, compareSpec);
-        }
-        const mirrorSpec = sync.mirror ? JSON.stringify({ every: sync.mirror.every }) : undefined;
-        if (mirrorSpec && stored[`mirror-${sync.id}`] !== mirrorSpec) {
-          await this.syncQueue.upsertJobScheduler(`mirror-${sync.id}`, { every: sync.mirror!.every }, { name: 'tick', data: { syncId: sync.id, trigger: 'schedule', kind: 'mirror' } });
-          await this.redis.hset(storedKey, `mirror-${sync.id}`, mirrorSpec);
-        }
-      }
-      for (const s of await this.syncQueue.getJobSchedulers()) {
-        const mirror = s.key.startsWith('mirror-');
-        const compare = s.key.startsWith('compare-');
-        const id = s.key.replace(/^(tick|mirror|compare)-/, '');
-        if (mirror ? !this.mirrors.has(id) : compare ? !this.runtimes.get(id)?.source.compareEvery : !this.runtimes.has(id)) {
-          await this.syncQueue.removeJobScheduler(s.key);
-          await this.redis.hdel(storedKey, mirror || compare ? s.key : id);
-          this.log.info({ scheduler: s.key }, 'schedule removed (no longer configured)');
-        }
-      }
-    } finally {
-      if ((await this.redis.get(lock)) === token) await this.redis.del(lock);
-    }
-    return upserted;
   }
 
   /**
@@ -359,6 +317,7 @@ export class Daemon {
       this.log.error({ redis: this.redis.status, err: this.lastRedisError }, 'stopping without waiting for running jobs: Redis is unreachable');
       deadlineMs = Math.min(deadlineMs, REDIS_GONE_GRACE_MS);
     }
+    this.schedules?.stop();
     const graceful = (async () => {
       await this.http?.close();
       await Promise.all([this.syncWorker?.close(), ...[...this.pushQueues.values()].map((q) => q.close())]);

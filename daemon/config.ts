@@ -145,6 +145,8 @@ export const configSchema = z.strictObject({
   }),
   /** How long a job of a process that died stays locked before another process takes it over (BullMQ's lockDuration). */
   takeoverAfter: duration.default(15_000),
+  /** How often a process compares BullMQ's job schedulers with the configuration and sets what went missing. */
+  scheduleCheckEvery: duration.refine((ms) => ms >= 1000, 'at least 1s').default(30_000),
   /** Graceful shutdown deadline after SIGTERM. */
   shutdownTimeout: duration.default(20_000),
   log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info') }).default({ level: 'info' }),

@@ -225,6 +225,13 @@ describe('each kind of mistake names the key path, the bad value and what is all
     expect(p).toMatch(/duration/);
   });
 
+  it('a schedule check more often than every second', () => {
+    const raw: Record<string, unknown> = { ...minimalConfig(), scheduleCheckEvery: '100ms' };
+    expect(problemAt(problemsOf(raw).problems, 'scheduleCheckEvery')).toMatch(/at least 1s/);
+    expect(parseConfig({ ...minimalConfig(), scheduleCheckEvery: '10s' }, 'test', {}).scheduleCheckEvery).toBe(10_000);
+    expect(parseConfig(minimalConfig(), 'test', {}).scheduleCheckEvery).toBe(30_000);
+  });
+
   it('a bad compareEvery, naming the key and what a duration is', () => {
     const raw = minimalConfig();
     raw.syncs[0].source = { type: 'pipedrive', apiToken: PIPEDRIVE_TOKEN, compareEvery: 'hourly' };
