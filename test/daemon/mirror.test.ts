@@ -1,6 +1,7 @@
 // Call results back into the CRM: contacts in, calls simulated on the manual clock across New York's fall-back
 // hour, each attempt exactly once as an activity on its contact (HubSpot, Pipedrive, a JSON-lines file), a 207
-// partial failure parking only the failed records, a kill -9 in the middle of mirroring, and a backfill adding nothing.
+// partial failure or a 400 for a whole batch parking only the failed records, a kill -9 in the middle of mirroring,
+// and a backfill adding nothing.
 import { execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -139,6 +140,39 @@ describe('mirror into HubSpot across a fall-back hour', () => {
     hs.failCalls(null);
     await d.triggerMirror('hs', 'test');
     await waitFor(async () => hs.calls().length === all.length && (await d.redis.hlen(mk.parked)) === 0, 'the parked records written');
+    expectOnePerAttempt(f, all, hs.calls().map((c) => c.properties.hs_call_title));
+  }, 60_000);
+
+  it('parks only the calls HubSpot refuses with a 400 for their whole batch, found by halving it; the rest written once', async () => {
+    const before = hs.calls().length;
+    await f.server.advance(3600);
+    const all = await records(f);
+    const fresh = all.slice(before);
+    expect(fresh.length).toBeGreaterThanOrEqual(16);
+    const refused = fresh[Math.floor(fresh.length / 2)]!.number;
+    const refusedCount = fresh.filter((r) => r.number === refused).length;
+    // HubSpot's property validation refuses the whole batch, naming no input: nothing of it is created.
+    const mk = d.runtimes.get('hs')!.state.keys.mirror;
+    hs.failCalls((p) => (p.hs_call_to_number === refused ? 'hs_call_body: refused by a validation rule' : false), 'whole-batch');
+    try {
+      const creates = () => hs.stats.byRoute['POST calls/batch/create'] ?? 0;
+      const sent = creates();
+      await d.triggerMirror('hs', 'test');
+      await waitFor(async () => (await d.redis.hlen(mk.parked)) === refusedCount && hs.calls().length === all.length - refusedCount, 'the refused calls parked, the rest written');
+      // Each refused call costs the halvings that isolate it, never a request per call of its batch.
+      const bound = Math.ceil(fresh.length / 100) + 2 * refusedCount * Math.ceil(Math.log2(Math.min(100, fresh.length)));
+      expect(creates() - sent).toBeLessThanOrEqual(bound);
+      expect(creates() - sent).toBeLessThan(fresh.length);
+      const parked = Object.values(await d.redis.hgetall(mk.parked)).map((v) => JSON.parse(v));
+      expect(parked.map((p) => p.reason)).toEqual(Array(refusedCount).fill('VALIDATION_ERROR: hs_call_body: refused by a validation rule'));
+      expect(parked.every((p) => p.activity.record.number === refused)).toBe(true);
+      await waitFor(async () => JSON.parse((await d.redis.hget(mk.meta, 'lastRun')) ?? '{}').parked === refusedCount, 'the run to count them parked');
+    } finally {
+      hs.failCalls(null);
+    }
+    // Every run tries parked calls again: once HubSpot takes them, each is written once and nothing stays parked.
+    await d.triggerMirror('hs', 'test');
+    await waitFor(async () => hs.calls().length === all.length && (await d.redis.hlen(mk.parked)) === 0, 'the parked calls written');
     expectOnePerAttempt(f, all, hs.calls().map((c) => c.properties.hs_call_title));
   }, 60_000);
 
