@@ -22,6 +22,7 @@ import { startProxy } from '../support/proxy.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
 const TZ = 'America/New_York';
+const OPS_TOKEN = 'an operations token for the mirror tests';
 /** 00:00 in New York, two hours before its clock falls back from 02:00 EDT to 01:00 EST. */
 const START = '2026-11-01T04:00:00Z';
 const ALL_DAY = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] };
@@ -68,7 +69,8 @@ describe('mirror into HubSpot across a fall-back hour', () => {
       source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, searchPerSecond: 50 },
       mapping: { phone: 'phone', variables: { firstName: 'firstname' }, defaultCountry: 'US' },
       mirror: { every: '1h', statusProperty: 'dialer_status' },
-    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }), { log: quietLog, http: false });
+    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ },
+      http: { host: '127.0.0.1', port: 0, adminToken: OPS_TOKEN } }), { log: quietLog });
     await waitFor(async () => (await numberCount(f)) === 200, 'the contacts in the campaign');
   });
   afterAll(async () => {
@@ -170,8 +172,12 @@ describe('mirror into HubSpot across a fall-back hour', () => {
     } finally {
       hs.failCalls(null);
     }
-    // Every run tries parked calls again: once HubSpot takes them, each is written once and nothing stays parked.
-    await d.triggerMirror('hs', 'test');
+    // Retry parked records (/ops) queues a mirror run, which tries parked calls again first: once HubSpot takes them,
+    // each is written once and nothing stays parked.
+    const retry = await fetch(`${d.address}/ops/api/syncs/hs/retry`, {
+      method: 'POST', headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}`, 'x-requested-with': 'campaign-sync' },
+    });
+    expect(await retry.json()).toEqual({ requeued: 0, activities: refusedCount });
     await waitFor(async () => hs.calls().length === all.length && (await d.redis.hlen(mk.parked)) === 0, 'the parked calls written');
     expectOnePerAttempt(f, all, hs.calls().map((c) => c.properties.hs_call_title));
   }, 60_000);
