@@ -184,7 +184,7 @@ describe('one record a CRM refuses among good ones: refused alone, the rest of i
     });
   });
 
-  it('Salesforce (sObject Collections of 200, allOrNone false): the Task on a deleted Lead refused in the answer, 199 written by the same request', async () => {
+  it('Salesforce (sObject Collections of 200, allOrNone false): a Task on a deleted Lead and one too long refused in the answer, 198 written by the same request', async () => {
     const sf: SalesforceStandIn = await startSalesforceStandIn({ contacts: 0, leads: 200, seed: 7 });
     const proxy = await proxied(sf);
     try {
@@ -194,10 +194,16 @@ describe('one record a CRM refuses among good ones: refused alone, the rest of i
       const bad = batch[123]!;
       // The Lead was deleted after its number was dialed: Salesforce refuses that record (ENTITY_IS_DELETED) alone.
       sf.deleteRecord(bad.contactId!);
+      // A record whose raw fields make the Description longer than its 32,000 characters: STRING_TOO_LONG.
+      const long = batch[17]!;
+      long.record = { ...long.record, queueId: 'q'.repeat(33_000) };
       const outcome = await isolate(sink, batch);
-      const good = batch.filter((a) => a !== bad).map((a) => a.key).sort();
+      const good = batch.filter((a) => a !== bad && a !== long).map((a) => a.key).sort();
       expect(outcome.written.sort()).toEqual(good);
-      expect(outcome.refused).toEqual([{ key: bad.key, reason: expect.stringMatching(/ENTITY_IS_DELETED.*WhoId/) }]);
+      expect(outcome.refused).toEqual([
+        { key: long.key, reason: expect.stringMatching(/^STRING_TOO_LONG: Description: data value too large: .*\(max length=32000\) \(Description\)$/s) },
+        { key: bad.key, reason: expect.stringMatching(/ENTITY_IS_DELETED.*WhoId/) },
+      ]);
       expect(sf.records('Task').map((t) => t.values[sf.taskExternalIdField]).sort()).toEqual(good);
       expect(proxy.exchanges.filter((e) => e.path.includes('/composite/sobjects')).length).toBe(1);
     } finally {
