@@ -186,6 +186,7 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
     for (const a of batch) pending.hset(mk.pending, a.key, JSON.stringify({ ...a, pendingAt }));
     await pending.exec();
     const byKey = new Map(batch.map((a) => [a.key, a]));
+    const writtenAll: Activity[] = [];
     const settle = async (results: WriteResult[]) => {
       const m = rt.state.redis.multi();
       for (const r of results) {
@@ -207,7 +208,7 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
       lag?.wrote(written.map((a) => a.endedAt));
       rt.history.record({ activities: written.length });
       rt.metrics.mirrored.inc({ sync: rt.syncId }, written.length);
-      await writeFinalStatuses(rt, written, signal);
+      writtenAll.push(...written);
     };
     try {
       await writeIsolating(rt.sink, batch, settle, signal);
@@ -220,6 +221,10 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
         continue;
       }
       throw err;
+    } finally {
+      // The batch's statuses together, however many requests isolating a refused record took (best effort: it
+      // never throws).
+      await writeFinalStatuses(rt, writtenAll, signal);
     }
     doubtsInARow = 0;
     const last = batch[batch.length - 1]!;
