@@ -73,6 +73,14 @@ export interface StoredCall {
  */
 export type CallFailurePredicate = (properties: Record<string, string>) => boolean | string;
 
+/**
+ * How a batch create answers inputs that fail: `multi-status`, a 207 whose errors name each by its objectWriteTraceId
+ * (the others created); `whole-batch`, a 400 for the batch naming no input, nothing created (HubSpot's property
+ * validation, e.g. "Property values were not valid"; the date-versioned reference documents only 201 and an error);
+ * `whole-batch-traced`, the same 400 whose context names the inputs' objectWriteTraceIds.
+ */
+export type BatchFailureAnswer = 'multi-status' | 'whole-batch' | 'whole-batch-traced';
+
 export interface HubSpotStandInStats {
   /** Requests received on any path, including refused ones. */
   requests: number;
@@ -132,8 +140,11 @@ export interface HubSpotStandIn {
   calls(): StoredCall[];
   /** The refused requests counted in stats.refused (the last 100), to show what drifted. */
   refusals(): HubSpotRefusal[];
-  /** Call inputs the predicate matches fail validation (a 207 error entry in a batch, a 400 alone) until failCalls(null). */
-  failCalls(predicate: CallFailurePredicate | null): void;
+  /**
+   * Call inputs the predicate matches fail validation (in a batch, as `answer` says: a 207 error entry by default; a
+   * 400 alone) until failCalls(null).
+   */
+  failCalls(predicate: CallFailurePredicate | null, answer?: BatchFailureAnswer): void;
   close(): Promise<void>;
 }
 
@@ -1063,6 +1074,7 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   /** call id → the contact ids it is associated with, in the order given. */
   const callContacts = new Map<string, string[]>();
   let callFailure: CallFailurePredicate | null = null;
+  let batchFailureAnswer: BatchFailureAnswer = 'multi-status';
 
   const stats: HubSpotStandInStats = {
     requests: 0, searches: 0, rateLimited: 0, maxSearchesInAnySecond: 0, webhooksDelivered: 0, webhookFailures: 0, callsCreated: 0, contactsBatchUpdated: 0, refused: 0,
@@ -1433,6 +1445,13 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   async function batchCreateCalls(request: FastifyRequest<{ Body: { inputs: CallInput[] } }>, reply: FastifyReply) {
     const startedAt = new Date(now()).toISOString();
     const checked = request.body.inputs.map((input) => ({ input, result: checkCall(input, isLiveContact, callFailure) }));
+    const failed = checked.flatMap(({ input, result }) => ('message' in result && !result.drift ? [{ input, message: result.message }] : []));
+    if (failed.length > 0 && batchFailureAnswer !== 'multi-status') {
+      // The whole batch refused, nothing created: the first failure's words, and the inputs only when traced.
+      const traced = failed.flatMap(({ input }) => (input.objectWriteTraceId !== undefined ? [input.objectWriteTraceId] : []));
+      return reply.code(400).send(errorBody('VALIDATION_ERROR', failed[0]!.message,
+        batchFailureAnswer === 'whole-batch-traced' && traced.length ? { context: { objectWriteTraceId: traced } } : {}));
+    }
     const results = [];
     const errors = [];
     for (const [i, { input, result }] of checked.entries()) {
@@ -1621,8 +1640,9 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     calls() {
       return calls.liveInIdOrder().map((rec) => ({ ...toView(rec, CALL_SCHEMA), contactIds: [...(callContacts.get(rec.id) ?? [])] }));
     },
-    failCalls(predicate) {
+    failCalls(predicate, answer = 'multi-status') {
       callFailure = predicate;
+      batchFailureAnswer = answer;
     },
     refusals: () => refusals.list(),
     close: () => app.close(),

@@ -17,6 +17,8 @@ export interface FieldDef {
   /** A restricted picklist's values. */
   values?: readonly string[];
   externalId?: boolean;
+  /** A text field's length: a longer value is refused (STRING_TOO_LONG), as Salesforce refuses it. */
+  length?: number;
   /** Derived from other fields (Name = FirstName + LastName); never written. */
   computed?: (r: SfRecord) => FieldValue;
 }
@@ -167,17 +169,18 @@ export function defineSchema(custom: PersonFields, taskExternalIdField: string):
   ]);
   const task = define('Task', '00T', [
     field('WhoId', 'reference', { relationship: { name: 'Who', to: ['Contact', 'Lead'] } }),
-    field('Subject', 'string'),
+    // Lengths as Task's describe gives them (Description is a long text area of 32,000).
+    field('Subject', 'string', { length: 255 }),
     field('TaskSubtype', 'picklist', { values: TASK_SUBTYPES, updateable: false }),
     field('CallType', 'picklist', { values: CALL_TYPES }),
     field('Status', 'string'),
     field('Priority', 'string'),
     field('CallDurationInSeconds', 'int'),
-    field('CallDisposition', 'string'),
-    field('CallObject', 'string'),
+    field('CallDisposition', 'string', { length: 255 }),
+    field('CallObject', 'string', { length: 255 }),
     field('ActivityDate', 'date'),
-    field('Description', 'string'),
-    field(taskExternalIdField, 'string', { externalId: true }),
+    field('Description', 'string', { length: 32_000 }),
+    field(taskExternalIdField, 'string', { externalId: true, length: 255 }),
   ]);
   return new Map([contact, lead, campaign, member, task].map((d) => [d.name.toLowerCase(), d]));
 }

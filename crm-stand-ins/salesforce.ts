@@ -853,6 +853,9 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
       if (!writable && !(current && current.values[f.name] === v && f.createable)) {
         return { statusCode: 'INVALID_FIELD_FOR_INSERT_UPDATE', message: `Unable to create/update fields: ${f.name}. Please check the security settings of this field and verify that it is read/write for your profile or permission set.`, fields: [f.name] };
       }
+      if (f.length !== undefined && typeof v === 'string' && v.length > f.length) {
+        return { statusCode: 'STRING_TOO_LONG', message: `${f.name}: data value too large: ${v.slice(0, 40)}... (max length=${f.length})`, fields: [f.name] };
+      }
       if (f.values && v !== null && !f.values.includes(String(v))) {
         return { statusCode: 'INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST', message: `${f.name}: bad value for restricted picklist field: ${String(v)}`, fields: [f.name] };
       }

@@ -156,7 +156,8 @@ ${CHARTS_SCRIPT}
         method: 'POST', headers: { 'X-Requested-With': 'campaign-sync' }, credentials: 'same-origin',
       });
       const body = await res.json().catch(() => ({}));
-      notes.set(id, res.ok ? 'Re-queued ' + body.requeued + ' parked record(s); they are pushed again by the run just queued.'
+      notes.set(id, res.ok ? 'Re-queued ' + body.requeued + ' parked record(s); they are pushed again by the run just queued.' +
+        (body.activities ? ' ' + body.activities + ' parked activit' + (body.activities === 1 ? 'y is' : 'ies are') + ' written again by the mirror run just queued.' : '')
         : 'Retry refused (' + res.status + '): ' + (body.error || res.statusText));
     } catch (err) {
       notes.set(id, 'Retry failed: ' + err.message);
@@ -167,7 +168,7 @@ ${CHARTS_SCRIPT}
 
   function syncSection(s) {
     const m = s.mirror;
-    const button = el('button', { type: 'button', 'data-action': 'retry', text: 'Retry parked records', disabled: s.parked === 0 });
+    const button = el('button', { type: 'button', 'data-action': 'retry', text: 'Retry parked records', disabled: s.parked === 0 && !(m && m.parked) });
     button.addEventListener('click', () => retry(s.sync, button));
     return el('section', { class: 'sync', 'data-sync': s.sync },
       el('h2', {}, document.createTextNode(s.sync + ' '), el('span', { class: 'muted', text: '(' + s.source + ' \\u2192 campaign ' + s.campaignId + ')' })),

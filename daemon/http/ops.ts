@@ -138,8 +138,11 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       const phones = await d.redis.hkeys(keys.parked);
       for (let i = 0; i < phones.length; i += 1000) await d.redis.sadd(keys.dirty, ...phones.slice(i, i + 1000));
       await d.triggerPull(rt.config.id, 'operator retry');
-      d.log.info({ sync: rt.config.id, requeued: phones.length }, 'parked records re-queued from the operations page');
-      return { requeued: phones.length };
+      // The mirror's parked activities are tried again by each of its runs: one now, rather than at the next.
+      const activities = d.mirrors.has(rt.config.id) ? await d.redis.hlen(keys.mirror.parked) : 0;
+      if (activities) await d.triggerMirror(rt.config.id, 'operator retry');
+      d.log.info({ sync: rt.config.id, requeued: phones.length, activities }, 'parked records re-queued from the operations page');
+      return { requeued: phones.length, activities };
     });
 
     // bull-board's UI and API, served from node_modules (works offline), behind the same auth hook.

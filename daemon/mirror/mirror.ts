@@ -8,7 +8,7 @@ import type { SyncConfig } from '../config.ts';
 import { SourceError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
 import { DialerError, type DialerClient } from '../dialer.ts';
-import type { Activity, Sink, WriteResult } from '../sinks/sink.ts';
+import { writeIsolating, type Activity, type Sink, type WriteResult } from '../sinks/sink.ts';
 import type { SyncState } from '../state/sync-state.ts';
 import type { SyncHistory } from '../history/history.ts';
 import { LagMeter } from './lag.ts';
@@ -172,7 +172,10 @@ async function writeFinalStatuses(rt: MirrorRuntime, activities: Activity[], sig
   }
 }
 
-/** Writes activities and records each result; what the answer leaves unsettled stays pending. */
+/**
+ * Writes activities and records each result as it comes; what an answer leaves unsettled stays pending. A record the
+ * CRM refuses is parked alone, with its reason, and the rest of its batch is written (writeIsolating).
+ */
 async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: MirrorRunResult, signal?: AbortSignal, lag?: LagMeter): Promise<void> {
   const mk = rt.state.keys.mirror;
   let doubtsInARow = 0;
@@ -182,55 +185,48 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
     const pendingAt = Date.now();
     for (const a of batch) pending.hset(mk.pending, a.key, JSON.stringify({ ...a, pendingAt }));
     await pending.exec();
-    let results: WriteResult[];
-    try {
-      results = await rt.sink.write(batch, signal);
-    } catch (err) {
-      // A whole batch refused for what one record holds: write them one by one to find it.
-      if (err instanceof SourceError && err.final && err.status !== 429 && batch.length > 1) {
-        results = [];
-        for (const a of batch) {
-          try {
-            results.push(...await rt.sink.write([a], signal));
-          } catch (e) {
-            if (e instanceof SourceError && e.final && e.status !== 429) results.push({ key: a.key, ok: false, reason: e.message });
-            else throw e;
-          }
+    const byKey = new Map(batch.map((a) => [a.key, a]));
+    const writtenAll: Activity[] = [];
+    const settle = async (results: WriteResult[]) => {
+      const m = rt.state.redis.multi();
+      for (const r of results) {
+        const a = byKey.get(r.key);
+        if (!a) continue;
+        if (r.ok) {
+          m.hset(mk.done(a.record.endedAtLocal), a.key, r.id).expire(mk.done(a.record.endedAtLocal), rt.config.keepDays * 86_400);
+          m.hdel(mk.parked, a.key);
+          counts.written++;
+        } else {
+          m.hset(mk.parked, a.key, JSON.stringify({ reason: r.reason, at: Date.now(), activity: a }));
+          counts.parked++;
         }
-      } else if (err instanceof SourceError && err.final && err.status !== 429) {
-        results = [{ key: batch[0]!.key, ok: false, reason: err.message }];
-      } else if (err instanceof SourceError && err.uncertain && !signal?.aborted && ++doubtsInARow < DOUBTS_BEFORE_STOPPING) {
-        // The CRM may hold this batch: it stays pending, to be looked up (never sent again blindly), and the rest goes on.
+        m.hdel(mk.pending, a.key);
+      }
+      m.hincrby(mk.meta, 'mirrored', results.filter((r) => r.ok).length);
+      await m.exec();
+      const written = results.flatMap((r) => (r.ok && byKey.has(r.key) ? [byKey.get(r.key)!] : []));
+      lag?.wrote(written.map((a) => a.endedAt));
+      rt.history.record({ activities: written.length });
+      rt.metrics.mirrored.inc({ sync: rt.syncId }, written.length);
+      writtenAll.push(...written);
+    };
+    try {
+      await writeIsolating(rt.sink, batch, settle, signal);
+    } catch (err) {
+      if (err instanceof SourceError && err.uncertain && !signal?.aborted && ++doubtsInARow < DOUBTS_BEFORE_STOPPING) {
+        // The CRM may hold what this request carried: it stays pending, to be looked up (never sent again blindly),
+        // and the rest goes on.
         counts.uncertain++;
         rt.log.warn({ sync: rt.syncId, activities: batch.length, err: err.message }, 'a write\'s answer was lost: it is looked up before anything is written again');
         continue;
-      } else {
-        throw err;
       }
+      throw err;
+    } finally {
+      // The batch's statuses together, however many requests isolating a refused record took (best effort: it
+      // never throws).
+      await writeFinalStatuses(rt, writtenAll, signal);
     }
     doubtsInARow = 0;
-    const byKey = new Map(batch.map((a) => [a.key, a]));
-    const m = rt.state.redis.multi();
-    for (const r of results) {
-      const a = byKey.get(r.key);
-      if (!a) continue;
-      if (r.ok) {
-        m.hset(mk.done(a.record.endedAtLocal), a.key, r.id).expire(mk.done(a.record.endedAtLocal), rt.config.keepDays * 86_400);
-        m.hdel(mk.parked, a.key);
-        counts.written++;
-      } else {
-        m.hset(mk.parked, a.key, JSON.stringify({ reason: r.reason, at: Date.now(), activity: a }));
-        counts.parked++;
-      }
-      m.hdel(mk.pending, a.key);
-    }
-    m.hincrby(mk.meta, 'mirrored', results.filter((r) => r.ok).length);
-    await m.exec();
-    const written = results.flatMap((r) => (r.ok && byKey.has(r.key) ? [byKey.get(r.key)!] : []));
-    lag?.wrote(written.map((a) => a.endedAt));
-    rt.history.record({ activities: written.length });
-    rt.metrics.mirrored.inc({ sync: rt.syncId }, written.length);
-    await writeFinalStatuses(rt, written, signal);
     const last = batch[batch.length - 1]!;
     await rt.state.redis.hset(mk.meta, 'lastRecordAt', new Date(last.endedAt).toISOString());
   }
@@ -283,7 +279,9 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     const keys = page.map((r) => attemptKey(rt.campaignId, r.number, r.attempt));
     const done = await Promise.all(page.map((r, i) => rt.state.redis.hexists(mk.done(r.endedAtLocal), keys[i]!)));
     const isPending = page.length ? await rt.state.redis.hmget(mk.pending, ...keys) : [];
-    const fresh = page.filter((_, i) => !done[i] && !isPending[i]);
+    // A parked record read again (within `late` of the watermark) was tried at the start of this run: not again.
+    const isParked = page.length ? await rt.state.redis.hmget(mk.parked, ...keys) : [];
+    const fresh = page.filter((_, i) => !done[i] && !isPending[i] && !isParked[i]);
     counts.skipped += page.length - fresh.length;
     const contacts = await contactOf(rt, [...new Set(fresh.map((r) => r.number))]);
     const candidates = fresh.map((r) => activityOf(rt, r, contacts.get(r.number) ?? null, rules));

@@ -34,7 +34,11 @@ export interface Sink {
   readonly indexLagMs: number;
   /** Whether an activity needs a contact to attach to (a CRM does; a webhook or file does not). */
   readonly needsContact: boolean;
-  /** Writes; a failure of the whole request throws (retried), a refused activity is a result (parked). */
+  /**
+   * Writes; a failure of the whole request throws (retried), a refused activity is a result (parked). A whole write
+   * refused for what its records hold throws a refusal (see isRefusal; a BatchRefusal when the CRM named them), and
+   * writeIsolating() finds the records it is about.
+   */
   write(activities: Activity[], signal?: AbortSignal): Promise<WriteResult[]>;
   /**
    * Which of these activities the sink already holds (written by an attempt whose answer or mark was lost), by key, in
@@ -47,6 +51,70 @@ export interface Sink {
    * a request). A failure of a whole request throws; what the CRM refused one by one comes back as reasons.
    */
   writeStatuses?(statuses: ContactStatus[], signal?: AbortSignal): Promise<StatusRefusal[]>;
+}
+
+/**
+ * Statuses of a write the CRM refused for what it carries, not for who sends it or where (400 bad value, 409 conflict,
+ * 413 too large, 422 unprocessable): a record's trouble, parked with its reason. A 401, 403 or 404 is the
+ * configuration's (a token, a scope, a URL) and a 429 or 5xx passing trouble: those fail or delay the run instead, and
+ * park nothing.
+ */
+const REFUSALS = new Set([400, 409, 413, 422]);
+
+/** An answer with this status refuses what the request carried. */
+export function refusesRecord(status: number): boolean {
+  return REFUSALS.has(status);
+}
+
+/** The CRM refused this write for what it carries: nothing of it was written. */
+export function isRefusal(err: unknown): err is SourceError {
+  return err instanceof SourceError && err.final && !err.uncertain && err.status !== null && refusesRecord(err.status);
+}
+
+/**
+ * A whole write refused for what some of its records hold, the CRM having written none of them, with the records it
+ * named (key → its reason; empty when it named none).
+ */
+export class BatchRefusal extends SourceError {
+  readonly refused: Map<string, string>;
+  constructor(err: SourceError, refused: Map<string, string>) {
+    super(err.message, err.status, err.final, err.uncertain);
+    this.refused = refused;
+  }
+}
+
+/**
+ * Writes activities so that a record the CRM refuses costs only itself: each answer is handed to `settle` as it
+ * comes (what was written is recorded even if a later request fails), a record refused is settled alone with the
+ * CRM's reason, and the rest of its batch is written. A whole batch refused naming its records: those are settled
+ * refused and the rest sent again at once (one more request). Naming none: the batch is halved until each refused
+ * record is alone, so k bad records among n cost about 2·k·log2(n) more requests, never a request per record. Any
+ * other failure (a 429 or 5xx after the client's own retries, a lost answer, bad credentials) is thrown as it is.
+ */
+export async function writeIsolating(sink: Sink, activities: Activity[], settle: (results: WriteResult[]) => Promise<void>, signal?: AbortSignal): Promise<void> {
+  const todo: Activity[][] = activities.length ? [activities] : [];
+  while (todo.length) {
+    const batch = todo.shift()!;
+    let results: WriteResult[];
+    try {
+      results = await sink.write(batch, signal);
+    } catch (err) {
+      if (!isRefusal(err)) throw err;
+      const reasons = err instanceof BatchRefusal ? err.refused : new Map<string, string>();
+      const named = batch.filter((a) => reasons.has(a.key));
+      if (batch.length === 1 || named.length) {
+        const refused = batch.length === 1 ? batch : named;
+        await settle(refused.map((a) => ({ key: a.key, ok: false, reason: reasons.get(a.key) ?? err.message })));
+        const rest = batch.filter((a) => !refused.includes(a));
+        if (rest.length) todo.unshift(rest);
+      } else {
+        const half = Math.ceil(batch.length / 2);
+        todo.unshift(batch.slice(0, half), batch.slice(half));
+      }
+      continue;
+    }
+    await settle(results);
+  }
 }
 
 /** A number's final status, for its contact. */

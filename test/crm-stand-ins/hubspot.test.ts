@@ -727,7 +727,7 @@ describe('call logging: create, batch create, search, read, contact update', () 
     expect(hs.calls()).toHaveLength(before + 100);
   });
 
-  it('failCalls makes matching inputs fail validation (400 alone, 207 entries in a batch) until cleared', async () => {
+  it('failCalls makes matching inputs fail validation (400 alone, 207 entries or a 400 for the whole batch) until cleared', async () => {
     hs.failCalls((p) => (p.hs_call_title?.includes('doomed') ? 'Simulated refusal for a doomed call' : false));
     const single = await call(hs, 'POST', base(), { properties: callProps('doomed single') });
     expectHubSpotError(single, 400, 'VALIDATION_ERROR');
@@ -740,6 +740,18 @@ describe('call logging: create, batch create, search, read, contact update', () 
     expect(batch.body.errors).toEqual([
       { status: 'error', category: 'VALIDATION_ERROR', message: 'Simulated refusal for a doomed call', context: { objectWriteTraceId: ['f-2'] } },
     ]);
+    // Answered as HubSpot's property validation does: a 400 for the whole batch, nothing created, naming the inputs
+    // only when asked to (context.objectWriteTraceId).
+    const created = hs.calls().length;
+    const doomed = { inputs: [{ properties: callProps('fine'), objectWriteTraceId: 'f-3' }, { properties: callProps('doomed batch'), objectWriteTraceId: 'f-4' }] };
+    for (const [answer, context] of [['whole-batch', undefined], ['whole-batch-traced', { objectWriteTraceId: ['f-4'] }]] as const) {
+      hs.failCalls((p) => (p.hs_call_title?.includes('doomed') ? 'Simulated refusal for a doomed call' : false), answer);
+      const whole = await call(hs, 'POST', `${base()}/batch/create`, doomed);
+      expectHubSpotError(whole, 400, 'VALIDATION_ERROR');
+      expect(whole.body.message).toBe('Simulated refusal for a doomed call');
+      expect(whole.body.context).toEqual(context);
+    }
+    expect(hs.calls().length).toBe(created);
     hs.failCalls(() => true);
     const generic = await call(hs, 'POST', base(), { properties: callProps('any') });
     expectHubSpotError(generic, 400, 'VALIDATION_ERROR');

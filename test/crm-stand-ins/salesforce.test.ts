@@ -422,7 +422,7 @@ describe('sObject Collections', () => {
     expect(q.records[0]).toMatchObject({ Id: r1.id, CallDurationInSeconds: 43, Who: { attributes: { type: 'Contact' }, Name: expect.any(String) } });
   });
 
-  it('answers per-record errors for a missing, foreign, unknown or deleted WhoId and a bad picklist value', async () => {
+  it('answers per-record errors for a missing, foreign, unknown or deleted WhoId, a bad picklist value and a text too long', async () => {
     const deletedLead = s.records('Lead')[4]!.values.Id as string;
     s.deleteRecord(deletedLead);
     const body = await (await sf.call('PATCH', upsertPath, {
@@ -434,6 +434,7 @@ describe('sObject Collections', () => {
         callTask('bad-4', deletedLead),
         callTask('bad-5', contactId, { CallType: 'Sideways' }),
         { ...callTask('', contactId) },
+        callTask('bad-6', contactId, { Description: 'x'.repeat(32_001) }),
       ],
     })).json();
     expect(body[0]).toMatchObject({ success: true, created: true });
@@ -445,7 +446,9 @@ describe('sObject Collections', () => {
       [false, 'ENTITY_IS_DELETED', ['WhoId']],
       [false, 'INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST', ['CallType']],
       [false, 'MISSING_ARGUMENT', ['Dialer_Call_Id__c']],
+      [false, 'STRING_TOO_LONG', ['Description']],
     ]);
+    expect(body[7].errors[0].message).toMatch(/^Description: data value too large: x+\.\.\. \(max length=32000\)$/);
     expect(body.slice(1).every((r: any) => !('id' in r))).toBe(true);
     expect(s.records('Task').map((t) => t.values.Dialer_Call_Id__c)).toEqual(['call-1', 'ok-1']);
   });

@@ -1,6 +1,7 @@
 // Call results back into the CRM: contacts in, calls simulated on the manual clock across New York's fall-back
 // hour, each attempt exactly once as an activity on its contact (HubSpot, Pipedrive, a JSON-lines file), a 207
-// partial failure parking only the failed records, a kill -9 in the middle of mirroring, and a backfill adding nothing.
+// partial failure or a 400 for a whole batch parking only the failed records, a kill -9 in the middle of mirroring,
+// and a backfill adding nothing.
 import { execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import { startProxy } from '../support/proxy.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
 const TZ = 'America/New_York';
+const OPS_TOKEN = 'an operations token for the mirror tests';
 /** 00:00 in New York, two hours before its clock falls back from 02:00 EDT to 01:00 EST. */
 const START = '2026-11-01T04:00:00Z';
 const ALL_DAY = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] };
@@ -67,7 +69,8 @@ describe('mirror into HubSpot across a fall-back hour', () => {
       source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, searchPerSecond: 50 },
       mapping: { phone: 'phone', variables: { firstName: 'firstname' }, defaultCountry: 'US' },
       mirror: { every: '1h', statusProperty: 'dialer_status' },
-    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }), { log: quietLog, http: false });
+    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ },
+      http: { host: '127.0.0.1', port: 0, adminToken: OPS_TOKEN } }), { log: quietLog });
     await waitFor(async () => (await numberCount(f)) === 200, 'the contacts in the campaign');
   });
   afterAll(async () => {
@@ -139,6 +142,43 @@ describe('mirror into HubSpot across a fall-back hour', () => {
     hs.failCalls(null);
     await d.triggerMirror('hs', 'test');
     await waitFor(async () => hs.calls().length === all.length && (await d.redis.hlen(mk.parked)) === 0, 'the parked records written');
+    expectOnePerAttempt(f, all, hs.calls().map((c) => c.properties.hs_call_title));
+  }, 60_000);
+
+  it('parks only the calls HubSpot refuses with a 400 for their whole batch, found by halving it; the rest written once', async () => {
+    const before = hs.calls().length;
+    await f.server.advance(3600);
+    const all = await records(f);
+    const fresh = all.slice(before);
+    expect(fresh.length).toBeGreaterThanOrEqual(16);
+    const refused = fresh[Math.floor(fresh.length / 2)]!.number;
+    const refusedCount = fresh.filter((r) => r.number === refused).length;
+    // HubSpot's property validation refuses the whole batch, naming no input: nothing of it is created.
+    const mk = d.runtimes.get('hs')!.state.keys.mirror;
+    hs.failCalls((p) => (p.hs_call_to_number === refused ? 'hs_call_body: refused by a validation rule' : false), 'whole-batch');
+    try {
+      const creates = () => hs.stats.byRoute['POST calls/batch/create'] ?? 0;
+      const sent = creates();
+      await d.triggerMirror('hs', 'test');
+      await waitFor(async () => (await d.redis.hlen(mk.parked)) === refusedCount && hs.calls().length === all.length - refusedCount, 'the refused calls parked, the rest written');
+      // Each refused call costs the halvings that isolate it, never a request per call of its batch.
+      const bound = Math.ceil(fresh.length / 100) + 2 * refusedCount * Math.ceil(Math.log2(Math.min(100, fresh.length)));
+      expect(creates() - sent).toBeLessThanOrEqual(bound);
+      expect(creates() - sent).toBeLessThan(fresh.length);
+      const parked = Object.values(await d.redis.hgetall(mk.parked)).map((v) => JSON.parse(v));
+      expect(parked.map((p) => p.reason)).toEqual(Array(refusedCount).fill('VALIDATION_ERROR: hs_call_body: refused by a validation rule'));
+      expect(parked.every((p) => p.activity.record.number === refused)).toBe(true);
+      await waitFor(async () => JSON.parse((await d.redis.hget(mk.meta, 'lastRun')) ?? '{}').parked === refusedCount, 'the run to count them parked');
+    } finally {
+      hs.failCalls(null);
+    }
+    // Retry parked records (/ops) queues a mirror run, which tries parked calls again first: once HubSpot takes them,
+    // each is written once and nothing stays parked.
+    const retry = await fetch(`${d.address}/ops/api/syncs/hs/retry`, {
+      method: 'POST', headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}`, 'x-requested-with': 'campaign-sync' },
+    });
+    expect(await retry.json()).toEqual({ requeued: 0, activities: refusedCount });
+    await waitFor(async () => hs.calls().length === all.length && (await d.redis.hlen(mk.parked)) === 0, 'the parked calls written');
     expectOnePerAttempt(f, all, hs.calls().map((c) => c.properties.hs_call_title));
   }, 60_000);
 

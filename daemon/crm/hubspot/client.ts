@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { DaemonKeys } from '../../state/keys.ts';
 import type { Metrics } from '../../metrics.ts';
 import { reword } from '../../errors.ts';
-import { burstFor, CrmHttp, RateGate, spacing } from '../http.ts';
+import { burstFor, CrmHttp, RateGate, spacing, type CrmRequest } from '../http.ts';
 
 /** The search API answers at most 10,000 results per query; paging past them is a 400. */
 export const SEARCH_CAP = 10_000;
@@ -62,7 +62,7 @@ export class HubSpotApi {
     return this.http.send<T>(this.searchGate, { method: 'POST', url: `${this.objects(type)}/search`, headers: this.headers, json: body }, signal).catch(refused);
   }
 
-  request<T = any>(method: 'GET' | 'POST' | 'PATCH', url: string, options: { json?: unknown; searchParams?: Record<string, string>; creates?: boolean } = {}, signal?: AbortSignal): Promise<T> {
+  request<T = any>(method: 'GET' | 'POST' | 'PATCH', url: string, options: Pick<CrmRequest, 'json' | 'searchParams' | 'creates' | 'onAnswer'> = {}, signal?: AbortSignal): Promise<T> {
     return this.http.send<T>(this.gate, { method, url, headers: this.headers, ...options }, signal).catch(refused);
   }
 }

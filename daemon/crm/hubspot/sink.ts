@@ -2,8 +2,9 @@
 // record), associated with the contact, found again by the key in its title.
 import { z } from 'zod/v4';
 import { SEARCH_CAP, type HubSpotApi } from './client.ts';
+import { SourceError } from '../../errors.ts';
 import type { Outcome } from '../../outcomes.ts';
-import { activityTitle, describeRecord, type Activity, type ContactStatus, type Found, type Sink, type StatusRefusal, type WriteResult } from '../../sinks/sink.ts';
+import { activityTitle, BatchRefusal, describeRecord, isRefusal, type Activity, type ContactStatus, type Found, type Sink, type StatusRefusal, type WriteResult } from '../../sinks/sink.ts';
 
 /** Contacts per batch update (HubSpot's cap). */
 const STATUS_BATCH = 100;
@@ -33,6 +34,12 @@ const batchAnswer = z.object({
     context: z.record(z.string(), z.array(z.string())).optional(),
   }).loose()).default([]),
 });
+/** HubSpot's error answer (its Error schema): the inputs it is about, when it says, in context.objectWriteTraceId. */
+const refusalAnswer = z.object({
+  message: z.string().default('refused'),
+  category: z.string().optional(),
+  context: z.object({ objectWriteTraceId: z.array(z.string()).optional() }).loose().optional(),
+}).loose();
 const spanAnswer = z.object({
   total: z.number().optional(),
   results: z.array(z.object({ id: z.string(), properties: z.record(z.string(), z.unknown()).default({}) })),
@@ -77,11 +84,28 @@ export class HubSpotSink implements Sink {
     };
   }
 
+  /**
+   * One batch create. HubSpot answers a refused input either as an entry of a 207's errors (the rest created) or, as
+   * its date-versioned reference documents only 201 and an error, with an error for the whole batch (nothing
+   * created): a BatchRefusal naming the inputs whose objectWriteTraceId its context gives, none when it gives none.
+   */
   async write(activities: Activity[], signal?: AbortSignal): Promise<WriteResult[]> {
-    const body = batchAnswer.parse(await this.api.request('POST', `${this.api.objects('calls')}/batch/create`, {
+    let refusal: z.infer<typeof refusalAnswer> | null = null;
+    const answer = await this.api.request('POST', `${this.api.objects('calls')}/batch/create`, {
       creates: true,
       json: { inputs: activities.map((a) => this.input(a)) },
-    }, signal));
+      onAnswer: (res) => {
+        if (res.statusCode < 400 || res.statusCode >= 500) return;
+        try { refusal = refusalAnswer.parse(JSON.parse(res.body)); } catch { refusal = null; }
+      },
+    }, signal).catch((err: unknown) => {
+      if (!isRefusal(err)) throw err;
+      const r = refusal as z.infer<typeof refusalAnswer> | null;
+      // Worded as a 207's errors are, so a parked call reads the same whichever way HubSpot refused it.
+      const reason = r ? `${r.category ?? 'ERROR'}: ${r.message}` : err.message;
+      throw new BatchRefusal(new SourceError(reason, err.status), new Map((r?.context?.objectWriteTraceId ?? []).map((key) => [key, reason])));
+    });
+    const body = batchAnswer.parse(answer);
     const results: WriteResult[] = [];
     const byTitle = new Map(activities.map((a) => [activityTitle(a), a.key]));
     const done = new Set<string>();
