@@ -10,7 +10,7 @@ import { docsRoutes } from './api-docs.ts';
 import { authenticate, authorize } from './auth.ts';
 import { ConsoleAccess, type SessionOptions } from './console-access.ts';
 import { ApiError, invalid, notFound } from './errors.ts';
-import { redactUrl } from './log-redaction.ts';
+import { redactSecrets, redactUrl } from './log-redaction.ts';
 import { bodyParams, problem, sendProblem } from './http.ts';
 import { decodeForm, malformedParams, MAX_JSON_DEPTH, parseQuery, tooDeepAt } from './request-decoding.ts';
 import { SimulationClock } from './clock.ts';
@@ -66,7 +66,8 @@ export interface ServerOptions {
   now?: () => Date;
   /** The web console's sessions: their lifetime, and the real-time clock they expire by (tests move it). */
   consoleSessions?: Partial<SessionOptions>;
-  logger?: boolean;
+  /** What goes to stdout as JSON lines: every request, or only failures (a 500 with its stack); nothing without. */
+  log?: 'requests' | 'errors';
 }
 
 export interface Deps {
@@ -102,12 +103,17 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const authResults = new WeakMap<FastifyRequest, KeyRecord | ApiError>();
 
   const app = Fastify({
-    // A token pasted into a URL (`?token=cdk_…`) must not reach the log: every logged URL is redacted.
-    logger: options.logger ? {
-      level: 'info',
+    // A token pasted into a URL (`?token=cdk_…`) must not reach the log: every logged URL is redacted, and so are
+    // an error's message and stack.
+    logger: options.log ? {
+      level: options.log === 'requests' ? 'info' : 'error',
       serializers: {
         req: (req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
           method: req.method, url: redactUrl(req.url, options.consoleToken), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort,
+        }),
+        err: (err: Error & { code?: unknown }) => ({
+          type: err.constructor?.name ?? 'Error', message: redactSecrets(String(err.message), options.consoleToken),
+          stack: redactSecrets(String(err.stack), options.consoleToken), ...(err.code === undefined ? {} : { code: err.code }),
         }),
       },
     } : false,
@@ -130,7 +136,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         return sendProblem(reply, invalid([{ in: 'path', name: '', detail: 'The path is not valid percent-encoded UTF-8 (each %XX is one byte of a UTF-8 character)' }]),
           shortenedPath(request.url));
       }
-      request.log.error({ err }, 'unhandled error');
+      request.log.error({ err, req: request }, 'unhandled error');
       return sendProblem(reply, new ApiError('internal', INTERNAL), shortenedPath(request.url));
     },
     // Node refuses a request whose head it cannot read (larger than maxHeaderSize, not HTTP, too slow) before any
@@ -210,7 +216,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     const e = err as { statusCode?: number; code?: string; message: string };
     const status = e.statusCode ?? 500;
     if (status >= 500) {
-      request.log.error({ err }, 'unhandled error');
+      request.log.error({ err, req: request }, 'unhandled error');
       return sendProblem(reply, new ApiError('internal', INTERNAL));
     }
     return sendProblem(reply, fromFastifyError(e, request));
