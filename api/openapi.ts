@@ -58,8 +58,12 @@ const HEADERS: Record<string, Json> = Object.fromEntries(Object.entries({
 function sharedProblems(op: ApiOperation, limits: DocumentLimits | undefined): ProblemAnswer[] {
   const key = op.operation !== null;
   const size = limits ? ` (JSON bodies: ${limits.jsonBodyBytes} bytes; url-encoded GET bodies: ${limits.getBodyBytes} bytes)` : '';
+  const depth = limits ? ` more than ${limits.jsonDepth} deep` : ' too deep';
   return [
-    ...(key ? [{ kind: 'invalid-request', when: 'a parameter is unknown, given twice or malformed, or a JSON body is not valid JSON' } as const] : []),
+    ...(key ? [{
+      kind: 'invalid-request',
+      when: `a parameter is unknown, given twice, malformed or not valid percent-encoded UTF-8, or a JSON body is not valid JSON or nests arrays and objects${depth}`,
+    } as const] : []),
     ...(op.list ? [{ kind: 'invalid-request', when: '`range`, `sort` or `filter` is malformed or names a field this list does not have (`errors` names each)' } as const] : []),
     ...(key ? [
       { kind: 'unauthorized', when: 'the Authorization header is missing or not `Bearer <token>`, or the token is malformed, unknown or expired' },
@@ -69,8 +73,13 @@ function sharedProblems(op: ApiOperation, limits: DocumentLimits | undefined): P
       },
     ] as const : []),
     { kind: 'payload-too-large', when: `the body is too large${size}` },
+    ...(op.path.includes('{') ? [{ kind: 'uri-too-long', when: `a path parameter is longer than ${limits ? `${limits.pathParameterChars} characters` : 'allowed'}` } as const] : []),
     { kind: 'unsupported-media-type', when: 'the body\'s media type is not accepted here (a GET body must be application/x-www-form-urlencoded)' },
     ...(key ? [{ kind: 'rate-limited', when: 'the rate limit of the key (of the client address, without a valid key) is used up' } as const] : []),
+    {
+      kind: 'header-fields-too-large',
+      when: `the request line and headers are larger than ${limits ? `${limits.headerBytes} bytes` : 'allowed'} (send long list parameters in a GET body); no \`instance\``,
+    },
     { kind: 'internal', when: 'the server failed; never caused by input (logged)' },
   ];
 }
@@ -341,7 +350,9 @@ function responses(op: ApiOperation, options: DocumentOptions): Json {
     const answers = byStatus.get(status)!;
     const kind: ProblemKind = answers[0]!.kind;
     const extensions = Object.assign({}, ...answers.map((a) => a.extensions ?? {})) as Record<string, Schema>;
-    const headers = [...rateHeaders, ...(kind === 'unauthorized' ? ['WWW-Authenticate'] : []), ...(kind === 'rate-limited' ? ['Retry-After'] : [])];
+    // Refused before the request is routed: no key was looked at, no rate-limit token taken.
+    const beforeRouting = kind === 'uri-too-long' || kind === 'header-fields-too-large';
+    const headers = [...(beforeRouting ? [] : rateHeaders), ...(kind === 'unauthorized' ? ['WWW-Authenticate'] : []), ...(kind === 'rate-limited' ? ['Retry-After'] : [])];
     out[String(status)] = {
       description: `${PROBLEMS[kind].title}: ${answers.map((a) => a.when).join('; or ')}.`,
       ...(headers.length ? { headers: headerRefs(headers) } : {}),

@@ -19,6 +19,12 @@ export interface DocumentLimits {
   uploadRejectionsShown: number;
   /** Largest url-encoded GET body. */
   getBodyBytes: number;
+  /** Deepest nesting of arrays and objects in a JSON body. */
+  jsonDepth: number;
+  /** Longest path parameter. */
+  pathParameterChars: number;
+  /** Largest request line plus headers. */
+  headerBytes: number;
 }
 
 export interface ParameterSpec {
@@ -76,7 +82,7 @@ export interface ApiOperation {
   success: { status: 200 | 201 | 204; description: string; schema?: Schema };
   /** What the server's limits mean for this operation, beyond the body's item limit and the variables limit. */
   limitNote?: (limits: DocumentLimits) => string;
-  /** Failures particular to this operation; the generator adds those every operation shares (400, 401, 403, 413, 415, 429, 500). */
+  /** Failures particular to this operation; the generator adds those every operation shares (400, 401, 403, 413, 414, 415, 429, 431, 500). */
   problems: readonly ProblemAnswer[];
 }
 

@@ -6,11 +6,14 @@ export const PROBLEMS = {
   forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  'request-timeout': { status: 408, title: 'Request timeout' },
   conflict: { status: 409, title: 'Conflict with the current state' },
   'payload-too-large': { status: 413, title: 'Payload too large' },
+  'uri-too-long': { status: 414, title: 'URI too long' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   'unprocessable': { status: 422, title: 'Nothing could be processed' },
   'rate-limited': { status: 429, title: 'Too many requests' },
+  'header-fields-too-large': { status: 431, title: 'Request header fields too large' },
   'internal': { status: 500, title: 'Internal error' },
 } as const;
 export type ProblemKind = keyof typeof PROBLEMS;

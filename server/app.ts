@@ -2,14 +2,17 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import { createHash } from 'node:crypto';
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Operation } from '../api/enums.ts';
 import { AllowedMethods } from './allowed-methods.ts';
 import { docsRoutes } from './api-docs.ts';
 import { authenticate, authorize } from './auth.ts';
 import { ConsoleAccess, type SessionOptions } from './console-access.ts';
-import { ApiError, notFound } from './errors.ts';
-import { redactUrl } from './log-redaction.ts';
-import { bodyParams, sendProblem } from './http.ts';
+import { ApiError, invalid, notFound } from './errors.ts';
+import { redactSecrets, redactUrl } from './log-redaction.ts';
+import { bodyParams, problem, sendProblem } from './http.ts';
+import { decodeForm, malformedParams, MAX_JSON_DEPTH, parseQuery, tooDeepAt } from './request-decoding.ts';
 import { SimulationClock } from './clock.ts';
 import { Dialer } from './dialer/dialer.ts';
 import type { OutcomeModel } from './dialer/model.ts';
@@ -72,7 +75,8 @@ export interface ServerOptions {
   trustProxy?: string[];
   /** A PEM certificate and its key: the server listens over HTTPS (--tls-cert, --tls-key). */
   tls?: { cert: string | Buffer; key: string | Buffer };
-  logger?: boolean;
+  /** What goes to stdout as JSON lines: every request, or only failures (a 500 with its stack); nothing without. */
+  log?: 'requests' | 'errors';
 }
 
 export interface Deps {
@@ -92,9 +96,14 @@ export interface Deps {
   guard(request: FastifyRequest, op: Operation): { account: Account; key: KeyRecord };
 }
 
-const EXPOSED = 'X-Total-Count, Content-Range, RateLimit, RateLimit-Policy, Retry-After';
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'X-Total-Count, Content-Range, RateLimit, RateLimit-Policy, Retry-After',
+};
 /** Largest url-encoded GET body (list parameters). */
 const GET_BODY_BYTES = 1024 * 1024;
+/** Longest path parameter (fastify's default): ids are far shorter, and a longer one is refused before routing. */
+const MAX_PARAM_LENGTH = 100;
 
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -105,12 +114,17 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const authResults = new WeakMap<FastifyRequest, KeyRecord | ApiError>();
 
   const app = Fastify({
-    // A token pasted into a URL (`?token=cdk_…`) must not reach the log: every logged URL is redacted.
-    logger: options.logger ? {
-      level: 'info',
+    // A token pasted into a URL (`?token=cdk_…`) must not reach the log: every logged URL is redacted, and so are
+    // an error's message and stack.
+    logger: options.log ? {
+      level: options.log === 'requests' ? 'info' : 'error',
       serializers: {
         req: (req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
           method: req.method, url: redactUrl(req.url, options.consoleToken), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort,
+        }),
+        err: (err: Error & { code?: unknown }) => ({
+          type: err.constructor?.name ?? 'Error', message: redactSecrets(String(err.message), options.consoleToken),
+          stack: redactSecrets(String(err.stack), options.consoleToken), ...(err.code === undefined ? {} : { code: err.code }),
         }),
       },
     } : false,
@@ -119,18 +133,54 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     https: options.tls ?? null,
     // The problem+json error handler answers every error; fastify's own 4xx become problems there.
     return503OnClosing: true,
+    routerOptions: {
+      maxParamLength: MAX_PARAM_LENGTH,
+      querystringParser: parseQuery,
+    },
+    // What fastify refuses before routing (a path parameter too long, a path that is not UTF-8): problems as well.
+    frameworkErrors: (err, request, reply) => {
+      reply.headers(CORS_HEADERS);
+      if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+        return sendProblem(reply, new ApiError('uri-too-long',
+          `A path segment is longer than the ${MAX_PARAM_LENGTH} characters a path parameter may have; the ids of this API are shorter`),
+        shortenedPath(request.url));
+      }
+      if (err.code === 'FST_ERR_BAD_URL') {
+        return sendProblem(reply, invalid([{ in: 'path', name: '', detail: 'The path is not valid percent-encoded UTF-8 (each %XX is one byte of a UTF-8 character)' }]),
+          shortenedPath(request.url));
+      }
+      request.log.error({ err, req: request }, 'unhandled error');
+      return sendProblem(reply, new ApiError('internal', INTERNAL), shortenedPath(request.url));
+    },
+    // Node refuses a request whose head it cannot read (larger than maxHeaderSize, not HTTP, too slow) before any
+    // request exists: answer it with a problem too, written to the socket.
+    clientErrorHandler: answerClientError,
   });
 
   const allowedMethods = new AllowedMethods();
   app.addHook('onRoute', (route) => allowedMethods.add(route.method, route.url));
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-    done(null, new URLSearchParams(body as string));
+    let parsed: URLSearchParams;
+    try {
+      parsed = formParams(body as string);
+    } catch (err) {
+      return done(err as ApiError, undefined);
+    }
+    done(null, parsed);
+  });
+  // fastify's JSON parser (which refuses __proto__ and constructor keys), behind a limit on nesting.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const at = tooDeepAt(body as string, MAX_JSON_DEPTH);
+    if (at < 0) return parseJson(request, body as string, done);
+    const detail = `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} deep (at character ${at}); at most ${MAX_JSON_DEPTH} levels are accepted`;
+    done(invalid([{ in: 'body', name: '', detail }]), undefined);
   });
 
   app.addHook('onRequest', async (request, reply) => {
-    reply.header('access-control-allow-origin', '*');
-    reply.header('access-control-expose-headers', EXPOSED);
+    reply.headers(CORS_HEADERS);
     // Decide by the matched route, not the raw URL: the router decodes %-escapes (/%761/ is /v1/).
     // The OpenAPI document and /docs are public: no key, and no token from the bucket of keyless requests.
     if (request.method === 'OPTIONS' || request.routeOptions.url?.startsWith('/console') || request.routeOptions.config?.public) return;
@@ -161,7 +211,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       throw new ApiError('unsupported-media-type',
         `A GET body may only carry URL-encoded parameters (application/x-www-form-urlencoded); got ${JSON.stringify(type)}`);
     }
-    bodyParams.set(request, new URLSearchParams(text));
+    bodyParams.set(request, formParams(text));
   });
 
   app.options('*', async (_request, reply) => {
@@ -179,8 +229,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     const e = err as { statusCode?: number; code?: string; message: string };
     const status = e.statusCode ?? 500;
     if (status >= 500) {
-      request.log.error({ err }, 'unhandled error');
-      return sendProblem(reply, new ApiError('internal', 'The server failed to handle this request; the error has been logged'));
+      request.log.error({ err, req: request }, 'unhandled error');
+      return sendProblem(reply, new ApiError('internal', INTERNAL));
     }
     return sendProblem(reply, fromFastifyError(e, request));
   });
@@ -222,7 +272,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     numberRoutes(v1, deps);
     reportRoutes(v1, deps);
   }, { prefix: '/v1/accounts/:accountId' });
-  await app.register(async (d) => docsRoutes(d, { limits: { ...limits, getBodyBytes: GET_BODY_BYTES }, rateLimit: limiter.policy }));
+  await app.register(async (d) => docsRoutes(d, {
+    limits: { ...limits, getBodyBytes: GET_BODY_BYTES, jsonDepth: MAX_JSON_DEPTH, pathParameterChars: MAX_PARAM_LENGTH, headerBytes: maxHeaderSize },
+    rateLimit: limiter.policy,
+  }));
   // The console acts as a Campaign Admin of every account: the v1 operations under /console/v1, with their own rules and messages.
   const consoleDeps: Deps = {
     ...deps,
@@ -245,6 +298,41 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   }, { prefix: '/console' });
   await app.register(async (p) => consolePageRoutes(p, access));
   return app;
+}
+
+const INTERNAL = 'The server failed to handle this request; the error has been logged';
+
+/** A url-encoded body's parameters; 400 naming those that are not valid percent-encoded UTF-8. */
+function formParams(text: string): URLSearchParams {
+  const { pairs, malformed } = decodeForm(text);
+  if (malformed.length) throw invalid(malformedParams(malformed));
+  return new URLSearchParams(pairs);
+}
+
+/** The path of a URL fastify refused, with every segment too long for a parameter cut short: a problem never echoes it whole. */
+function shortenedPath(url: string): string {
+  return url.split('?')[0]!.split('/').map((s) => (s.length > MAX_PARAM_LENGTH ? `${s.slice(0, 20)}…` : s)).join('/');
+}
+
+/** A request Node could not read (see clientErrorHandler above), answered with a problem and closed. */
+function answerClientError(err: Error & { code?: string }, socket: Socket): void {
+  // A connection reset has nobody to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const e = err.code === 'HPE_HEADER_OVERFLOW'
+    ? new ApiError('header-fields-too-large', `The request's URL and headers are larger than the ${maxHeaderSize} bytes accepted; ` +
+      `send long list parameters url-encoded in a GET body instead (up to ${GET_BODY_BYTES} bytes)`)
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new ApiError('request-timeout', 'The request was not received in time')
+      : new ApiError('invalid-request', 'The request is not valid HTTP/1.1');
+  if (socket.writable) {
+    const body = JSON.stringify(problem(e.kind, e.message, undefined));
+    const head = [`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}`, 'content-type: application/problem+json; charset=utf-8',
+      `content-length: ${Buffer.byteLength(body)}`, ...Object.entries(CORS_HEADERS).map(([k, v]) => `${k}: ${v}`), 'connection: close'];
+    socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  }
+  // Closed at once, the socket could reset before the client read the answer (the rest of its request is unread).
+  socket.resume();
+  socket.setTimeout(5_000, () => socket.destroy());
 }
 
 /** The key the console acts with: a Campaign Admin of the account, restricted to nothing. */

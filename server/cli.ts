@@ -93,7 +93,7 @@ try {
 const clock = new SimulationClock(start);
 // Seeded before the server is built, so the dialer finds the demo's Active campaigns when it starts.
 const seeded = demo ? seedDemo(store, new Date(clock.now())) : null;
-const app = await buildServer({ store, consoleToken, rateLimit, logger: args.log, clock, clockMode: args.clock as 'manual' | 'realtime', clockSpeed: speed,
+const app = await buildServer({ store, consoleToken, rateLimit, log: args.log ? 'requests' : 'errors', clock, clockMode: args.clock as 'manual' | 'realtime', clockSpeed: speed,
   seed: randomSeed, webhookSigningKey: process.env.WEBHOOK_SIGNING_KEY || undefined, outcomes, trustProxy, tls });
 const driver = args.clock === 'realtime' ? new RealTimeDriver(clock, speed) : null;
 driver?.start();

@@ -1,5 +1,6 @@
 // POST .../numbers/upload (§4.8): streams a multipart CSV through the CSV thread into the campaign in batches.
 import type { FastifyRequest } from 'fastify';
+import type { Multipart } from '@fastify/multipart';
 import type { UploadResult } from '../api/records.ts';
 import type { Deps } from './app.ts';
 import { counted, listing } from '../api/problems.ts';
@@ -29,7 +30,7 @@ export async function uploadCsv(deps: Deps, request: FastifyRequest, row: Campai
   const settings: Record<string, string | undefined> = { ...p };
   if (!anyState) assertAcceptsNumbers(row);
 
-  for await (const part of request.parts()) {
+  for await (const part of multipartParts(request)) {
     if (part.type === 'field') {
       // curl -F firstRowIsHeader=true: form fields before the file count like query parameters.
       if (!(PARAMS as readonly string[]).includes(part.fieldname)) {
@@ -77,7 +78,7 @@ async function ingest(deps: Deps, row: CampaignRow, file: NodeJS.ReadableStream 
   };
 
   // Parsing and phone number checks run on the CSV thread; this loop only inserts, a batch per transaction.
-  const batches = deps.csv.parse(file as AsyncIterable<Buffer>, settings);
+  const batches = deps.csv.parse(multipartBytes(file as AsyncIterable<Buffer>), settings);
   try {
     for (;;) {
       const next = await batches.next();
@@ -120,6 +121,32 @@ async function ingest(deps: Deps, row: CampaignRow, file: NodeJS.ReadableStream 
     { extensions: { ...result } });
   }
   return result;
+}
+
+/**
+ * The parser's own errors (no boundary, a body that is not multipart, one cut short) are the client's: a 400 that says so.
+ * Errors with a status (the size limits of @fastify/multipart) pass on as they are.
+ */
+function malformedMultipart(err: unknown): unknown {
+  if (err instanceof ApiError || typeof (err as { statusCode?: unknown }).statusCode === 'number') return err;
+  const detail = `The body is not valid multipart/form-data: ${(err as Error).message}; send the CSV file as a part named "file"`;
+  return invalid([{ in: 'body', name: '', detail }]);
+}
+
+async function* multipartParts(request: FastifyRequest): AsyncGenerator<Multipart> {
+  try {
+    yield* request.parts();
+  } catch (err) {
+    throw malformedMultipart(err);
+  }
+}
+
+async function* multipartBytes(file: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  try {
+    yield* file;
+  } catch (err) {
+    throw malformedMultipart(err);
+  }
 }
 
 function tooLarge(limit: number, createdCount: number): string {

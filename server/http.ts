@@ -4,6 +4,7 @@ import { formatContentRange, type ListResource } from '../api/content-range.ts';
 import { decodeListQuery, type ListQuery, type ListSpec } from '../api/list-query.ts';
 import { listing, PROBLEMS, problemType, type FieldError, type Problem, type ProblemKind } from '../api/problems.ts';
 import { ApiError, invalid } from './errors.ts';
+import { malformedQuery, malformedParams } from './request-decoding.ts';
 
 /** Parameters sent url-encoded in a GET body (curl --data-urlencode without --get), read by app.ts. */
 export const bodyParams = new WeakMap<FastifyRequest, URLSearchParams>();
@@ -13,8 +14,9 @@ export const bodyParams = new WeakMap<FastifyRequest, URLSearchParams>();
  * form-encoded POST. The query string wins where both give one. A parameter given twice is a 400.
  */
 export function params(request: FastifyRequest): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  const errors: FieldError[] = [];
+  // No prototype: `__proto__` is a name like any other, kept and refused as unknown.
+  const out = Object.create(null) as Record<string, string | undefined>;
+  const errors: FieldError[] = malformedParams(malformedQuery(request.query));
   const fromBody = bodyParams.get(request) ?? (request.body instanceof URLSearchParams ? request.body : undefined);
   if (fromBody) {
     for (const key of new Set(fromBody.keys())) {
@@ -67,18 +69,19 @@ export function sendListJson(reply: FastifyReply, resource: ListResource, range:
   return reply.code(200).type('application/json; charset=utf-8').send(page.json);
 }
 
-export function problem(kind: ProblemKind, detail: string, instance: string, errors?: FieldError[], extensions: Record<string, unknown> = {}): Problem {
-  const p: Problem = {
-    type: problemType(kind), title: PROBLEMS[kind].title, status: PROBLEMS[kind].status, detail, message: detail, instance,
-  };
+/** `instance` is the request's path; without one (a request whose URL could not be read), the member is left out. */
+export function problem(kind: ProblemKind, detail: string, instance: string | undefined, errors?: FieldError[],
+  extensions: Record<string, unknown> = {}): Problem {
+  const p: Problem = { type: problemType(kind), title: PROBLEMS[kind].title, status: PROBLEMS[kind].status, detail, message: detail };
+  if (instance !== undefined) p.instance = instance;
   // No extension may replace a standard member (an extension `type` once hid the problem type).
   for (const [k, v] of Object.entries(extensions)) if (!(k in p)) p[k] = v;
   if (errors?.length) p.errors = errors;
   return p;
 }
 
-export function sendProblem(reply: FastifyReply, err: ApiError): FastifyReply {
-  const instance = reply.request.url.split('?')[0]!;
+/** `instance`: the request's path unless given (one too long to echo). */
+export function sendProblem(reply: FastifyReply, err: ApiError, instance = reply.request.url.split('?')[0]!): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
   return reply
     .code(err.status)

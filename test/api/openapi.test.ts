@@ -9,7 +9,10 @@ import { API_OPERATIONS } from '../../api/operations.ts';
 import { PROBLEMS } from '../../api/problems.ts';
 import { jsonSchemaValidator } from '../support/openapi.ts';
 
-const LIMITS = { jsonBodyBytes: 4096, uploadBytes: 8192, numbersPerRequest: 5, idsPerDelete: 6, variables: 50, uploadRejectionsShown: 1000, getBodyBytes: 1024 };
+const LIMITS = {
+  jsonBodyBytes: 4096, uploadBytes: 8192, numbersPerRequest: 5, idsPerDelete: 6, variables: 50, uploadRejectionsShown: 1000, getBodyBytes: 1024,
+  jsonDepth: 7, pathParameterChars: 99, headerBytes: 2048,
+};
 const doc = openApiDocument({ limits: LIMITS, rateLimit: { rate: 10, burst: 50 } });
 
 type Op = Json & { parameters?: Json[]; responses: Record<string, Json>; requestBody?: Json };
@@ -106,7 +109,9 @@ describe('the OpenAPI document', () => {
         expect(Object.values(PROBLEMS).map((p) => p.status)).toContain(status);
       }
       const keyed = op['x-operation'] !== undefined;
-      expect(statuses).toEqual(expect.arrayContaining(keyed ? [400, 401, 403, 413, 415, 429, 500] : [413, 415, 500]));
+      expect(statuses).toEqual(expect.arrayContaining(keyed ? [400, 401, 403, 413, 414, 415, 429, 431, 500] : [413, 415, 431, 500]));
+      // answered before routing, so without rate-limit headers; 414 wherever there is a path parameter
+      for (const status of ['414', '431']) expect(op.responses[status]?.headers).toBeUndefined();
       if (keyed) expect(op.responses['429']!.headers).toHaveProperty('Retry-After');
     }
     // Headers are named by reference; the definitions say they are always sent.
@@ -122,6 +127,9 @@ describe('the OpenAPI document', () => {
     expect(jsonSchemaOf(queryParameter(add, 'varNames'))).toMatchObject({ maxItems: LIMITS.variables });
     const upload = doc.paths['/v1/accounts/{account_id}/campaigns/{campaign_id}/numbers/upload']!.post as Op;
     expect(upload.description).toContain(String(LIMITS.uploadBytes));
+    expect(add.responses['400']!.description).toContain(`nests arrays and objects more than ${LIMITS.jsonDepth} deep`);
+    expect(add.responses['414']!.description).toBe(`URI too long: a path parameter is longer than ${LIMITS.pathParameterChars} characters.`);
+    expect(add.responses['431']!.description).toContain(`larger than ${LIMITS.headerBytes} bytes`);
     const multipart = ((upload.requestBody!.content as Json)['multipart/form-data'] as Json).schema as Json;
     expect(Object.keys(multipart.properties as Json)).toEqual(['file', 'firstRowIsHeader', 'varCount']);
   });

@@ -2,7 +2,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { MAX_JSON_DEPTH, tooDeepAt } from '../../server/request-decoding.ts';
 import { addNumbers, createAccount, createCampaign, createKey, q, rawRequest, startServer, type TestServer } from '../support/server.ts';
 
 let s: TestServer;
@@ -112,6 +113,132 @@ describe('problem responses', () => {
   it('lists every bad parameter in errors', async () => {
     const p = await expectProblem(await s.request(api('/campaigns') + q({ range: [2, 1], sort: ['x', 'ASC'], filter: { y: 1 } }), { token }), 400);
     expect(p.errors.map((e: { name: string }) => e.name)).toEqual(['range', 'sort', 'filter.y']);
+  });
+});
+
+describe('what is refused before a route reads it', () => {
+  const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+
+  it('400 for a JSON body nested deeper than the limit, on every operation with one, in /v1 and in the console', async () => {
+    // 10 KB of brackets: under the default body limit, over this file's server's
+    const s = await startServer();
+    const acc = (await createAccount(s)).id;
+    const token = await createKey(s, acc, ['CampaignAdmin']);
+    const cid = (await createCampaign(s, acc, { type: 'Dynamic', state: 'Active' })).id;
+    const api = (path: string) => `/v1/accounts/${acc}${path}`;
+    onTestFinished(() => s.close());
+    const bodies = [['PUT', `/campaigns/${cid}/state`], ['POST', `/campaigns/${cid}/numbers`], ['DELETE', `/campaigns/${cid}/numbers`], ['DELETE', '/campaigns']] as const;
+    for (const [method, path] of bodies) {
+      for (const [prefix, t] of [['', token], ['/console', s.consoleToken]] as const) {
+        const res = await s.request(prefix + api(path), { method, token: t, body: deep(5_000), headers: { 'content-type': 'application/json' } });
+        const p = await expectProblem(res, 400);
+        expect(p.detail, `${method} ${prefix}${path}`).toBe(
+          `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} deep (at character ${MAX_JSON_DEPTH}); at most ${MAX_JSON_DEPTH} levels are accepted`);
+        expect(p.errors).toEqual([{ in: 'body', name: '', detail: p.detail }]);
+      }
+    }
+    // the console's own JSON bodies too
+    await expectProblem(await s.request('/console/accounts', { method: 'POST', token: s.consoleToken, body: deep(5_000), headers: { 'content-type': 'application/json' } }), 400);
+    // at the limit, the body is read (and refused for what it is, not for its depth)
+    const atLimit = await s.request(api('/campaigns'), { method: 'DELETE', token, body: deep(MAX_JSON_DEPTH), headers: { 'content-type': 'application/json' } });
+    expect((await expectProblem(atLimit, 400)).detail).toBe(`Entry 0 must be a campaign id (a string); got ${deep(MAX_JSON_DEPTH - 1)}`);
+  });
+
+  it('counts only brackets outside strings when measuring the depth', () => {
+    expect(tooDeepAt(deep(3), 3)).toBe(-1);
+    expect(tooDeepAt(deep(4), 3)).toBe(3);
+    // a string with brackets, an escaped backslash before its closing quote, an escaped quote inside
+    expect(tooDeepAt(String.raw`["${'['.repeat(50)}", {"a\\": "\"[[[["}]`, 2)).toBe(-1);
+    expect(tooDeepAt(String.raw`[{"a\\":[[`, 3)).toBe(9);
+  });
+
+  it('400 for a multipart upload the parser cannot read: a boundary that never comes, no boundary, a body cut short', async () => {
+    const upload = api(`/campaigns/${cid}/numbers/upload`);
+    for (const type of ['multipart/form-data; boundary=zzz', 'multipart/form-data']) {
+      const p = await expectProblem(await s.request(upload, { method: 'POST', token, body: 'garbage', headers: { 'content-type': type } }), 400);
+      expect(p.detail).toMatch(/^The body is not valid multipart\/form-data: .+; send the CSV file as a part named "file"$/);
+    }
+    const cut = '--zzz\r\ncontent-disposition: form-data; name="file"; filename="n.csv"\r\ncontent-type: text/csv\r\n\r\n+12125550100\n+1212555';
+    const p = await expectProblem(await s.request(upload, { method: 'POST', token, body: cut, headers: { 'content-type': 'multipart/form-data; boundary=zzz' } }), 400);
+    expect(p.detail).toContain('not valid multipart/form-data');
+  });
+
+  it('414 for a path parameter over 100 characters, as a problem that does not echo it', async () => {
+    const long = 'x'.repeat(101);
+    const res = await s.request(api(`/campaigns/${long}/numbers`), { token });
+    const p = await expectProblem(res, 414);
+    expect(p.type).toBe('/problems/uri-too-long');
+    expect(p.detail).toBe('A path segment is longer than the 100 characters a path parameter may have; the ids of this API are shorter');
+    expect(p.instance).toBe(api(`/campaigns/${'x'.repeat(20)}…/numbers`));
+    expect(JSON.stringify(p)).not.toContain(long);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    // 100 characters are still routed (to a 404)
+    await expectProblem(await s.request(api(`/campaigns/${'x'.repeat(100)}/numbers`), { token }), 404);
+  });
+
+  it('400 for a path that is not UTF-8, as a problem', async () => {
+    const p = await expectProblem(await s.request(api('/campaigns/%ED%A0%80/numbers'), { token }), 400);
+    expect(p.detail).toBe('The path is not valid percent-encoded UTF-8 (each %XX is one byte of a UTF-8 character)');
+  });
+
+  it('431 for a 100 KB query, as a problem that does not echo it', async () => {
+    const filter = 'y'.repeat(100_000);
+    const res = await s.request(api(`/campaigns?filter=${filter}`), { token });
+    const p = await expectProblem(res, 431);
+    expect(p).toEqual({
+      type: '/problems/header-fields-too-large', title: 'Request header fields too large', status: 431,
+      detail: 'The request\'s URL and headers are larger than the 16384 bytes accepted; send long list parameters url-encoded in a GET body instead (up to 1048576 bytes)',
+      message: p.detail,
+    });
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    // the server is still there
+    expect((await s.request(api('/campaigns'), { token })).status).toBe(200);
+  });
+
+  it('400 for a request that is not HTTP, as a problem', async () => {
+    const { connect } = await import('node:net');
+    const { port } = new URL(s.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (c: Buffer) => { answer += c.toString(); });
+    socket.end('HELLO THERE\r\n\r\n');
+    await new Promise((resolve) => socket.on('close', resolve));
+    const [head, body] = answer.split('\r\n\r\n') as [string, string];
+    expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(head).toContain('content-type: application/problem+json; charset=utf-8');
+    expect(JSON.parse(body)).toEqual({
+      type: '/problems/invalid-request', title: 'Invalid request', status: 400, detail: 'The request is not valid HTTP/1.1', message: 'The request is not valid HTTP/1.1',
+    });
+  });
+
+  it('400 for __proto__ like any other unknown parameter, in the query and in a url-encoded body', async () => {
+    const p = await expectProblem(await s.request(api('/campaigns?__proto__=1'), { token }), 400);
+    expect(p.errors).toEqual([{ in: 'query', name: '__proto__', detail: 'Unknown parameter "__proto__"; this operation takes range, sort and filter' }]);
+    await expectProblem(await s.request(api(`/campaigns/${cid}/state?__proto__=1`), { method: 'PUT', token, json: 'Active' }), 400);
+    const body = await rawRequest(s.url + api('/campaigns'), 'GET', { authorization: `Bearer ${token}`, 'content-type': 'application/x-www-form-urlencoded' }, '__proto__=1');
+    expect(body.status).toBe(400);
+    expect(JSON.parse(body.text).errors[0].name).toBe('__proto__');
+    const form = await s.request(api(`/campaigns/${cid}/duplicate`), { method: 'POST', token, body: '__proto__=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect((await expectProblem(form, 400)).errors[0].name).toBe('__proto__');
+  });
+
+  it('400 for a parameter that is not valid percent-encoded UTF-8, and nothing is stored', async () => {
+    const before = (await (await s.request(api('/campaigns'), { token })).json()).length;
+    const bad = await s.request(api(`/campaigns/${cid}/duplicate?newCampaignName=%ED%A0%80`), { method: 'POST', token });
+    expect((await expectProblem(bad, 400)).errors).toEqual([{
+      in: 'query', name: 'newCampaignName', detail: 'The newCampaignName parameter is not valid percent-encoded UTF-8 (each %XX is one byte of a UTF-8 character)',
+    }]);
+    const cut = await s.request(api(`/campaigns/${cid}/duplicate`), {
+      method: 'POST', token, body: 'newCampaignName=%E0%A4%A', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect((await expectProblem(cut, 400)).errors[0].name).toBe('newCampaignName');
+    expect((await (await s.request(api('/campaigns'), { token })).json()).length).toBe(before);
+    // valid UTF-8 and a + for a space are read as before
+    const ok = await s.request(api(`/campaigns/${cid}/duplicate?newCampaignName=Caf%C3%A9+%E2%82%AC&includeNumbers=false`), { method: 'POST', token });
+    expect(ok.status).toBe(201);
+    const copy = await ok.json();
+    expect(copy.name).toBe('Café €');
+    await s.request(api(`/campaigns/${copy.id}`), { method: 'DELETE', token });
   });
 });
 

@@ -396,6 +396,20 @@ describe('failures every operation shares', () => {
     }
   });
 
+  it('414 for a path parameter over the limit, 431 for a URL over the header limit, on every operation', async () => {
+    for (const { op } of documentedOperations(doc)) {
+      const id = op.operationId;
+      const path = byId.get(id)!.path;
+      if (path.includes('{')) {
+        const long = 'x'.repeat(101);
+        const a = await expectStatus(414, send(id, { token: admin, params: { account_id: long, campaign_id: long, number_id: long } }));
+        expect(a.body.type).toBe('/problems/uri-too-long');
+      }
+      const b = await expectStatus(431, send(id, { token: admin, params: { campaign_id: dynamicId, number_id: 'n' }, query: { pad: 'y'.repeat(20_000) } }));
+      expect(b.body.type).toBe('/problems/header-fields-too-large');
+    }
+  });
+
   it('429 once a key\'s bucket is empty, on every operation; the document stays available to keyless clients over their limit', async () => {
     const limited = await startServer({ rateLimit: { rate: 0.001, burst: 2 } });
     try {
