@@ -374,7 +374,13 @@ export async function pollTrigger(spec: NodeSpec & { staticData?: IDataObject; m
 }
 
 /** What an AI agent gets back from a tool call: the items, or the error text as n8n words it for the model. */
-export interface ToolRun { items: INodeExecutionData[] | null; error?: string }
+export interface ToolRun {
+  items: INodeExecutionData[] | null;
+  /** AI Agent 2's text (makeHandleToolInvocation): the message, then "Details:" and the description. */
+  error?: string;
+  /** AI Agent 3's (WorkflowExecute runs the tool node and forwards `[{"error": message}]`): the message alone. */
+  message?: string;
+}
 
 /**
  * Runs a node's tool variant (`type` is the node's, e.g. `campaignDialing`) as n8n-core's makeHandleToolInvocation
@@ -397,7 +403,7 @@ export async function runAsTool(spec: NodeSpec & { args?: IDataObject }): Promis
   } catch (caught) {
     const error = new wf.NodeOperationError(node, caught as Error);
     const details = error.description && !error.message.includes(error.description) ? `\n\nDetails: ${error.description}` : '';
-    return { items: null, error: `${error.message}${details}` };
+    return { items: null, error: `${error.message}${details}`, message: (caught as Error).message };
   }
 }
 

@@ -50,3 +50,32 @@ export function apiTextInWords(text: string): string {
     .replace(/\b(campaigns|numbers|reports)\.[a-zA-Z]+\b/g, (name) => OPERATION_WORDS[name as Operation] ?? name)
     .replace(SPELLINGS, (value) => inWords(value));
 }
+
+/**
+ * An item's index in a message, as the node words it for a workflow ("The phone number … of item 3 was rejected",
+ * "… is empty for item 0", "The IDs at fault come from item 1; nothing was deleted, for any item."). An AI agent's
+ * tool call is one input item, so to a model the index means nothing.
+ */
+const ITEM_REFERENCES: Array<[RegExp, string]> = [
+  [/The IDs at fault come from items? [\d, and]+; nothing was deleted, for any item\./g, 'Nothing was deleted.'],
+  [/ (?:of|for) item \d+\b/g, ''],
+];
+
+const withoutItems = (text: string): string => ITEM_REFERENCES.reduce((t, [pattern, by]) => t.replace(pattern, by), text);
+
+/**
+ * A failure as an AI agent's model must read it. n8n forwards to the model only an error's message: AI Agent 3 as
+ * `[{"error": message}]` (WorkflowExecute's tool run), and AI Agent 2 through makeHandleToolInvocation. The
+ * description, where the node says what was wrong and what to call instead, is dropped on the way; so the model's
+ * message is the message and the description in one text, without item indexes. A NodeOperationError: n8n passes one
+ * on as it is, where it would rewrap (and may reword) any other error.
+ */
+export function forTheModel(node: INode, error: unknown): NodeOperationError {
+  const { message, description } = error as { message?: unknown; description?: unknown };
+  const said = withoutItems(String(message ?? error));
+  const hint = typeof description === 'string' && description.trim() ? withoutItems(description.trim()) : '';
+  const text = hint && !said.includes(hint) ? `${said}${/[.!?:]$/.test(said) ? '' : '.'}\n${hint}` : said;
+  const converted = operationError(node, text, { itemIndex: 0 });
+  converted.description = null;
+  return converted;
+}
