@@ -1,6 +1,6 @@
-// A scripted chat model for AI Agent tests: a local HTTP server speaking OpenAI's chat completions API (tool calls,
-// streamed or not) that calls the first tool it is offered with given arguments, then answers with the text the tool
-// gave back; every request it got is kept, so a test reads what the model was shown.
+// A scripted chat model for AI agent tests: a local HTTP server speaking OpenAI's chat completions API (tool calls)
+// that calls the first tool it is offered with given arguments, then answers with the text the tool gave back; every
+// request it got is kept, so a test reads what the model was shown.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 export interface ChatMessage { role: string; content?: unknown; tool_call_id?: string; tool_calls?: unknown[] }
 
 /** One request to the stand-in: its path and body. */
-export interface ModelRequest { path: string; body: { model?: string; messages?: ChatMessage[]; tools?: Array<{ function: { name: string } }>; stream?: boolean } }
+export interface ModelRequest { path: string; body: { model?: string; messages?: ChatMessage[]; tools?: Array<{ function: { name: string } }> } }
 
 export interface ModelStandIn {
   /** The base URL for an OpenAI credential, e.g. `http://127.0.0.1:1234/v1`. */
@@ -40,11 +40,6 @@ export async function startModelStandIn(toolArgs: Record<string, unknown>): Prom
     void (async () => {
       const raw = await readBody(req);
       const path = (req.url ?? '').split('?')[0]!;
-      if (req.method === 'GET' && path.endsWith('/models')) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-stand-in', object: 'model', created: 0, owned_by: 'test' }] }));
-        return;
-      }
       let body: ModelRequest['body'] = {};
       try { body = JSON.parse(raw) as ModelRequest['body']; } catch { /* answered below */ }
       requests.push({ path, body });
@@ -62,22 +57,9 @@ export async function startModelStandIn(toolArgs: Record<string, unknown>): Prom
         : { role: 'assistant', content: `Tool said: ${toolMessages.map((m) => textOf(m.content)).join('\n') || '(no tool was offered)'}` };
       const finish = toolCalls ? 'tool_calls' : 'stop';
       const usage = { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 };
-      if (!body.stream) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: `chatcmpl-${requests.length}`, object: 'chat.completion', created, model: body.model ?? 'gpt-stand-in',
-          choices: [{ index: 0, message, finish_reason: finish, logprobs: null }], usage }));
-        return;
-      }
-      // Streamed: the whole message in one delta (tool calls with their index), then the finish reason and [DONE].
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      const chunk = (delta: unknown, finishReason: string | null, extra: Record<string, unknown> = {}) => res.write(`data: ${JSON.stringify({
-        id: `chatcmpl-${requests.length}`, object: 'chat.completion.chunk', created, model: body.model ?? 'gpt-stand-in',
-        choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }], ...extra })}\n\n`);
-      const delta = toolCalls ? { role: 'assistant', content: null, tool_calls: toolCalls.map((call, index) => ({ index, ...call })) }
-        : message;
-      chunk(delta, null);
-      chunk({}, finish, { usage });
-      res.end('data: [DONE]\n\n');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: `chatcmpl-${requests.length}`, object: 'chat.completion', created, model: body.model ?? 'gpt-stand-in',
+        choices: [{ index: 0, message, finish_reason: finish, logprobs: null }], usage }));
     })().catch((error: unknown) => {
       res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: String(error) } }));
