@@ -1,8 +1,8 @@
 // The Campaign Dialing action node: every operation of the API, by resource.
 import type {
-  IExecuteFunctions, INodeExecutionData, INodeProperties, INodePropertyOptions, INodeType, INodeTypeDescription, NodeOperationError,
+  IExecuteFunctions, INodeExecutionData, INodeProperties, INodePropertyOptions, INodeType, INodeTypeDescription,
 } from 'n8n-workflow';
-import { NodeConnectionTypes } from 'n8n-workflow';
+import { NodeApiError, NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 import { campaignFields, campaignOperations, executeCampaign } from './resources/campaign.ts';
 import { executeNumber, numberFields, numberOperations } from './resources/number.ts';
 import { executeReport, reportFields, reportOperations } from './resources/report.ts';
@@ -80,8 +80,11 @@ export class CampaignDialing implements INodeType {
     try {
       return await runOperation(this);
     } catch (error) {
-      // n8n forwards only an error's message to an AI agent's model: its description, the what-to-do, goes in it.
-      throw forModel(this) ? forTheModel(this.getNode(), error) : error;
+      // Thrown, an error reaches an AI agent's model as its message alone (AI Agent 3: `[{"error": message}]`, the
+      // description dropped) or not at all (AI Agent 2: LangChain's AgentExecutor answers a tool's exception with an
+      // empty observation). Answered as the tool's result, the whole text reaches both.
+      if (forModel(this)) return [[{ json: { error: forTheModel(error) }, pairedItem: { item: 0 } }]];
+      throw error instanceof NodeApiError || error instanceof NodeOperationError ? error : new NodeOperationError(this.getNode(), error as Error);
     }
   }
 }

@@ -29,6 +29,14 @@ const api = async <T>(path: string, init: RequestInit & { json?: unknown } = {})
 };
 const requestsTo = (method: string, pattern: RegExp) => proxy.exchanges.filter((e) => e.method === method && pattern.test(e.path));
 
+/** What the node run as an AI agent's tool answers when it fails: one item whose `error` is the text for the model (nothing is thrown). */
+async function toolAnswer(parameters: Record<string, unknown>, token = admin): Promise<string> {
+  const res = await runAsTool({ pkg, type: NODE, credentials: credentials(token), parameters });
+  expect(res.error).toBeUndefined();
+  expect(res.items).toHaveLength(1);
+  return String(res.items![0]!.json.error);
+}
+
 function run(parameters: Record<string, unknown>, options: { items?: INodeExecutionData[]; token?: string; continueOnFail?: boolean } = {}) {
   return runNode({ pkg, type: NODE, parameters, credentials: credentials(options.token), items: options.items, continueOnFail: options.continueOnFail });
 }
@@ -612,21 +620,16 @@ describe('rough edges', () => {
 
   it('run as an AI agent\'s tool, an error tells the model what was wrong with its input, not which setting to change', async () => {
     const c = await createCampaign(s, acc, { name: 'Tool', type: 'Dynamic', state: 'Active', startDate: '2027-01-01T00:00:00Z' });
-    const rejected = await runAsTool({ pkg, type: NODE, credentials: credentials(),
-      parameters: { resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: 'call me maybe' } });
-    // AI Agent 3 forwards the message alone, AI Agent 2 the message and the description: both read the same text.
-    expect(rejected.message).toMatch(/^The phone number "call me maybe" was rejected: .*\nNo phone number was added\. Call again with only the rejected phone numbers, corrected: each in international format/);
-    expect(rejected.error).toBe(rejected.message);
-    expect(rejected.message).not.toMatch(/Settings|On Error|item 0/);
-    const unknown = await runAsTool({ pkg, type: NODE, credentials: credentials(),
-      parameters: { resource: 'campaign', operation: 'changeState', campaignId: byId('00000000-0000-4000-8000-000000000000'), state: 'Paused' } });
-    expect(unknown.message).toMatch(/^Campaign "00000000-0000-4000-8000-000000000000" does not exist in this account\.\nAn ID in the input does not exist: get campaign IDs with the Get Many operation/);
-    expect(unknown.error).toBe(unknown.message);
-    expect(unknown.message).not.toMatch(/Settings|Base URL/);
+    const rejected = await toolAnswer({ resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: 'call me maybe' });
+    expect(rejected).toMatch(/^The phone number "call me maybe" was rejected: .*\nNo phone number was added\. Call again with only the rejected phone numbers, corrected: each in international format/);
+    expect(rejected).not.toMatch(/Settings|On Error|item 0/);
+    const unknown = await toolAnswer({ resource: 'campaign', operation: 'changeState', campaignId: byId('00000000-0000-4000-8000-000000000000'), state: 'Paused' });
+    expect(unknown).toMatch(/^Campaign "00000000-0000-4000-8000-000000000000" does not exist in this account\.\nAn ID in the input does not exist: get campaign IDs with the Get Many operation/);
+    expect(unknown).not.toMatch(/Settings|Base URL/);
     const added = await runAsTool({ pkg, type: NODE, credentials: credentials(),
       parameters: { resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: '+12125556101' } });
     expect(added).toEqual({ items: [expect.objectContaining({ json: expect.objectContaining({ number: '+12125556101' }) })] });
-    // The same failure in a workflow still tells its user the setting, and the item.
+    // The same failure in a workflow still fails the node, and tells its user the setting and the item.
     const inWorkflow = await run({ resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: 'call me maybe' });
     expect(inWorkflow.error?.message).toMatch(/^The phone number "call me maybe" of item 0 was rejected/);
     expect(inWorkflow.error?.description).toMatch(/Settings > On Error/);
@@ -637,7 +640,6 @@ describe('rough edges', () => {
     await addNumbers(s, acc, c.id, phoneNumbers(1, 8400));
     const [called] = await api<CampaignNumber[]>(`/campaigns/${c.id}/numbers`);
     setNumber(s, called!.id, 'Success', 1);
-    const tool = (parameters: Record<string, unknown>) => runAsTool({ pkg, type: NODE, credentials: credentials(), parameters });
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ resource: 'campaign', operation: 'deleteMany', campaignIds: '' }, /^The Campaign IDs field is empty$/],
       [{ resource: 'campaignNumber', operation: 'getAll', campaignId: byId('') }, /^No campaign is selected\.\nUnder Campaign/],
@@ -647,9 +649,9 @@ describe('rough edges', () => {
       [{ resource: 'campaignNumber', operation: 'delete', campaignId: byId(c.id), numberIds: called!.id }, /only Not Contacted or Retry Pending numbers can be.*\nNothing was deleted\.\nThe campaign or number is in a state/s],
     ];
     for (const [parameters, expected] of cases) {
-      const res = await tool(parameters);
-      expect(res.message, JSON.stringify(parameters)).toMatch(expected);
-      expect(res.message, JSON.stringify(parameters)).not.toMatch(/\bitems? \d/);
+      const answer = await toolAnswer(parameters);
+      expect(answer, JSON.stringify(parameters)).toMatch(expected);
+      expect(answer, JSON.stringify(parameters)).not.toMatch(/\bitems? \d/);
     }
   });
 
@@ -672,8 +674,8 @@ describe('rough edges', () => {
     expect(refused.error?.message).toMatch(/^This API key is restricted to 1 campaign/);
     expect(refused.error?.description).toMatch(/^The API key is restricted to certain campaigns, and this is not one of them: pick one of the key's campaigns/);
     expect(refused.error?.description).not.toMatch(/deleted|another account/);
-    const asTool = await runAsTool({ pkg, type: NODE, credentials: credentials(restricted), parameters: add(other.id) });
-    expect(asTool.message).toMatch(/\nThis tool's API key is restricted to certain campaigns, and this is not one of them: do not call again for this campaign/);
+    const asTool = await toolAnswer(add(other.id), restricted);
+    expect(asTool).toMatch(/\nThis tool's API key is restricted to certain campaigns, and this is not one of them: do not call again for this campaign/);
   });
 
   it('a 404 of a record that does not exist points at the ID, and only an address the API does not serve at the Base URL', async () => {

@@ -376,10 +376,8 @@ export async function pollTrigger(spec: NodeSpec & { staticData?: IDataObject; m
 /** What an AI agent gets back from a tool call: the items, or the error text as n8n words it for the model. */
 export interface ToolRun {
   items: INodeExecutionData[] | null;
-  /** AI Agent 2's text (makeHandleToolInvocation): the message, then "Details:" and the description. */
+  /** What n8n-core's makeHandleToolInvocation throws (the message, then "Details:" and the description), when the node threw. */
   error?: string;
-  /** AI Agent 3's (WorkflowExecute runs the tool node and forwards `[{"error": message}]`): the message alone. */
-  message?: string;
 }
 
 /**
@@ -403,7 +401,7 @@ export async function runAsTool(spec: NodeSpec & { args?: IDataObject }): Promis
   } catch (caught) {
     const error = new wf.NodeOperationError(node, caught as Error);
     const details = error.description && !error.message.includes(error.description) ? `\n\nDetails: ${error.description}` : '';
-    return { items: null, error: `${error.message}${details}`, message: (caught as Error).message };
+    return { items: null, error: `${error.message}${details}` };
   }
 }
 

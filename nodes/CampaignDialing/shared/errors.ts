@@ -64,18 +64,12 @@ const ITEM_REFERENCES: Array<[RegExp, string]> = [
 const withoutItems = (text: string): string => ITEM_REFERENCES.reduce((t, [pattern, by]) => t.replace(pattern, by), text);
 
 /**
- * A failure as an AI agent's model must read it. n8n forwards to the model only an error's message: AI Agent 3 as
- * `[{"error": message}]` (WorkflowExecute's tool run), and AI Agent 2 through makeHandleToolInvocation. The
- * description, where the node says what was wrong and what to call instead, is dropped on the way; so the model's
- * message is the message and the description in one text, without item indexes. A NodeOperationError: n8n passes one
- * on as it is, where it would rewrap (and may reword) any other error.
+ * A failure as an AI agent's model must read it: the message and the description (what was wrong, what to call
+ * instead) in one text, without item indexes.
  */
-export function forTheModel(node: INode, error: unknown): NodeOperationError {
+export function forTheModel(error: unknown): string {
   const { message, description } = error as { message?: unknown; description?: unknown };
   const said = withoutItems(String(message ?? error));
   const hint = typeof description === 'string' && description.trim() ? withoutItems(description.trim()) : '';
-  const text = hint && !said.includes(hint) ? `${said}${/[.!?:]$/.test(said) ? '' : '.'}\n${hint}` : said;
-  const converted = operationError(node, text, { itemIndex: 0 });
-  converted.description = null;
-  return converted;
+  return hint && !said.includes(hint) ? `${said}${/[.!?:]$/.test(said) ? '' : '.'}\n${hint}` : said;
 }
