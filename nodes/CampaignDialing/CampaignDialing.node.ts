@@ -1,15 +1,15 @@
 // The Campaign Dialing action node: every operation of the API, by resource.
 import type {
-  IExecuteFunctions, INodeExecutionData, INodeProperties, INodePropertyOptions, INodeType, INodeTypeDescription, NodeOperationError,
+  IExecuteFunctions, INodeExecutionData, INodeProperties, INodePropertyOptions, INodeType, INodeTypeDescription,
 } from 'n8n-workflow';
-import { NodeConnectionTypes } from 'n8n-workflow';
+import { NodeApiError, NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 import { campaignFields, campaignOperations, executeCampaign } from './resources/campaign.ts';
 import { executeNumber, numberFields, numberOperations } from './resources/number.ts';
 import { executeReport, reportFields, reportOperations } from './resources/report.ts';
 import { campaignDialingApiTest } from './shared/credential-test.ts';
 import { searchCampaigns } from './shared/search.ts';
-import { operationError } from './shared/errors.ts';
-import { accountUrl, baseUrlOf, CREDENTIAL_TYPE } from './shared/transport.ts';
+import { forTheModel, operationError } from './shared/errors.ts';
+import { accountUrl, baseUrlOf, CREDENTIAL_TYPE, forModel } from './shared/transport.ts';
 
 const resources: INodePropertyOptions[] = [
   { name: 'Campaign', value: 'campaign' },
@@ -77,19 +77,31 @@ export class CampaignDialing implements INodeType {
   methods = { listSearch: { searchCampaigns }, credentialTest: { campaignDialingApiTest } };
 
   async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-    const items = this.getInputData();
-    const resource = this.getNodeParameter('resource', 0) as string;
-    // With n8n's Custom API Call as the resource no operation is shown, so none may be set.
-    const operation = this.getNodeParameter('operation', 0, '') as string;
-    if (resource === CUSTOM_API_CALL || operation === CUSTOM_API_CALL) throw await customApiCallError(this);
-    const known = (operationsByResource[resource]?.options as INodePropertyOptions[] | undefined)?.some((o) => o.value === operation);
-    if (!known) {
-      throw operationError(this.getNode(), `This node has no operation "${operation}" for the resource "${resource}"`, {
-        description: 'Pick the resource and operation again: the workflow was made for another version of this node.',
-      });
+    try {
+      return await runOperation(this);
+    } catch (error) {
+      // Thrown, an error reaches an AI agent's model as its message alone (AI Agent 3: `[{"error": message}]`, the
+      // description dropped) or not at all (AI Agent 2: LangChain's AgentExecutor answers a tool's exception with an
+      // empty observation). Answered as the tool's result, the whole text reaches both.
+      if (forModel(this)) return [[{ json: { error: forTheModel(error) }, pairedItem: { item: 0 } }]];
+      throw error instanceof NodeApiError || error instanceof NodeOperationError ? error : new NodeOperationError(this.getNode(), error as Error);
     }
-    if (resource === 'campaign') return [await executeCampaign(this, operation, items)];
-    if (resource === 'campaignNumber') return [await executeNumber(this, operation, items)];
-    return [await executeReport(this, operation as 'callDetails' | 'numberDetails', items)];
   }
+}
+
+async function runOperation(ctx: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+  const items = ctx.getInputData();
+  const resource = ctx.getNodeParameter('resource', 0) as string;
+  // With n8n's Custom API Call as the resource no operation is shown, so none may be set.
+  const operation = ctx.getNodeParameter('operation', 0, '') as string;
+  if (resource === CUSTOM_API_CALL || operation === CUSTOM_API_CALL) throw await customApiCallError(ctx);
+  const known = (operationsByResource[resource]?.options as INodePropertyOptions[] | undefined)?.some((o) => o.value === operation);
+  if (!known) {
+    throw operationError(ctx.getNode(), `This node has no operation "${operation}" for the resource "${resource}"`, {
+      description: 'Pick the resource and operation again: the workflow was made for another version of this node.',
+    });
+  }
+  if (resource === 'campaign') return [await executeCampaign(ctx, operation, items)];
+  if (resource === 'campaignNumber') return [await executeNumber(ctx, operation, items)];
+  return [await executeReport(ctx, operation as 'callDetails' | 'numberDetails', items)];
 }

@@ -29,6 +29,14 @@ const api = async <T>(path: string, init: RequestInit & { json?: unknown } = {})
 };
 const requestsTo = (method: string, pattern: RegExp) => proxy.exchanges.filter((e) => e.method === method && pattern.test(e.path));
 
+/** What the node run as an AI agent's tool answers when it fails: one item whose `error` is the text for the model (nothing is thrown). */
+async function toolAnswer(parameters: Record<string, unknown>, token = admin): Promise<string> {
+  const res = await runAsTool({ pkg, type: NODE, credentials: credentials(token), parameters });
+  expect(res.error).toBeUndefined();
+  expect(res.items).toHaveLength(1);
+  return String(res.items![0]!.json.error);
+}
+
 function run(parameters: Record<string, unknown>, options: { items?: INodeExecutionData[]; token?: string; continueOnFail?: boolean } = {}) {
   return runNode({ pkg, type: NODE, parameters, credentials: credentials(options.token), items: options.items, continueOnFail: options.continueOnFail });
 }
@@ -412,7 +420,7 @@ describe('On Error', () => {
       { parameters: { resource: 'report', operation: 'numberDetails', campaignId: unknown }, error: /./, httpCode: '404' },
       { parameters: { resource: 'campaign', operation: 'deleteMany', campaignIds: '={{ $json.none }}' }, error: /^The Campaign IDs field is empty for item 0$/ },
       { parameters: { resource: 'campaignNumber', operation: 'getAll', campaignId: byId('={{ $json.none }}') }, error: /^No campaign is selected for item 0$/ },
-      { parameters: { resource: 'campaign', operation: 'getAll', filters: { endedAt_gte: '={{ "soon" }}' } }, error: /Ended at or After/ },
+      { parameters: { resource: 'campaign', operation: 'getAll', filters: { endedAt_gte: '={{ "soon" }}' } }, error: /Ended At or After/ },
     ];
     for (const { parameters, error, httpCode } of cases) {
       const what = `${String(parameters.resource)} ${String(parameters.operation)}`;
@@ -492,9 +500,10 @@ describe('the credential test', () => {
 });
 
 // n8n's title case, as its nodes write it: every word capitalised but articles, conjunctions and prepositions of up to
-// three letters, which stay lowercase unless first or last ("Sort By", "Number Statuses to Copy", "Ended at or After").
-// (eslint-plugin-n8n-nodes-base's node-param-display-name-miscased accepts either case for these words.)
-const SMALL_WORDS = new Set(['a', 'an', 'the', 'and', 'but', 'or', 'nor', 'as', 'at', 'by', 'for', 'in', 'of', 'on', 'per', 'to', 'up', 'via', 'vs']);
+// three letters, which stay lowercase unless first or last ("Sort By", "Number Statuses to Copy"). "At" is capitalised,
+// as n8n's own fields write it ("Created At", "Ended At or After"). (eslint-plugin-n8n-nodes-base's
+// node-param-display-name-miscased accepts either case for these words.)
+const SMALL_WORDS = new Set(['a', 'an', 'the', 'and', 'but', 'or', 'nor', 'as', 'by', 'for', 'in', 'of', 'on', 'per', 'to', 'up', 'via', 'vs']);
 function titleCaseProblem(label: string): string | undefined {
   if (label !== label.trim() || / {2}/.test(label)) return 'stray spaces';
   const words = label.split(' ');
@@ -534,10 +543,12 @@ describe('labels', () => {
     expect(problems).toEqual([]);
     // The comparison filters read alike for timestamps and counts, for every list.
     const names = new Set(labels.map(([label]) => label));
-    for (const label of ['End Date at or After', 'Ended at or After', 'Started Before', 'Answered at or Before', 'Attempts at Least', 'Attempts Greater Than']) {
+    for (const label of ['End Date At or After', 'Ended At or After', 'Started Before', 'Answered At or Before', 'Attempts At Least',
+      'Attempts At Most', 'Attempts Greater Than']) {
       expect(names, label).toContain(label);
     }
-    expect(titleCaseProblem('Ended At Or After')).toBe('"At" is a short word: lowercase');
+    expect(titleCaseProblem('Ended At Or After')).toBe('"Or" is a short word: lowercase');
+    expect(titleCaseProblem('Ended at or After')).toBe('"at" must start with a capital');
     expect(titleCaseProblem('sort By')).toBe('"sort" must start with a capital');
   });
 
@@ -609,20 +620,73 @@ describe('rough edges', () => {
 
   it('run as an AI agent\'s tool, an error tells the model what was wrong with its input, not which setting to change', async () => {
     const c = await createCampaign(s, acc, { name: 'Tool', type: 'Dynamic', state: 'Active', startDate: '2027-01-01T00:00:00Z' });
-    const rejected = await runAsTool({ pkg, type: NODE, credentials: credentials(),
-      parameters: { resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: 'call me maybe' } });
-    expect(rejected.error).toMatch(/^The phone number "call me maybe" of item 0 was rejected: .*\n\nDetails: No phone number was added\. Call again with only the rejected phone numbers, corrected: each in international format/);
-    expect(rejected.error).not.toMatch(/Settings|On Error/);
-    const unknown = await runAsTool({ pkg, type: NODE, credentials: credentials(),
-      parameters: { resource: 'campaign', operation: 'changeState', campaignId: byId('00000000-0000-4000-8000-000000000000'), state: 'Paused' } });
-    expect(unknown.error).toMatch(/\n\nDetails: An ID in the input does not exist: get campaign IDs with the Get Many operation/);
-    expect(unknown.error).not.toMatch(/Settings|Base URL/);
+    const rejected = await toolAnswer({ resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: 'call me maybe' });
+    expect(rejected).toMatch(/^The phone number "call me maybe" was rejected: .*\nNo phone number was added\. Call again with only the rejected phone numbers, corrected: each in international format/);
+    expect(rejected).not.toMatch(/Settings|On Error|item 0/);
+    const unknown = await toolAnswer({ resource: 'campaign', operation: 'changeState', campaignId: byId('00000000-0000-4000-8000-000000000000'), state: 'Paused' });
+    expect(unknown).toMatch(/^Campaign "00000000-0000-4000-8000-000000000000" does not exist in this account\.\nAn ID in the input does not exist: get campaign IDs with the Get Many operation/);
+    expect(unknown).not.toMatch(/Settings|Base URL/);
     const added = await runAsTool({ pkg, type: NODE, credentials: credentials(),
       parameters: { resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: '+12125556101' } });
     expect(added).toEqual({ items: [expect.objectContaining({ json: expect.objectContaining({ number: '+12125556101' }) })] });
-    // The same failure in a workflow still tells its user the setting.
+    // The same failure in a workflow still fails the node, and tells its user the setting and the item.
     const inWorkflow = await run({ resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: 'call me maybe' });
+    expect(inWorkflow.error?.message).toMatch(/^The phone number "call me maybe" of item 0 was rejected/);
     expect(inWorkflow.error?.description).toMatch(/Settings > On Error/);
+  });
+
+  it('run as a tool, no error names an item: a tool call is one item, whose index means nothing to a model', async () => {
+    const c = await createCampaign(s, acc, { name: 'Tool items', type: 'Dynamic', state: 'Active', startDate: '2027-01-01T00:00:00Z' });
+    await addNumbers(s, acc, c.id, phoneNumbers(1, 8400));
+    const [called] = await api<CampaignNumber[]>(`/campaigns/${c.id}/numbers`);
+    setNumber(s, called!.id, 'Success', 1);
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ resource: 'campaign', operation: 'deleteMany', campaignIds: '' }, /^The Campaign IDs field is empty$/],
+      [{ resource: 'campaignNumber', operation: 'getAll', campaignId: byId('') }, /^No campaign is selected\.\nUnder Campaign/],
+      [{ resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: '' }, /^The Phone Number field is empty$/],
+      [{ resource: 'campaignNumber', operation: 'add', campaignId: byId(c.id), phoneNumber: '+12125558401', variables: { variable: [{ name: ' ', value: 'x' }] } },
+        /^Variable 1 has no name\.\nGive every variable/],
+      [{ resource: 'campaignNumber', operation: 'delete', campaignId: byId(c.id), numberIds: called!.id }, /only Not Contacted or Retry Pending numbers can be.*\nNothing was deleted\.\nThe campaign or number is in a state/s],
+    ];
+    for (const [parameters, expected] of cases) {
+      const answer = await toolAnswer(parameters);
+      expect(answer, JSON.stringify(parameters)).toMatch(expected);
+      expect(answer, JSON.stringify(parameters)).not.toMatch(/\bitems? \d/);
+    }
+  });
+
+  it('a key restricted to campaigns: the credential test says so without a made-up campaign, and a refusal names the restriction', async () => {
+    const mine = await createCampaign(s, acc, { name: 'Restricted mine', type: 'Dynamic', state: 'Active', startDate: '2027-01-01T00:00:00Z' });
+    const other = await createCampaign(s, acc, { name: 'Restricted other', type: 'Dynamic', state: 'Active', startDate: '2027-01-01T00:00:00Z' });
+    const restricted = await createKey(s, acc, ['CampaignNumberProvider'], [mine.id]);
+    const tested = await testCredential({ pkg, credentialType: 'campaignDialingApi', data: { baseUrl: s.url, accountId: acc, apiToken: restricted } });
+    expect(tested).toEqual({ status: 'OK', message: expect.stringMatching(/^Connection successful: the API token and the Account ID were accepted\. This API key is restricted to certain campaigns, so it cannot be tested further without one of them/) });
+    expect(tested.message).not.toMatch(/00000000|campaign "/);
+    // A key of another account is still refused.
+    const elsewhere = (await createAccount(s, 'Restricted elsewhere')).id;
+    expect(await testCredential({ pkg, credentialType: 'campaignDialingApi', data: { baseUrl: s.url, accountId: elsewhere, apiToken: restricted } }))
+      .toMatchObject({ status: 'Error', message: expect.stringMatching(/\(403\): check the Account ID/) });
+
+    const add = (campaignId: string) => ({ resource: 'campaignNumber', operation: 'add', campaignId: byId(campaignId), phoneNumber: '+12125558501' });
+    expect((await run(add(mine.id), { token: restricted })).error).toBeUndefined();
+    const refused = await run(add(other.id), { token: restricted });
+    expect((refused.error as { httpCode?: string }).httpCode).toBe('403');
+    expect(refused.error?.message).toMatch(/^This API key is restricted to 1 campaign/);
+    expect(refused.error?.description).toMatch(/^The API key is restricted to certain campaigns, and this is not one of them: pick one of the key's campaigns/);
+    expect(refused.error?.description).not.toMatch(/deleted|another account/);
+    const asTool = await toolAnswer(add(other.id), restricted);
+    expect(asTool).toMatch(/\nThis tool's API key is restricted to certain campaigns, and this is not one of them: do not call again for this campaign/);
+  });
+
+  it('a 404 of a record that does not exist points at the ID, and only an address the API does not serve at the Base URL', async () => {
+    const missing = await run({ resource: 'campaign', operation: 'changeState', campaignId: byId('00000000-0000-4000-8000-000000000000'), state: 'Active' });
+    expect(missing.error?.message).toBe('Campaign "00000000-0000-4000-8000-000000000000" does not exist in this account');
+    expect(missing.error?.description).toMatch(/^Check the ID of the campaign or number record/);
+    expect(missing.error?.description).not.toMatch(/Base URL|\/v1/);
+    const misaddressed = await runNode({ pkg, type: NODE, parameters: { resource: 'campaign', operation: 'getAll' },
+      credentials: credentials(admin, { baseUrl: `${s.url}/v1` }) });
+    expect((misaddressed.error as { httpCode?: string }).httpCode).toBe('404');
+    expect(misaddressed.error?.description).toMatch(/Base URL of the credential does not end in \/v1/);
   });
 
   it('says the API\'s spellings in words: roles, operations and statuses', async () => {

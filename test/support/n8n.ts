@@ -10,7 +10,7 @@ import {
   RoutingNode, SupplyDataContext, WorkflowExecute,
 } from 'n8n-core';
 import type {
-  ExecutionError, ICredentialDataDecryptedObject, IExecuteFunctions, ICredentials, ICredentialsExpressionResolveValues, ICredentialTestFunction,
+  EngineRequest, EngineResponse, ExecutionError, ICredentialDataDecryptedObject, IExecuteFunctions, ICredentials, ICredentialsExpressionResolveValues, ICredentialTestFunction,
   ICredentialTestRequest, ICredentialType, ICredentialTypes, IDataObject, IExecuteData, IHttpRequestOptions, INode,
   INodeCredentialsDetails, INodeExecutionData, INodeListSearchResult, INodeParameters, INodeProperties, INodePropertyOptions,
   INodeType, INodeTypeDescription, INodeTypes, IRequestOptionsSimplified, IRun, IVersionedNodeType, IWorkflowBase,
@@ -374,7 +374,11 @@ export async function pollTrigger(spec: NodeSpec & { staticData?: IDataObject; m
 }
 
 /** What an AI agent gets back from a tool call: the items, or the error text as n8n words it for the model. */
-export interface ToolRun { items: INodeExecutionData[] | null; error?: string }
+export interface ToolRun {
+  items: INodeExecutionData[] | null;
+  /** What n8n-core's makeHandleToolInvocation throws (the message, then "Details:" and the description), when the node threw. */
+  error?: string;
+}
 
 /**
  * Runs a node's tool variant (`type` is the node's, e.g. `campaignDialing`) as n8n-core's makeHandleToolInvocation
@@ -495,4 +499,85 @@ export async function testCredential(spec: { pkg: N8nPackage; credentialType: st
     if (value === rule.properties.value) return { status: 'Error', message: rule.properties.message };
   }
   return { status: 'OK', message: 'Connection successful!' };
+}
+
+// An AI agent as n8n 2.41's AI Agent 3 runs its tools: its execute() answers an EngineRequest naming the tool node and
+// the arguments its model chose; WorkflowExecute runs that node (a failure becomes `[{"error": message}]` on its AI tool
+// output) and calls the agent again with the results, which it hands to the model as AI Agent 3's buildSteps does. The
+// model is an OpenAI-compatible chat completions endpoint (`modelUrl`).
+const AGENT_TYPE = 'n8n-test-host.agent';
+interface ChatCompletion { choices: Array<{ message: { content: string | null; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> } }> }
+async function chat(url: string, messages: unknown[], tool: string): Promise<ChatCompletion['choices'][number]['message']> {
+  const res = await fetch(`${url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+    body: JSON.stringify({ model: 'gpt-stand-in', messages,
+      tools: [{ type: 'function', function: { name: tool, description: 'The tool', parameters: { type: 'object', properties: {} } } }] }) });
+  if (!res.ok) throw new wf.UserError(`The model answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as ChatCompletion).choices[0]!.message;
+}
+/** What AI Agent 3 (buildSteps' buildObservation) hands the model for a tool's run: its AI tool items as JSON, or its error. */
+function observationOf(data: { data?: Record<string, Array<INodeExecutionData[] | null>>; error?: { message?: string; name?: string } } | undefined): string {
+  const items = data?.data?.[wf.NodeConnectionTypes.AiTool]?.[0]?.map((item) => item?.json);
+  if (items?.length) return JSON.stringify(items);
+  if (data?.error) return JSON.stringify({ error: data.error.message ?? 'Unknown error', ...(data.error.name ? { errorType: data.error.name } : {}) });
+  return JSON.stringify('');
+}
+const agentType: INodeType = {
+  description: { displayName: 'Agent', name: AGENT_TYPE, group: ['transform'], version: 1, description: 'Asks its model, runs the tool it calls',
+    defaults: { name: 'Agent' }, inputs: ['main', wf.NodeConnectionTypes.AiTool], outputs: ['main'], properties: [
+      { displayName: 'Model URL', name: 'modelUrl', type: 'string', default: '' },
+      { displayName: 'Tool', name: 'tool', type: 'string', default: '' },
+      { displayName: 'Prompt', name: 'prompt', type: 'string', default: '' },
+    ] },
+  async execute(this: IExecuteFunctions, response?: EngineResponse) {
+    const [url, toolNode, prompt] = ['modelUrl', 'tool', 'prompt'].map((name) => String(this.getNodeParameter(name, 0)));
+    const tool = wf.nodeNameToToolName(toolNode!);
+    const messages: unknown[] = [{ role: 'user', content: prompt }];
+    const [answered] = response?.actionResponses ?? [];
+    if (!answered) {
+      const call = (await chat(url!, messages, tool)).tool_calls?.[0];
+      if (!call) throw new wf.UserError('The model called no tool');
+      return { actions: [{ actionType: 'ExecutionNodeAction', nodeName: toolNode!, input: JSON.parse(call.function.arguments) as IDataObject,
+        type: wf.NodeConnectionTypes.AiTool, id: call.id, metadata: { itemIndex: 0 } }], metadata: {} } as EngineRequest;
+    }
+    const observation = observationOf(answered.data as Parameters<typeof observationOf>[0]);
+    const call = { id: answered.action.id, type: 'function', function: { name: tool, arguments: JSON.stringify(answered.action.input) } };
+    const answer = await chat(url!, [...messages, { role: 'assistant', content: null, tool_calls: [call] },
+      { role: 'tool', tool_call_id: answered.action.id, content: observation }], tool);
+    return [[{ json: { output: answer.content, observation } }]];
+  },
+};
+
+/** What an agent run gave: the agent's output item, and the tool node's run as the workflow recorded it. */
+export interface AgentRun { output?: IDataObject; tool?: IRun['data']['resultData']['runData'][string]; error?: ExecutionError }
+
+/**
+ * Runs the package's node as the one tool of an agent (see agentType) in n8n-core's WorkflowExecute: Start → Agent,
+ * the node's tool variant (`<type>Tool`, named `nodeName`) on the agent's AI tool input, the model at `modelUrl`.
+ */
+export async function runAgent(spec: NodeSpec & { modelUrl: string; prompt: string; nodeName?: string }): Promise<AgentRun> {
+  setUpInstance();
+  const toolNode: INode = { ...nodeFor({ ...spec, type: `${spec.type.includes('.') ? spec.type : `${spec.pkg.packageName}.${spec.type}`}Tool` },
+    spec.nodeName ?? 'Campaign Dialing'), position: [200, 200] };
+  const start: INode = { id: 'start-id', name: 'Start', type: START_TYPE, typeVersion: 1, position: [0, 0], parameters: {} };
+  const agent: INode = { id: 'agent-id', name: 'Agent', type: AGENT_TYPE, typeVersion: 1, position: [200, 0],
+    parameters: { modelUrl: spec.modelUrl, tool: toolNode.name, prompt: spec.prompt } };
+  const nodeTypes: INodeTypes = { ...spec.pkg.nodeTypes,
+    getByName: (type) => (type === AGENT_TYPE ? agentType : spec.pkg.nodeTypes.getByName(type)),
+    getByNameAndVersion: (type, version) => (type === AGENT_TYPE ? agentType : spec.pkg.nodeTypes.getByNameAndVersion(type, version)) };
+  const workflow = new wf.Workflow({
+    id: 'test-workflow', name: 'Agent workflow', nodes: [start, agent, toolNode], active: false, nodeTypes, settings: { executionOrder: 'v1' },
+    connections: {
+      [start.name]: { main: [[{ node: agent.name, type: 'main', index: 0 }]] },
+      [toolNode.name]: { [wf.NodeConnectionTypes.AiTool]: [[{ node: agent.name, type: wf.NodeConnectionTypes.AiTool, index: 0 }]] },
+    },
+  });
+  const hooks = new ExecutionLifecycleHooks('manual', 'test-execution', workflowData(workflow));
+  const additionalData = additionalDataFor(new HostCredentialsHelper(spec.pkg, spec.credentials), hooks);
+  const runData = wf.createRunExecutionData({
+    executionData: { nodeExecutionStack: [{ node: workflow.nodes[start.name]!, data: { main: [[{ json: {} }]] }, source: null }] },
+    resultData: { pinData: { [start.name]: [{ json: {} }] } },
+  });
+  const run = await new WorkflowExecute(additionalData, 'manual', runData).processRunExecutionData(workflow);
+  const { runData: ran } = run.data.resultData;
+  return { output: ran[agent.name]?.at(-1)?.data?.main?.[0]?.[0]?.json, tool: ran[toolNode.name], error: run.data.resultData.error };
 }

@@ -14,7 +14,7 @@ const DELETE_MANY_BATCH = 10_000;
 
 /** The four filters of a timestamp field (`<field>_gte`, `_gt`, `_lte`, `_lt`). */
 const timestampFilters = (field: string, label: string, what: string): INodeProperties[] => (
-  [['gte', 'at or After', 'at or after'], ['gt', 'After', 'after'], ['lte', 'at or Before', 'at or before'], ['lt', 'Before', 'before']] as const
+  [['gte', 'At or After', 'at or after'], ['gt', 'After', 'after'], ['lte', 'At or Before', 'at or before'], ['lt', 'Before', 'before']] as const
 ).map(([op, words, text]) => ({
   displayName: `${label} ${words}`,
   name: `${field}_${op}`,

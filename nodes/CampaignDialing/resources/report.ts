@@ -14,7 +14,7 @@ export const reportOperations = operationField(R, [
 
 /** The four filters of a local timestamp field (`<field>_gte`, `_gt`, `_lte`, `_lt`). */
 const localTimeFilters = (field: string, label: string): INodeProperties[] => (
-  [['gte', 'at or After', 'at or after'], ['gt', 'After', 'after'], ['lte', 'at or Before', 'at or before'], ['lt', 'Before', 'before']] as const
+  [['gte', 'At or After', 'at or after'], ['gt', 'After', 'after'], ['lte', 'At or Before', 'at or before'], ['lt', 'Before', 'before']] as const
 ).map(([op, words, text]) => ({
   displayName: `${label} ${words}`,
   name: `${field}_${op}`,
@@ -28,7 +28,7 @@ const localTimeFilters = (field: string, label: string): INodeProperties[] => (
  * matches a number (no number is called fewer than 0 times), as the Numbers list's filters do.
  */
 const attemptsFilters = (): INodeProperties[] => (
-  [['gte', 'at Least', 'at least', 0], ['gt', 'Greater Than', 'more than', 0], ['lte', 'at Most', 'at most', 0], ['lt', 'Less Than', 'fewer than', 1]] as const
+  [['gte', 'At Least', 'at least', 0], ['gt', 'Greater Than', 'more than', 0], ['lte', 'At Most', 'at most', 0], ['lt', 'Less Than', 'fewer than', 1]] as const
 ).map(([op, words, text, least]) => ({
   displayName: `Attempts ${words}`,
   name: `attempts_${op}`,

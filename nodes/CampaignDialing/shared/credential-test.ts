@@ -3,7 +3,7 @@
 // (a declarative test request would answer that with a bare "ECONNREFUSED").
 import type { ICredentialsDecrypted, ICredentialTestFunctions, IDataObject, INodeCredentialTestResult } from 'n8n-workflow';
 import { apiTextInWords } from './errors.ts';
-import { accountUrl, baseUrlOf, unreachable } from './transport.ts';
+import { accountUrl, baseUrlOf, RESTRICTED_TO_CAMPAIGNS, unreachable } from './transport.ts';
 
 /** What each refusal means for this request (GET .../campaigns with a range of one). */
 const REFUSALS: Record<number, string> = {
@@ -21,6 +21,14 @@ const NO_CAMPAIGN = '00000000-0000-4000-8000-000000000000';
 /** Said when only the number roles' probe passed: the test's answer, and what the key can be used for. */
 export const NUMBERS_ONLY = 'Connection successful. This API key cannot list campaigns: it works for the numbers of campaigns only '
   + '(adding numbers; listing and deleting them too with the Campaign Number Admin role), so pick its campaigns By ID or By URL';
+
+/**
+ * Said when the probe was refused because the key's number roles are restricted to some campaigns: the token and the
+ * Account ID were accepted, but no request can be tried without one of the key's campaigns, which the test does not know.
+ */
+export const RESTRICTED = 'Connection successful: the API token and the Account ID were accepted. This API key is restricted to '
+  + 'certain campaigns, so it cannot be tested further without one of them; it works for the numbers of its campaigns only: pick '
+  + 'them By ID or By URL';
 
 interface Answer {
   body?: unknown;
@@ -68,6 +76,8 @@ export async function campaignDialingApiTest(
     return { status: 'Error', message: `The server at ${base.url} answered, but not as the Campaign Dialing API (no list of campaigns): check the Base URL` };
   }
   if (probe?.statusCode === 404) return { status: 'OK', message: NUMBERS_ONLY };
+  // Its detail names the made-up campaign of the probe, which would only puzzle the user.
+  if (probe?.statusCode === 403 && RESTRICTED_TO_CAMPAIGNS.test(detailOf(probe.body))) return { status: 'OK', message: RESTRICTED };
   const refusal = REFUSALS[statusCode];
   const detail = detailOf(probe?.body) || detailOf(body);
   if (refusal) return { status: 'Error', message: statusCode === 403 && detail ? `${refusal}. The API said: ${detail}` : refusal };

@@ -50,3 +50,26 @@ export function apiTextInWords(text: string): string {
     .replace(/\b(campaigns|numbers|reports)\.[a-zA-Z]+\b/g, (name) => OPERATION_WORDS[name as Operation] ?? name)
     .replace(SPELLINGS, (value) => inWords(value));
 }
+
+/**
+ * An item's index in a message, as the node words it for a workflow ("The phone number … of item 3 was rejected",
+ * "… is empty for item 0", "The IDs at fault come from item 1; nothing was deleted, for any item."). An AI agent's
+ * tool call is one input item, so to a model the index means nothing.
+ */
+const ITEM_REFERENCES: Array<[RegExp, string]> = [
+  [/The IDs at fault come from items? [\d, and]+; nothing was deleted, for any item\./g, 'Nothing was deleted.'],
+  [/ (?:of|for) item \d+\b/g, ''],
+];
+
+const withoutItems = (text: string): string => ITEM_REFERENCES.reduce((t, [pattern, by]) => t.replace(pattern, by), text);
+
+/**
+ * A failure as an AI agent's model must read it: the message and the description (what was wrong, what to call
+ * instead) in one text, without item indexes.
+ */
+export function forTheModel(error: unknown): string {
+  const { message, description } = error as { message?: unknown; description?: unknown };
+  const said = withoutItems(String(message ?? error));
+  const hint = typeof description === 'string' && description.trim() ? withoutItems(description.trim()) : '';
+  return hint && !said.includes(hint) ? `${said}${/[.!?:]$/.test(said) ? '' : '.'}\n${hint}` : said;
+}

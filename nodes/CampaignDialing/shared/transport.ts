@@ -156,6 +156,37 @@ const TOOL_HINTS: Record<number, string> = {
   429: 'The API is busy: call again later with fewer records (a lower Limit).',
 };
 
+/** The API's detail of a 403 for a key of a number role restricted to other campaigns (spec §5.3). */
+export const RESTRICTED_TO_CAMPAIGNS = /\brestricted to\b.*\bcampaigns?\b/i;
+
+/**
+ * Refusals the API's detail tells apart from the rest of their status: a key of a number role restricted to other
+ * campaigns (403, spec §5.3: "This API key is restricted to 2 campaigns, and campaign … is not one of them"), and a
+ * record that does not exist (404, "Campaign … does not exist in this account"): the API answered, so the Base URL
+ * is right.
+ */
+const DETAIL_HINTS: Array<{ status: number; detail: RegExp; hint: string; toolHint: string }> = [
+  {
+    status: 403, detail: RESTRICTED_TO_CAMPAIGNS,
+    hint: 'The API key is restricted to certain campaigns, and this is not one of them: pick one of the key\'s campaigns, '
+      + 'or add this campaign to the key, or use a key that is not restricted (see Settings > API Keys in the web console).',
+    toolHint: 'This tool\'s API key is restricted to certain campaigns, and this is not one of them: do not call again for this '
+      + 'campaign; use a campaign the user named for this key, or tell the user that the key does not cover this campaign.',
+  },
+  {
+    status: 404, detail: /\bdoes not exist\b/i,
+    hint: 'Check the ID of the campaign or number record: pick the campaign From List to see those of this account.',
+    toolHint: TOOL_HINTS[404]!,
+  },
+];
+
+/** What to do about a refusal, for the user of the editor or for a model. */
+function hintFor(status: number, detail: string, model: boolean): string {
+  const special = DETAIL_HINTS.find((h) => h.status === status && h.detail.test(detail));
+  if (special) return model ? special.toolHint : special.hint;
+  return (model ? TOOL_HINTS : HINTS)[status] ?? '';
+}
+
 /** Whether an AI agent runs the node as a tool: errors then tell the model what was wrong with its input. */
 export function forModel(ctx: ApiContext): boolean {
   if ('isToolExecution' in ctx && typeof ctx.isToolExecution === 'function' && ctx.isToolExecution()) return true;
@@ -174,7 +205,7 @@ export function apiError(ctx: ApiContext, response: ApiResponse<unknown>, itemIn
   const fields = Array.isArray(body.errors)
     ? (body.errors as IDataObject[]).map((e) => `${String(e.name)}: ${apiTextInWords(String(e.detail))}`)
     : [];
-  const hint = (forModel(ctx) ? TOOL_HINTS : HINTS)[response.statusCode] ?? '';
+  const hint = hintFor(response.statusCode, text, forModel(ctx));
   const description = [...fields, more ?? '', hint].filter(Boolean).join('\n');
   const message = detail || `The Campaign Dialing API answered with HTTP status ${response.statusCode}`;
   return keepMessage(new NodeApiError(ctx.getNode(), body as JsonObject, { message, description, httpCode: String(response.statusCode), itemIndex }), message);
