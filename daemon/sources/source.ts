@@ -74,7 +74,7 @@ export type WebhookVerdict =
     hold?: string;
     reply?: WebhookReply;
   }
-  | { ok: false; status: 400 | 401; reason: string; reply?: WebhookReply };
+  | { ok: false; status: 400 | 401 | 413; reason: string; reply?: WebhookReply };
 
 export interface Source {
   readonly kind: string;

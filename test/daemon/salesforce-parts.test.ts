@@ -54,7 +54,7 @@ describe('Outbound Messages', () => {
 
   it('refuses more than 100 notifications, none, a body past the size limit, and foreign shapes, each with its reason', () => {
     expect(parse(message(101), 10_000_000)).toEqual({ ok: false, status: 400, reason: '101 notifications; Salesforce sends at most 100' });
-    expect(parse(message(1), 100)).toMatchObject({ ok: false, status: 400, reason: expect.stringMatching(/larger than maxOutboundBytes \(100\)/) });
+    expect(parse(message(1), 100)).toMatchObject({ ok: false, status: 413, reason: expect.stringMatching(/larger than maxOutboundBytes \(100\)/) });
     const none = message(1).toString('utf8').replace(/<Notification>.*<\/Notification>/, '');
     expect(parse(none)).toEqual({ ok: false, status: 400, reason: 'no Notification in the message' });
     const badOrg = message(1).toString('utf8').replace(/<OrganizationId>[^<]*</, '<OrganizationId>not-an-org<');

@@ -146,7 +146,7 @@ describe('Salesforce: a Campaign\'s members, incremental runs, Outbound Messages
       ['<soapenv:Envelope><soapenv:Body><notifications>', 400, /not well-formed/],
       ['<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><x>&a;</x>', 400, /document type/],
       ['<Envelope><Body><other/></Body></Envelope>', 400, /notifications/],
-      [`<x>${'a'.repeat(1024 * 1024 + 10)}</x>`, 400, /larger than maxOutboundBytes/],
+      [`<x>${'a'.repeat(1024 * 1024 + 10)}</x>`, 413, /larger than maxOutboundBytes/],
       ['', 400, /empty body/],
     ];
     // What the earlier messages queued is drained first (their inbox items are trimmed after the numbers are planned).

@@ -12,7 +12,7 @@ export interface OutboundNotification {
 
 export type OutboundParse =
   | { ok: true; orgId: string; notifications: OutboundNotification[] }
-  | { ok: false; status: 400 | 401; reason: string };
+  | { ok: false; status: 400 | 401 | 413; reason: string };
 
 /** Salesforce sends at most 100 notifications in one message. */
 const MAX_NOTIFICATIONS = 100;
@@ -92,7 +92,7 @@ const text = (v: unknown): string | null => (typeof v === 'string' ? v.trim() : 
 export function parseOutboundMessage(raw: Buffer, maxBytes: number, ours: (orgId: string) => boolean): OutboundParse {
   const bad = (reason: string): OutboundParse => ({ ok: false, status: 400, reason });
   if (raw.length === 0) return bad('empty body: expected a SOAP notifications message');
-  if (raw.length > maxBytes) return bad(`message of ${raw.length} bytes is larger than maxOutboundBytes (${maxBytes})`);
+  if (raw.length > maxBytes) return { ok: false, status: 413, reason: `message of ${raw.length} bytes is larger than maxOutboundBytes (${maxBytes})` };
   const xml = raw.toString('utf8');
   // A notifications message never declares a document type: refusing one keeps entity definitions out entirely.
   if (xml.includes('<!DOCTYPE') || xml.includes('<!ENTITY')) return bad('a document type declaration is not allowed in an Outbound Message');

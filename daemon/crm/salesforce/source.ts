@@ -176,7 +176,7 @@ export class SalesforceSource implements Source {
   }
 
   verifyWebhook(req: WebhookRequest): WebhookVerdict {
-    const refuse = (status: 400 | 401, reason: string): WebhookVerdict => ({ ok: false, status, reason, reply: { contentType: SOAP_CONTENT_TYPE, body: soapFault(reason) } });
+    const refuse = (status: 400 | 401 | 413, reason: string): WebhookVerdict => ({ ok: false, status, reason, reply: { contentType: SOAP_CONTENT_TYPE, body: soapFault(reason) } });
     const org = this.config.orgId;
     if (!org) return refuse(401, 'this sync has no orgId: Salesforce Outbound Messages are refused');
     const parsed = parseOutboundMessage(req.rawBody, this.config.maxOutboundBytes, (id) => id.slice(0, 15) === org.slice(0, 15));
