@@ -115,6 +115,8 @@ async function lookUp(rt: MirrorRuntime, activities: Activity[], signal?: AbortS
   if (wait > 0) await new Promise((r) => setTimeout(r, Math.min(wait, rt.sink.indexLagMs)));
   const found = await rt.sink.findWritten(activities, await rt.state.redis.hget(mk.meta, 'lookupCursor'), signal);
   if (found.cursor !== null) await rt.state.redis.hset(mk.meta, 'lookupCursor', found.cursor);
+  rt.log.info({ sync: rt.syncId, records: activities.length, found: found.ids.size, first: activities[0]?.key, last: activities.at(-1)?.key },
+    'mirror looked up attempts in the CRM');
   return found.ids;
 }
 
@@ -181,10 +183,9 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
   let doubtsInARow = 0;
   for (let i = 0; i < activities.length; i += rt.sink.maxBatch) {
     const batch = activities.slice(i, i + rt.sink.maxBatch);
-    const pending = rt.state.redis.multi();
     const pendingAt = Date.now();
-    for (const a of batch) pending.hset(mk.pending, a.key, JSON.stringify({ ...a, pendingAt }));
-    await pending.exec();
+    // On a replica before the write: a failover that lost the mark would let another process write the batch again.
+    await rt.state.acks.write(mk.pending, (p) => { for (const a of batch) p.hset(mk.pending, a.key, JSON.stringify({ ...a, pendingAt })); });
     const byKey = new Map(batch.map((a) => [a.key, a]));
     const writtenAll: Activity[] = [];
     const settle = async (results: WriteResult[]) => {
@@ -204,6 +205,9 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
       }
       m.hincrby(mk.meta, 'mirrored', results.filter((r) => r.ok).length);
       await m.exec();
+      // One line a write: a duplicate in the CRM can be traced to the write (or the look-up) that made it.
+      rt.log.info({ sync: rt.syncId, records: results.length, written: results.filter((r) => r.ok).length, parked: results.filter((r) => !r.ok).length,
+        first: results[0]?.key, last: results.at(-1)?.key }, 'mirror wrote a batch');
       const written = results.flatMap((r) => (r.ok && byKey.has(r.key) ? [byKey.get(r.key)!] : []));
       lag?.wrote(written.map((a) => a.endedAt));
       rt.history.record({ activities: written.length });

@@ -1,6 +1,8 @@
 // The sync state in Redis (contacts, what the campaign holds, claims, open batches, parked records, runs): every change
 // goes through a script of commands/ so each step is atomic and a crash between two steps leaves a state the next
 // run resumes. Records are stored with short field names and decoded here, once, into named fields.
+import { pino } from 'pino';
+import { ReplicaAcks } from './replication.ts';
 import type { RedisClient } from './connection.ts';
 import type { SyncKeys } from './keys.ts';
 import { withScripts } from './scripts.ts';
@@ -85,8 +87,10 @@ export class SyncState {
   readonly redis: RedisClient;
   readonly keys: SyncKeys;
   readonly syncId: string;
-  constructor(redis: RedisClient, keys: SyncKeys, syncId: string) {
-    this.redis = withScripts(redis); this.keys = keys; this.syncId = syncId;
+  /** Intent marks (a batch in flight, an activity pending) reach a replica before what they guard is sent. */
+  readonly acks: ReplicaAcks;
+  constructor(redis: RedisClient, keys: SyncKeys, syncId: string, acks = new ReplicaAcks(redis, pino({ level: 'silent' }))) {
+    this.redis = withScripts(redis); this.keys = keys; this.syncId = syncId; this.acks = acks;
   }
 
   /** Writes contacts (or deletions: `{deleted: id}`) and marks the phone numbers they touch for planning. */
@@ -159,7 +163,9 @@ export class SyncState {
   }
 
   /** Marks a batch as sent: from now until its answer is recorded, the campaign may hold what it added. */
-  async markInflight(batchId: string): Promise<void> { await this.redis.hset(this.keys.inflight, batchId, Date.now()); }
+  async markInflight(batchId: string): Promise<void> {
+    await this.acks.write(this.keys.inflight, (p) => p.hset(this.keys.inflight, batchId, Date.now()));
+  }
   /** An attempt sent this batch and its answer was not recorded (the process died, or the answer was lost). */
   async inflight(batchId: string): Promise<boolean> { return (await this.redis.hexists(this.keys.inflight, batchId)) === 1; }
   /** The batch was refused whole: nothing was added. */
