@@ -147,8 +147,9 @@ describe('a Redis Cluster failover that loses acknowledged writes', () => {
     await server.advance(1800);
     const first = await records();
     expect(first.length).toBeGreaterThan(20);
-    // Mirrored before the fault, so the watermark and the done marks are on the replica too.
-    await waitFor(() => hs.calls().length >= first.length, 'the first calls mirrored', 60_000);
+    // Mirrored before the fault, so the watermark and the done marks are on the replica too. Long enough for a worker
+    // wedged by the import test's failover to be replaced by the watchdog (30 s) first, as in cluster.test.ts.
+    await checked(() => waitFor(() => hs.calls().length >= first.length, 'the first calls mirrored', 150_000));
     await loseAcknowledgedWrites(keys().mirror.pending, async (master) => {
       await server.advance(1800);
       const before = hs.calls().length;
