@@ -9,6 +9,23 @@ import type { RedisClient } from './connection.ts';
 const WAIT_MS = 1000;
 /** How long a master's count of connected replicas is trusted. */
 const REPLICAS_TTL_MS = 2000;
+/** How much longer than the WAIT an attempt may take before it is given up and sent again. */
+const ATTEMPT_SLACK_MS = 4000;
+/** The pause before an attempt cut by a failover is sent again, doubling up to RETRY_MAX_MS. */
+const RETRY_MS = 100;
+const RETRY_MAX_MS = 1000;
+
+/** Errors a failover or a lost connection causes: the same writes succeed once the cluster settles. */
+const TRANSIENT = /MOVED|\bASK\b|CLUSTERDOWN|TRYAGAIN|LOADING|READONLY|MASTERDOWN|Connection is closed|connection close|Too many Cluster redirections|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|Failed to refresh slots cache|None of startup nodes|no master is known|timed out/;
+const transient = (err: unknown): boolean => TRANSIENT.test(String((err as Error)?.message ?? err));
+
+class AttemptTimeout extends Error {}
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new AttemptTimeout(`an intent mark's write timed out after ${ms} ms`)), ms); });
+  work.catch(() => {}); // given up on: its late failure is no one's
+  try { return await Promise.race([work, late]); } finally { clearTimeout(timer); }
+}
 
 export class ReplicaAcks {
   private readonly replicas = new Map<string, { count: number; at: number }>();
@@ -17,7 +34,7 @@ export class ReplicaAcks {
   private readonly redis: RedisClient;
   private readonly log: Logger;
   /** Counts the writes that waited for a replica, and for how long (ms): figures for the benchmark and the logs. */
-  readonly stats = { waited: 0, waitedMs: 0, unreplicated: 0 };
+  readonly stats = { waited: 0, waitedMs: 0, unreplicated: 0, retried: 0 };
 
   constructor(redis: RedisClient, log: Logger) {
     this.redis = redis;
@@ -25,36 +42,54 @@ export class ReplicaAcks {
   }
 
   /**
-   * Runs `build`'s writes (all on `key`'s slot) and returns once a replica of the master holds them, when the master
-   * has one. A replica that is connected but does not answer (stalled, or its link about to time out) holds the write
-   * back, never lets it through unreplicated: the caller's batch waits rather than risk being sent twice. A master with
-   * no replica has nothing to fail over to: its writes count at once (a restart is caught by the run-id check).
+   * Runs `build`'s writes (all on `key`'s slot) and returns their results once a replica of the master holds them,
+   * when the master has one. A replica that is connected but does not answer (stalled, or its link about to time out)
+   * holds the write back, never lets it through unreplicated: the caller's batch waits rather than risk being sent
+   * twice. A master with no replica has nothing to fail over to: its writes count at once (a restart is caught by the
+   * run-id check). The writes must be idempotent: a failover can make them run again.
    */
-  async write(key: string, build: (p: ChainableCommander) => void): Promise<void> {
+  async write(key: string, build: (p: ChainableCommander) => void): Promise<unknown[]> {
     for (let attempt = 0; ; attempt++) {
-      const master = await this.masterOf(key);
-      const replicas = await this.connectedReplicas(master, attempt > 0);
-      // The writes again on each attempt (they are idempotent): after a failover the new master may lack them.
-      // WAIT counts the writes of this connection so far; in a cluster the pipeline runs on `key`'s master.
-      const p = this.redis.pipeline();
-      build(p);
-      if (replicas > 0) p.call('WAIT', '1', String(WAIT_MS));
-      const started = performance.now();
-      const results = await p.exec();
-      for (const [err] of results ?? []) if (err) throw err;
-      if (replicas === 0) {
-        if (attempt === 0) this.stats.unreplicated++;
-        return;
-      }
-      const acked = Number(results!.at(-1)![1]);
-      this.stats.waited++;
-      this.stats.waitedMs += performance.now() - started;
-      if (acked >= 1) return;
-      if (attempt % 10 === 0) {
-        this.log.warn({ key, master: master ?? 'single', waitedMs: (attempt + 1) * WAIT_MS },
-          'a replica has not acknowledged an intent mark: the write it guards waits (a failover now would lose the mark)');
+      try {
+        // A failover can leave a command waiting on a dead master's connection: each attempt is bounded, then retried.
+        const results = await withTimeout(this.attempt(key, build, attempt > 0), WAIT_MS + ATTEMPT_SLACK_MS);
+        if (results) return results;
+        if (attempt % 10 === 0) {
+          this.log.warn({ key, waitedMs: (attempt + 1) * WAIT_MS },
+            'a replica has not acknowledged an intent mark: the write it guards waits (a failover now would lose the mark)');
+        }
+      } catch (err) {
+        // A pipeline, unlike a single command, is not retried by ioredis when a failover cuts it (MOVED, a closed
+        // connection): the writes are idempotent, so they are sent again here, once the cluster's map is renewed.
+        if (!transient(err)) throw err;
+        this.stats.retried++;
+        if (attempt % 10 === 0) this.log.warn({ key, err: (err as Error).message, attempt }, 'an intent mark was cut by a failover or a lost connection: writing it again');
+        if (this.redis instanceof Cluster) this.redis.refreshSlotsCache();
+        await new Promise((r) => setTimeout(r, Math.min(RETRY_MS * 2 ** Math.min(attempt, 4), RETRY_MAX_MS)));
       }
     }
+  }
+
+  /** One try: the writes' results once a replica holds them (or the master has none), null if none acknowledged in time. */
+  private async attempt(key: string, build: (p: ChainableCommander) => void, fresh: boolean): Promise<unknown[] | null> {
+    const master = await this.masterOf(key);
+    const replicas = await this.connectedReplicas(master, fresh);
+    // The writes again on each attempt (they are idempotent): after a failover the new master may lack them.
+    // WAIT counts the writes of this connection so far; in a cluster the pipeline runs on `key`'s master.
+    const p = this.redis.pipeline();
+    build(p);
+    if (replicas > 0) p.call('WAIT', '1', String(WAIT_MS));
+    const started = performance.now();
+    const results = await p.exec();
+    for (const [err] of results ?? []) if (err) throw err;
+    const values = (results ?? []).map(([, v]) => v);
+    if (replicas === 0) {
+      if (!fresh) this.stats.unreplicated++;
+      return values;
+    }
+    this.stats.waited++;
+    this.stats.waitedMs += performance.now() - started;
+    return Number(values.pop()) >= 1 ? values : null;
   }
 
   /** The node key (host:port) of the master serving `key`'s slot; null on a single Redis. */
@@ -73,11 +108,10 @@ export class ReplicaAcks {
     const known = this.replicas.get(id);
     if (known && !fresh && Date.now() - known.at < REPLICAS_TTL_MS) return known.count;
     const node = this.node(master);
-    let count = 0;
-    if (node) {
-      const info = await node.info('replication');
-      count = Number(/connected_slaves:(\d+)/.exec(info)?.[1] ?? 0);
-    }
+    // A cluster whose map names no reachable master for the slot is mid-failover: not a master without replicas.
+    if (!node) throw new Error(`no master is known for the slot of an intent mark (${id})`);
+    const info = await node.info('replication');
+    const count = Number(/connected_slaves:(\d+)/.exec(info)?.[1] ?? 0);
     this.replicas.set(id, { count, at: Date.now() });
     return count;
   }

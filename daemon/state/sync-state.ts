@@ -83,6 +83,10 @@ export function storableId(id: string): boolean {
   return id.length > 0 && id.length <= 200 && !/[\n,]/.test(id);
 }
 
+/** A claim's answer: null when the batch is the attempt's; 'gone' when nothing of it may be sent; else its owner. */
+export type Claim = null | 'gone' | { owner: string; retryInMs: number };
+const claimed = ([owner, retryInMs]: [string, number]): Claim => (owner ? { owner, retryInMs: Number(retryInMs) } : Number(retryInMs) < 0 ? 'gone' : null);
+
 export class SyncState {
   readonly redis: RedisClient;
   readonly keys: SyncKeys;
@@ -162,12 +166,26 @@ export class SyncState {
     return this.redis.cdsForget(this.keys.have, this.keys.claims, this.keys.dirty, this.syncId, startedAt, ...phones);
   }
 
-  /** Marks a batch as sent: from now until its answer is recorded, the campaign may hold what it added. */
-  async markInflight(batchId: string): Promise<void> {
-    await this.acks.write(this.keys.inflight, (p) => p.hset(this.keys.inflight, batchId, Date.now()));
+  /**
+   * Claims a batch for the attempt about to send it (`token` names the attempt; `seen` is the owner it found when it
+   * started, whose additions it looked up), on a replica before this returns. From now until its answer is recorded,
+   * the campaign may hold what it added. Returns null when the batch is this attempt's; 'gone' when the batch is no
+   * longer open (recorded, or lost with a master that failed over); otherwise another attempt is sending it and this
+   * one must not: the owner, and the ms until it may be taken over if it does not renew its claim.
+   */
+  async claimInflight(batchId: string, token: string, seen: string | null, deadAfterMs: number): Promise<Claim> {
+    const [result] = await this.acks.write(this.keys.inflight, (p) => p.cdsClaim(this.keys.inflight, this.keys.batches, batchId, token, seen ?? '', deadAfterMs));
+    return claimed(result as [string, number]);
   }
-  /** An attempt sent this batch and its answer was not recorded (the process died, or the answer was lost). */
-  async inflight(batchId: string): Promise<boolean> { return (await this.redis.hexists(this.keys.inflight, batchId)) === 1; }
+  /** Renews this attempt's claim just before it sends a request; null while the batch is still its own. */
+  async renewInflight(batchId: string, token: string, deadAfterMs: number): Promise<Claim> {
+    return claimed(await this.redis.cdsClaim(this.keys.inflight, this.keys.batches, batchId, token, '', deadAfterMs));
+  }
+  /** The attempt that sent this batch and has not recorded its answer (it died, or the answer was lost), or null. */
+  async inflight(batchId: string): Promise<string | null> {
+    const mark = await this.redis.hget(this.keys.inflight, batchId);
+    return mark === null ? null : /^(.*)\|\d+$/.exec(mark)?.[1] ?? mark;
+  }
   /** The batch was refused whole: nothing was added. */
   async clearInflight(batchId: string): Promise<void> { await this.redis.hdel(this.keys.inflight, batchId); }
 
