@@ -135,7 +135,7 @@ export class Daemon {
           syncId: sync.id, campaignId: sync.campaignId, config: sync.mirror, timeZone: dialer.timeZone,
           sink: createSink(sync, ctx),
           // Its own client: the report read needs a key that may read reports, and spends the key's budget like any call.
-          dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id),
+          dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter,
         });
       }
       d.targets.set(sync.id, {
