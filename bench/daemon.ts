@@ -63,7 +63,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { startHubSpotStandIn, type HubSpotStandIn, type HubSpotStandInStats } from '../crm-stand-ins/hubspot.ts';
 import { startSalesforceStandIn, type SalesforceStandIn } from '../crm-stand-ins/salesforce.ts';
 import { startPipedriveStandIn, type PipedriveStandIn } from '../crm-stand-ins/pipedrive.ts';
@@ -80,6 +80,7 @@ import { DEFAULT_OUTCOMES, type OutcomeModel } from '../server/dialer/model.ts';
 import { DEFAULT_RATE_LIMIT } from '../server/rate-limit.ts';
 import { Store } from '../server/store/store.ts';
 import { REDIS_URL, testPrefix } from '../test/support/daemon.ts';
+import { startRedisCluster } from '../test/support/redis-cluster.ts';
 import {
   MB, describeMachine, loadAverage, machine, printFiguresHeading, readFlags, round, startServer, stats, writeResults,
   type BenchServer, type Machine, type Stats,
@@ -116,6 +117,7 @@ const FLAGS = {
   'cpu-prof': { def: false, help: 'run the daemon with --cpu-prof; print its hottest functions (profile kept, path printed)' },
   'daemon-node-args': { def: '', help: 'more node options for the daemon process, space-separated (e.g. --max-old-space-size=128)' },
   'keep-logs': { def: false, help: 'keep the daemon\'s log and configuration (path printed)' },
+  cluster: { def: false, help: 'hubspot-fault, pipedrive, salesforce-fault: on a six-node Redis Cluster of the bench\'s own; the fault kills the master holding the mirror\'s keys (its replica takes over) and restarts it as a replica' },
 } as const;
 
 const opts = readFlags(FLAGS, { command: 'daemon', example: 'BENCH_CONTACTS=20000', width: 15 });
@@ -154,7 +156,7 @@ const now = () => performance.now();
 // ------------------------------------------------------------------------------------- the daemon process
 
 /** The redis, http and dialer blocks of a bench daemon's configuration, as an operator writes them (the token from the environment). */
-function operatorBlocks(redis: { url: string; prefix: string }, port: number, base: string, accountId: string, timeZone?: string) {
+function operatorBlocks(redis: { url: string; prefix: string } | { cluster: string[]; prefix: string }, port: number, base: string, accountId: string, timeZone?: string) {
   return {
     redis,
     http: { host: '127.0.0.1', port, publicUrl: `http://127.0.0.1:${port}` },
@@ -1813,7 +1815,9 @@ async function runSalesforce(): Promise<void> {
 //      field 200 a request at `--sf-rate` requests/s (the ceiling: sf-rate × 200 Tasks/s), no statusProperty; its
 //      cost is the stand-in's API requests.
 //   2. The same with the redis-server killed (SIGKILL) once half the records are mirrored, and restarted on the same
-//      port and directory (AOF everysec: the last second may be lost) a second later.
+//      port and directory (AOF everysec: the last second may be lost) a second later. With --cluster, both runs are on
+//      a six-node Redis Cluster of the bench's own, and the fault kills the master holding the mirror's keys: its
+//      replica is promoted, and the old master rejoins as that one's replica (issue 30).
 // Figures: total mirror time (first advance to last activity) of the faulted run against the run without a fault
 // (target within 1.25×), when the lag was back under 60 s after the restart (target within 60 s), duplicates and
 // missing activities (the key in each title against the campaign's records; target 0 and 0).
@@ -1853,7 +1857,9 @@ async function faultRun(crm: FaultCrm, fault: boolean): Promise<FaultRun> {
   const n = crm === 'pipedrive' ? opts['pipedrive-records'] : opts['fault-records'];
   const redisDir = mkdtempSync(join(tempDir, 'redis-'));
   const redisPort = await freePort();
-  ownRedis = await startOwnRedis(redisPort, redisDir);
+  // One redis-server of the bench's own, or (--cluster) a six-node Redis Cluster.
+  const cluster = opts.cluster ? await startRedisCluster() : null;
+  if (!cluster) ownRedis = await startOwnRedis(redisPort, redisDir);
   const ownRedisUrl = `redis://127.0.0.1:${redisPort}`;
   const simClock = new SimulationClock(Date.parse('2026-03-02T13:00:00Z'));
   store = new Store(':memory:');
@@ -1917,7 +1923,7 @@ async function faultRun(crm: FaultCrm, fault: boolean): Promise<FaultRun> {
   }
   const crmToken = crm === 'hubspot' ? standIn!.token : crm === 'salesforce' ? 'sf-client-secret' : pdStandIn!.apiToken;
   const raw = {
-    ...operatorBlocks({ url: ownRedisUrl, prefix: 'bench' }, port, srv.base, account.id, MIRROR_TZ),
+    ...operatorBlocks(cluster ? { cluster: cluster.urls, prefix: 'bench' } : { url: ownRedisUrl, prefix: 'bench' }, port, srv.base, account.id, MIRROR_TZ),
     syncs: [{
       id: FAULT_SYNC_ID, source, campaignId: campaign.id, schedule: { every: '24h' },
       mapping: crm === 'hubspot' ? { phone: 'phone', defaultCountry: 'US', variables: { firstName: 'firstname' } }
@@ -1929,7 +1935,9 @@ async function faultRun(crm: FaultCrm, fault: boolean): Promise<FaultRun> {
   };
   const env = { ...process.env, BENCH_DIALER_TOKEN: daemonToken, BENCH_CRM_TOKEN: crmToken };
   writeDaemonConfig(files.config, raw, env);
-  const r = new Redis(ownRedisUrl, { maxRetriesPerRequest: null });
+  const r: Redis | Cluster = cluster
+    ? new Cluster(cluster.ports.map((p) => ({ host: '127.0.0.1', port: p })), { redisOptions: { maxRetriesPerRequest: null }, retryDelayOnFailover: 300, retryDelayOnClusterDown: 300 })
+    : new Redis(ownRedisUrl, { maxRetriesPerRequest: null });
   r.on('error', () => {});
   const keys = new SyncKeys('bench', FAULT_SYNC_ID, campaignKey(srv.base, account.id, campaign.id));
   const runCount = async () => r.llen(keys.runs);
@@ -1981,14 +1989,24 @@ async function faultRun(crm: FaultCrm, fault: boolean): Promise<FaultRun> {
       }
       done = activities().length;
       if (fault && !killedAt && done >= numbers / 2) {
-        const exited = new Promise((res) => ownRedis!.once('exit', res));
-        ownRedis!.kill('SIGKILL');
-        await exited;
-        killedAt = now();
-        await sleep(1000);
-        ownRedis = await startOwnRedis(redisPort, redisDir);
+        if (cluster) {
+          // The master holding the mirror's keys: its replica is promoted; it rejoins as that one's replica.
+          const master = await cluster.masterOf(keys.mirror.pending);
+          await cluster.kill(master);
+          killedAt = now();
+          await cluster.healthy();
+          await cluster.restart(master);
+        } else {
+          const exited = new Promise((res) => ownRedis!.once('exit', res));
+          ownRedis!.kill('SIGKILL');
+          await exited;
+          killedAt = now();
+          await sleep(1000);
+          ownRedis = await startOwnRedis(redisPort, redisDir);
+        }
         restartedAt = now();
-        console.log(`  Redis killed (SIGKILL) at ${round((killedAt - t0) / 1000, 1)} s with ${done} activities; restarted at ${round((restartedAt - t0) / 1000, 1)} s`);
+        console.log(`  ${cluster ? 'the mirroring master' : 'Redis'} killed (SIGKILL) at ${round((killedAt - t0) / 1000, 1)} s with ${done} activities; ` +
+          `${cluster ? 'replica promoted and the old master back as its replica' : 'restarted'} at ${round((restartedAt - t0) / 1000, 1)} s`);
       }
       if (done >= numbers && made >= numbers) break;
       if (now() - lastPrint >= 10_000) {
@@ -2076,6 +2094,7 @@ async function faultRun(crm: FaultCrm, fault: boolean): Promise<FaultRun> {
   } finally {
     r.disconnect();
     await closeScenario();
+    await cluster?.stop();
     rmSync(redisDir, { recursive: true, force: true });
   }
 }
@@ -2100,8 +2119,10 @@ function printFaultReport(r: { seconds: number; machine: Machine; results: Fault
     if (!plain || !faulted) continue;
     const f = faulted.redisKill!;
     const ratio = round(faulted.mirrorSeconds / plain.mirrorSeconds, 2);
-    console.log(`${crm.padEnd(10)} ${plain.records} call-detail records made at ${opts['fault-percent']}% of the write ceiling while mirrored; Redis SIGKILLed at ` +
-      `${f.killedAtSeconds} s, restarted at ${f.restartedAtSeconds} s (AOF everysec)`);
+    console.log(`${crm.padEnd(10)} ${plain.records} call-detail records made at ${opts['fault-percent']}% of the write ceiling while mirrored; ` +
+      (opts.cluster
+        ? `on a six-node Redis Cluster, the master holding the mirror's keys SIGKILLed at ${f.killedAtSeconds} s, its replica promoted and the old master back as a replica at ${f.restartedAtSeconds} s`
+        : `Redis SIGKILLed at ${f.killedAtSeconds} s, restarted at ${f.restartedAtSeconds} s (AOF everysec)`));
     console.log(`  mirror time   ${plain.mirrorSeconds} s without a fault, ${faulted.mirrorSeconds} s with it: ${ratio}× [target <= 1.25: ${mark(ratio <= 1.25)}]`);
     console.log(`  lag           without a fault p50 ${plain.lagMs.p50} ms, p99 ${plain.lagMs.p99}, max ${plain.lagMs.max}; faulted run before the kill p99 ${faulted.lagBeforeFaultMs?.p99}, ` +
       `after the restart max ${f.maxLagAfterMs} ms, under 60 s from ${f.backUnder60sSeconds} s after the restart [target <= 60: ${mark(f.backUnder60sSeconds !== null && f.backUnder60sSeconds <= 60)}]`);

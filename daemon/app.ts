@@ -21,6 +21,7 @@ import { FileSink } from './sinks/file.ts';
 import type { Sink } from './sinks/sink.ts';
 import { WebhookSink } from './sinks/webhook.ts';
 import { connectRedis, serverRunIds, type RedisClient } from './state/connection.ts';
+import { ReplicaAcks } from './state/replication.ts';
 import { DaemonKeys, campaignKey } from './state/keys.ts';
 import { upgradeLayout } from './state/layout.ts';
 import { WorkerWatchdog } from './worker-watchdog.ts';
@@ -62,6 +63,8 @@ export class Daemon {
   readonly config: Config;
   readonly log: Logger;
   readonly redis: RedisClient;
+  /** One for the process: it keeps each master's count of replicas. */
+  readonly acks: ReplicaAcks;
   readonly metrics = new Metrics();
   readonly history: History;
   readonly syncQueue: Queue<SyncJobData>;
@@ -92,6 +95,7 @@ export class Daemon {
     this.prefix = config.redis.prefix;
     this.keys = new DaemonKeys(this.prefix);
     this.redis = connectRedis(config.redis);
+    this.acks = new ReplicaAcks(this.redis, log);
     this.redis.on('error', (err) => { this.lastRedisError = err.message; log.warn({ err: err.message }, 'redis connection error'); });
     this.history = new History(this.redis, this.keys, log);
     // Every emitter that can see Redis go away has a listener: the error goes to the log, not to the console.
@@ -123,7 +127,7 @@ export class Daemon {
         d.pushQueues.set(pushName, push);
       }
       const keys = d.keys.sync(sync.id, campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId));
-      const state = new SyncState(d.redis, keys, sync.id);
+      const state = new SyncState(d.redis, keys, sync.id, d.acks);
       const rt: SyncRuntime = { config: sync, state, source: createSource(sync, ctx), push, log, metrics: d.metrics };
       d.runtimes.set(sync.id, rt);
       if (sync.mirror) {
@@ -131,7 +135,7 @@ export class Daemon {
           syncId: sync.id, campaignId: sync.campaignId, config: sync.mirror, timeZone: dialer.timeZone,
           sink: createSink(sync, ctx),
           // Its own client: the report read needs a key that may read reports, and spends the key's budget like any call.
-          dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id),
+          dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter,
         });
       }
       d.targets.set(sync.id, {

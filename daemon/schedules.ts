@@ -1,5 +1,4 @@
 // The sync queue's job schedulers: the ones the configuration wants, and the check that sets in BullMQ what it lacks.
-import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { JobSchedulerJson, Queue, RepeatOptions } from 'bullmq';
 import type { Logger } from 'pino';
@@ -7,6 +6,7 @@ import type { SyncConfig } from './config.ts';
 import type { Metrics } from './metrics.ts';
 import type { RedisClient } from './state/connection.ts';
 import type { DaemonKeys } from './state/keys.ts';
+import { Lease } from './state/lease.ts';
 
 export interface SyncJobData { syncId: string; trigger?: string; kind?: 'pull' | 'mirror' | 'compare' }
 
@@ -133,13 +133,12 @@ export class Schedules {
    * missing), a start waits for it.
    */
   async check(atStart: boolean): Promise<Set<string>> {
-    const lock = this.keys.schedulersLock;
-    const token = createHash('sha256').update(`${process.pid}-${Math.random()}`).digest('hex');
+    const lock = new Lease(this.redis, this.keys.schedulersLock, LOCK_MS);
     const pulls = new Set<string>();
     // The lock outlives a check by far (a few commands per scheduler); a process killed holding it delays the
     // next check by at most this long. A start waits for it: the schedules of its configuration must be set, and the
     // other processes' checks would only restore their own.
-    while ((await this.redis.set(lock, token, 'PX', LOCK_MS, 'NX')) !== 'OK') {
+    while (await lock.take()) {
       if (!atStart) return pulls;
       await delay(100);
     }
@@ -186,7 +185,7 @@ export class Schedules {
       }
       this.metrics.schedulesChecked.set(Date.now() / 1000);
     } finally {
-      if ((await this.redis.get(lock)) === token) await this.redis.del(lock);
+      await lock.release();
     }
     return pulls;
   }

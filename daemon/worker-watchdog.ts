@@ -1,11 +1,14 @@
 // Keeps a BullMQ worker taking jobs: after a Redis failover its blocking connection can stay wedged (BullMQ issues
-// #648, #3088, #4138), the worker alive but idle while jobs wait. When jobs have waited longer than `stallMs` while no
-// job of the queue is active anywhere (BullMQ's own active list: a wedged worker's jobs leave it once their locks
-// lapse) and the queue is neither paused nor rate-limited, and this worker took no job meanwhile, it is replaced by a
-// fresh one with fresh connections. A healthy worker is never replaced: busy (its jobs are active) or idle with
-// nothing waiting.
+// #648, #3088, #4138), the worker alive but idle while jobs wait. When jobs have waited (or a delayed job has been
+// due: a retry's backoff, a schedule's next run) longer than `stallMs` while no job of the queue is active anywhere
+// (BullMQ's own active list: a wedged worker's jobs leave it once their locks lapse) and the queue is neither paused
+// nor rate-limited, and this worker took no job meanwhile, it is replaced by a fresh one with fresh connections. A
+// healthy worker is never replaced: busy (its jobs are active) or idle with nothing waiting or due.
 import type { Queue, Worker } from 'bullmq';
 import type { Logger } from 'pino';
+
+/** How late a delayed job may be promoted by a healthy worker. */
+const OVERDUE_MS = 1000;
 
 export class WorkerWatchdog<T> {
   private worker: Worker<T>;
@@ -36,7 +39,7 @@ export class WorkerWatchdog<T> {
     if (this.checking || this.worker.closing) return;
     this.checking = true;
     try {
-      const waiting = await this.queue.getWaitingCount();
+      const waiting = (await this.queue.getWaitingCount()) + (await this.overdueDelayed());
       const active = await this.queue.getActiveCount();
       const limited = await this.queue.getRateLimitTtl();
       if (!waiting || active > 0 || limited > 0 || (await this.queue.isPaused())) { this.waitingSince = null; return; }
@@ -55,6 +58,14 @@ export class WorkerWatchdog<T> {
     } finally {
       this.checking = false;
     }
+  }
+
+  /**
+   * Delayed jobs (a retry's backoff, a schedule's next run) more than a second overdue: the worker itself moves those
+   * to waiting, so a wedged one leaves them delayed for ever and the waiting count alone would never show it.
+   */
+  private overdueDelayed(): Promise<number> {
+    return this.queue.getDelayedCount(Date.now() - OVERDUE_MS);
   }
 
   async close(): Promise<void> {

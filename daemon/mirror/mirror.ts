@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics.ts';
 import { DialerError, type DialerClient } from '../dialer.ts';
 import { writeIsolating, type Activity, type Sink, type WriteResult } from '../sinks/sink.ts';
 import type { SyncState } from '../state/sync-state.ts';
+import { Lease } from '../state/lease.ts';
 import type { SyncHistory } from '../history/history.ts';
 import { LagMeter } from './lag.ts';
 import { formatWall, offsetAt, readFrom, toUtc, wallMs } from './local-time.ts';
@@ -29,6 +30,8 @@ export interface MirrorRuntime {
   log: Logger;
   metrics: Metrics;
   history: SyncHistory;
+  /** How long a run's lease outlives its last renewal (the job lock's life: a run that died is taken over after it). */
+  leaseMs: number;
 }
 
 export interface MirrorRunResult {
@@ -115,6 +118,8 @@ async function lookUp(rt: MirrorRuntime, activities: Activity[], signal?: AbortS
   if (wait > 0) await new Promise((r) => setTimeout(r, Math.min(wait, rt.sink.indexLagMs)));
   const found = await rt.sink.findWritten(activities, await rt.state.redis.hget(mk.meta, 'lookupCursor'), signal);
   if (found.cursor !== null) await rt.state.redis.hset(mk.meta, 'lookupCursor', found.cursor);
+  rt.log.info({ sync: rt.syncId, records: activities.length, found: found.ids.size, first: activities[0]?.key, last: activities.at(-1)?.key },
+    'mirror looked up attempts in the CRM');
   return found.ids;
 }
 
@@ -172,19 +177,24 @@ async function writeFinalStatuses(rt: MirrorRuntime, activities: Activity[], sig
   }
 }
 
+/** The run's lease passed to another run (this one stalled past it): it must write nothing more. */
+class LeaseLost extends Error {}
+
 /**
  * Writes activities and records each result as it comes; what an answer leaves unsettled stays pending. A record the
  * CRM refuses is parked alone, with its reason, and the rest of its batch is written (writeIsolating).
  */
-async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: MirrorRunResult, signal?: AbortSignal, lag?: LagMeter): Promise<void> {
+async function writeAll(rt: MirrorRuntime, lease: Lease, activities: Activity[], counts: MirrorRunResult, signal?: AbortSignal, lag?: LagMeter): Promise<void> {
   const mk = rt.state.keys.mirror;
   let doubtsInARow = 0;
   for (let i = 0; i < activities.length; i += rt.sink.maxBatch) {
     const batch = activities.slice(i, i + rt.sink.maxBatch);
-    const pending = rt.state.redis.multi();
+    // Still this run's to write: a run that stalled past its lease (its job taken again, after a failover lost the
+    // job's lock) stops here, before writing what the run that took over may be writing too.
+    if (!(await lease.renew())) throw new LeaseLost();
     const pendingAt = Date.now();
-    for (const a of batch) pending.hset(mk.pending, a.key, JSON.stringify({ ...a, pendingAt }));
-    await pending.exec();
+    // On a replica before the write: a failover that lost the mark would let another process write the batch again.
+    await rt.state.acks.write(mk.pending, (p) => { for (const a of batch) p.hset(mk.pending, a.key, JSON.stringify({ ...a, pendingAt })); });
     const byKey = new Map(batch.map((a) => [a.key, a]));
     const writtenAll: Activity[] = [];
     const settle = async (results: WriteResult[]) => {
@@ -204,6 +214,9 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
       }
       m.hincrby(mk.meta, 'mirrored', results.filter((r) => r.ok).length);
       await m.exec();
+      // One line a write: a duplicate in the CRM can be traced to the write (or the look-up) that made it.
+      rt.log.info({ sync: rt.syncId, records: results.length, written: results.filter((r) => r.ok).length, parked: results.filter((r) => !r.ok).length,
+        first: results[0]?.key, last: results.at(-1)?.key }, 'mirror wrote a batch');
       const written = results.flatMap((r) => (r.ok && byKey.has(r.key) ? [byKey.get(r.key)!] : []));
       lag?.wrote(written.map((a) => a.endedAt));
       rt.history.record({ activities: written.length });
@@ -238,9 +251,32 @@ async function writeAll(rt: MirrorRuntime, activities: Activity[], counts: Mirro
  */
 export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; signal?: AbortSignal } = {}): Promise<MirrorRunResult> {
   const started = performance.now();
+  const counts: MirrorRunResult = { read: 0, written: 0, skipped: 0, parked: 0, resolved: 0, uncertain: 0, durationMs: 0 };
+  // One run of a sync's mirror at a time, across processes. Its job alone does not ensure it: a failover can lose the
+  // job's lock while its run goes on, and the job then runs again elsewhere. A second run waits for the first to end
+  // (or to lapse, if its process died), then reads from where that one left off.
+  const lease = new Lease(rt.state.redis, rt.state.keys.mirror.lease, rt.leaseMs, rt.state.acks);
+  if (!(await lease.takeWaiting(2 * rt.leaseMs, options.signal))) {
+    rt.log.info({ sync: rt.syncId }, 'another process is mirroring this sync and has not finished: this run ends (that one reads the same records)');
+    return counts;
+  }
+  try {
+    await mirrorHeld(rt, lease, counts, options);
+  } catch (err) {
+    if (!(err instanceof LeaseLost)) throw err;
+    rt.log.warn({ sync: rt.syncId, ...counts }, 'this mirror run stalled past its lease and another took over: it stopped before writing more');
+  } finally {
+    await lease.release().catch(() => {});
+  }
+  counts.durationMs = Math.round(performance.now() - started);
+  return counts;
+}
+
+/** A mirror run, its lease held. */
+async function mirrorHeld(rt: MirrorRuntime, lease: Lease, counts: MirrorRunResult, options: { since?: string; signal?: AbortSignal }): Promise<void> {
+  const started = performance.now();
   const mk = rt.state.keys.mirror;
   const rules = rt.config.rules ?? DEFAULT_RULES;
-  const counts: MirrorRunResult = { read: 0, written: 0, skipped: 0, parked: 0, resolved: 0, uncertain: 0, durationMs: 0 };
   const lag = new LagMeter();
 
   // 1. Attempts whose write was under way when a process died, or whose answer was lost.
@@ -252,7 +288,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     a.contactId = parkedContacts.get(a.record.number) ?? a.contactId;
     if (!rt.sink.needsContact || a.contactId) rewrite.push(a);
   }
-  if (rewrite.length) await writeAll(rt, rewrite, counts, options.signal);
+  if (rewrite.length) await writeAll(rt, lease, rewrite, counts, options.signal);
 
   // 2. New records, from the watermark (or the backfill's start).
   const meta = await rt.state.redis.hgetall(mk.meta);
@@ -308,7 +344,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
       activities.push(a);
     }
     counts.resolved += await settled(rt, held, options.signal);
-    await writeAll(rt, activities, counts, options.signal, lag);
+    await writeAll(rt, lease, activities, counts, options.signal, lag);
     for (const r of page) if (r.endedAtLocal > watermark) watermark = r.endedAtLocal;
     if (watermark) await rt.state.redis.hset(mk.meta, 'watermark', watermark);
     if (raw.length < size) break;
@@ -317,7 +353,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
   // for a later run.
   if (counts.uncertain && !options.signal?.aborted) {
     const again = await settlePending(rt, counts, options.signal);
-    if (again.length) await writeAll(rt, again, counts, options.signal, lag);
+    if (again.length) await writeAll(rt, lease, again, counts, options.signal, lag);
   }
   counts.durationMs = Math.round(performance.now() - started);
   if (verifying && !options.signal?.aborted) await rt.state.redis.hdel(mk.meta, 'verify', 'verifyFrom');
@@ -332,7 +368,6 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
   // Runs come with every call.finished event: routine ones are debug; settled crashes and parked records are news.
   if (counts.resolved || counts.parked) rt.log.info({ sync: rt.syncId, ...counts }, 'mirror run');
   else rt.log.debug({ sync: rt.syncId, ...counts }, 'mirror run');
-  return counts;
 }
 
 /** Reads a backfill start: an instant (with Z or an offset) in the account's wall clock, or a wall-clock time as it is. */

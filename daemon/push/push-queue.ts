@@ -2,12 +2,13 @@
 // limiter is the key's rate limit, a 429 pauses the whole queue, and a batch whose answer was lost is looked up in
 // the campaign before it is sent again.
 import { createHash } from 'node:crypto';
-import { Queue, RateLimitError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { DelayedError, Queue, RateLimitError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { DialerConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import { inSync, type SyncHistory } from '../history/history.ts';
-import type { AddEntry, DeleteEntry, SyncState } from '../state/sync-state.ts';
+import type { AddEntry, Claim, DeleteEntry, SyncState } from '../state/sync-state.ts';
+import { holderToken } from '../state/lease.ts';
 import { WorkerWatchdog } from '../worker-watchdog.ts';
 import { DialerClient, DialerError, type CampaignNumber } from '../dialer.ts';
 
@@ -32,6 +33,9 @@ export interface PushTarget {
  * about 2 × log2(10,000) ≈ 27; past this the rest waits for the next run rather than spend the key's budget.
  */
 const MAX_REQUESTS_PER_BATCH = 40;
+
+const NOTHING: Counts = { pushed: 0, deleted: 0, rejected: 0, kept: 0 };
+
 
 /** Statuses that never change again: a number in one of them stays, with the reason recorded. */
 const FINAL = new Set(['Success', 'Failure', 'Blacklisted']);
@@ -60,6 +64,8 @@ export class PushQueue {
   private readonly targets: Map<string, PushTarget>;
   private readonly log: Logger;
   private readonly metrics: Metrics;
+  /** How long a batch's claim outlives its owner's last renewal (half the job lock's life). */
+  private claimDeadAfterMs = 7500;
 
   constructor(dialer: DialerConfig, connection: ConnectionOptions, prefix: string, targets: Map<string, PushTarget>, log: Logger, metrics: Metrics) {
     this.dialer = dialer; this.connection = connection; this.prefix = prefix; this.targets = targets; this.log = log; this.metrics = metrics;
@@ -86,11 +92,12 @@ export class PushQueue {
   }
 
   startWorker(lockDuration: number): void {
+    this.claimDeadAfterMs = Math.floor(lockDuration / 2);
     this.worker = new WorkerWatchdog(() => this.newWorker(lockDuration), this.queue, this.log);
   }
 
   private newWorker(lockDuration: number): Worker<PushJobData> {
-    const worker = new Worker<PushJobData>(this.name, (job) => inSync(this.targets.get(job.data.syncId)?.history, () => this.process(job)), {
+    const worker = new Worker<PushJobData>(this.name, (job, token) => inSync(this.targets.get(job.data.syncId)?.history, () => this.process(job, token)), {
       connection: this.connection, prefix: this.prefix,
       concurrency: this.dialer.concurrency,
       limiter: limiterFor(this.dialer),
@@ -123,14 +130,14 @@ export class PushQueue {
     return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
   }
 
-  private async process(job: Job<PushJobData>): Promise<string> {
+  private async process(job: Job<PushJobData>, token?: string): Promise<string> {
     const target = this.targets.get(job.data.syncId);
     if (!target) return 'unknown sync (removed from the configuration)';
     const batch = await target.state.batch(job.data.batchId);
     if (!batch) return 'already recorded';
     const started = performance.now();
     const counts = batch.kind === 'add'
-      ? await this.processAdd(job, target, batch.entries)
+      ? await this.processAdd(job, token, target, batch.entries)
       : await this.processDelete(job, target, batch.entries);
     this.metrics.pushSeconds.observe({ kind: batch.kind }, (performance.now() - started) / 1000);
     this.log.debug({ batch: job.data.batchId, ...counts }, 'batch recorded');
@@ -161,12 +168,24 @@ export class PushQueue {
     return found;
   }
 
-  private async processAdd(job: Job<PushJobData>, target: PushTarget, all: AddEntry[]): Promise<Counts> {
+  /**
+   * Another attempt of this batch holds its claim (the job taken again while an earlier run still goes on, as after
+   * a failover that lost its lock): it sends the batch, and this attempt comes back when that one's claim could lapse,
+   * to find the batch recorded, or its owner gone and what it added in the campaign. Not a failed attempt.
+   */
+  private async standDown(job: Job<PushJobData>, token: string | undefined, other: { owner: string; retryInMs: number }): Promise<never> {
+    this.log.info({ batch: job.data.batchId, sync: job.data.syncId, owner: other.owner, retryInMs: other.retryInMs }, 'another attempt is sending this batch: this one stands down');
+    if (token) await job.moveToDelayed(Date.now() + Math.max(other.retryInMs, 500), token).catch(() => {}); // its lock may be gone too
+    throw new DelayedError();
+  }
+
+  private async processAdd(job: Job<PushJobData>, token: string | undefined, target: PushTarget, all: AddEntry[]): Promise<Counts> {
     const { state, campaignId } = target;
     const created: [string, string, 0 | 1][] = [];
     const rejected: [string, string, string][] = [];
     let entries = all;
-    if (await state.inflight(job.data.batchId)) {
+    const seen = await state.inflight(job.data.batchId);
+    if (seen) {
       // An earlier attempt sent this batch and died before recording the answer: whatever the campaign has now
       // was added by it, and sending those again would duplicate them on a server that allows duplicates.
       const found = await this.lookUp(campaignId, new Set(entries.map((e) => e[0])));
@@ -174,7 +193,12 @@ export class PushQueue {
       entries = entries.filter((e) => !found.has(e[0]));
     }
     if (entries.length) {
-      await state.markInflight(job.data.batchId);
+      // The batch is this attempt's before anything is sent, and stays so (renewed before each request) until sent.
+      const me = holderToken();
+      // A batch gone meanwhile (recorded by another attempt, or lost with a master that failed over) sends nothing more:
+      // what is left to record is no one's (a lost batch's numbers are planned again).
+      const mine = async (claim: Claim): Promise<boolean> => claim === null || (claim !== 'gone' && await this.standDown(job, token, claim));
+      if (!(await mine(await state.claimInflight(job.data.batchId, me, seen, this.claimDeadAfterMs)))) return NOTHING;
       // Slices still to send: the batch, then what is left of it after the dialer named (or bisection found) the
       // entries it refuses. One bad entry costs a few more requests, never the batch.
       const pending: AddEntry[][] = [entries];
@@ -190,6 +214,8 @@ export class PushQueue {
           refuseAll(`not sent: the dialer refused parts of its batch ${MAX_REQUESTS_PER_BATCH} times; retried on the next run`, 'isolation_limit', [slice, ...pending]);
           break;
         }
+        if (!(await mine(await state.renewInflight(job.data.batchId, me, this.claimDeadAfterMs)))) return NOTHING;
+        this.log.debug({ batch: job.data.batchId, numbers: slice.length, first: slice[0]![0], last: slice.at(-1)![0] }, 'sending a batch');
         try {
           answer = await this.client.addNumbers(campaignId, slice.map((e) => ({ number: e[0], varValues: e[2] })), target.varNames);
         } catch (err) {

@@ -77,6 +77,8 @@ export class SyncKeys {
       pending: `${base}:pending`,
       /** hash: attempt key -> {reason, at, activity} the CRM refused. */
       parked: `${base}:parked`,
+      /** string: the token of the process whose run mirrors the sync now (lapses unless renewed). */
+      lease: `${base}:lease`,
       /** hash: attempt key -> CRM id, one per day of the records' end (so old days expire). */
       done: (endedAtLocal: string) => `${base}:done:${endedAtLocal.slice(0, 10)}`,
     };

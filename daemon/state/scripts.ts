@@ -35,6 +35,8 @@ declare module 'ioredis' {
     cdsForget(have: string, claims: string, dirty: string, ...args: Arg[]): Result<number, Context>;
     cdsGateTake(gate: string, intervalMs: number, burst: number): Result<[number, number], Context>;
     cdsGateHold(gate: string, ms: number): Result<number, Context>;
+    cdsLease(lease: string, token: string, ms: number): Result<[string, number], Context>;
+    cdsClaim(inflight: string, batches: string, batchId: string, token: string, seen: string, deadAfterMs: number): Result<[string, number], Context>;
   }
 }
 

@@ -1,6 +1,8 @@
 // The sync state in Redis (contacts, what the campaign holds, claims, open batches, parked records, runs): every change
 // goes through a script of commands/ so each step is atomic and a crash between two steps leaves a state the next
 // run resumes. Records are stored with short field names and decoded here, once, into named fields.
+import { pino } from 'pino';
+import { ReplicaAcks } from './replication.ts';
 import type { RedisClient } from './connection.ts';
 import type { SyncKeys } from './keys.ts';
 import { withScripts } from './scripts.ts';
@@ -81,12 +83,18 @@ export function storableId(id: string): boolean {
   return id.length > 0 && id.length <= 200 && !/[\n,]/.test(id);
 }
 
+/** A claim's answer: null when the batch is the attempt's; 'gone' when nothing of it may be sent; else its owner. */
+export type Claim = null | 'gone' | { owner: string; retryInMs: number };
+const claimed = ([owner, retryInMs]: [string, number]): Claim => (owner ? { owner, retryInMs: Number(retryInMs) } : Number(retryInMs) < 0 ? 'gone' : null);
+
 export class SyncState {
   readonly redis: RedisClient;
   readonly keys: SyncKeys;
   readonly syncId: string;
-  constructor(redis: RedisClient, keys: SyncKeys, syncId: string) {
-    this.redis = withScripts(redis); this.keys = keys; this.syncId = syncId;
+  /** Intent marks (a batch in flight, an activity pending) reach a replica before what they guard is sent. */
+  readonly acks: ReplicaAcks;
+  constructor(redis: RedisClient, keys: SyncKeys, syncId: string, acks = new ReplicaAcks(redis, pino({ level: 'silent' }))) {
+    this.redis = withScripts(redis); this.keys = keys; this.syncId = syncId; this.acks = acks;
   }
 
   /** Writes contacts (or deletions: `{deleted: id}`) and marks the phone numbers they touch for planning. */
@@ -158,10 +166,26 @@ export class SyncState {
     return this.redis.cdsForget(this.keys.have, this.keys.claims, this.keys.dirty, this.syncId, startedAt, ...phones);
   }
 
-  /** Marks a batch as sent: from now until its answer is recorded, the campaign may hold what it added. */
-  async markInflight(batchId: string): Promise<void> { await this.redis.hset(this.keys.inflight, batchId, Date.now()); }
-  /** An attempt sent this batch and its answer was not recorded (the process died, or the answer was lost). */
-  async inflight(batchId: string): Promise<boolean> { return (await this.redis.hexists(this.keys.inflight, batchId)) === 1; }
+  /**
+   * Claims a batch for the attempt about to send it (`token` names the attempt; `seen` is the owner it found when it
+   * started, whose additions it looked up), on a replica before this returns. From now until its answer is recorded,
+   * the campaign may hold what it added. Returns null when the batch is this attempt's; 'gone' when the batch is no
+   * longer open (recorded, or lost with a master that failed over); otherwise another attempt is sending it and this
+   * one must not: the owner, and the ms until it may be taken over if it does not renew its claim.
+   */
+  async claimInflight(batchId: string, token: string, seen: string | null, deadAfterMs: number): Promise<Claim> {
+    const [result] = await this.acks.write(this.keys.inflight, (p) => p.cdsClaim(this.keys.inflight, this.keys.batches, batchId, token, seen ?? '', deadAfterMs));
+    return claimed(result as [string, number]);
+  }
+  /** Renews this attempt's claim just before it sends a request; null while the batch is still its own. */
+  async renewInflight(batchId: string, token: string, deadAfterMs: number): Promise<Claim> {
+    return claimed(await this.redis.cdsClaim(this.keys.inflight, this.keys.batches, batchId, token, '', deadAfterMs));
+  }
+  /** The attempt that sent this batch and has not recorded its answer (it died, or the answer was lost), or null. */
+  async inflight(batchId: string): Promise<string | null> {
+    const mark = await this.redis.hget(this.keys.inflight, batchId);
+    return mark === null ? null : /^(.*)\|\d+$/.exec(mark)?.[1] ?? mark;
+  }
   /** The batch was refused whole: nothing was added. */
   async clearInflight(batchId: string): Promise<void> { await this.redis.hdel(this.keys.inflight, batchId); }
 

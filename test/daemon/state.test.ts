@@ -54,7 +54,7 @@ async function heldMap(state: SyncState): Promise<Record<string, { numberId: str
 
 describe('the scripts', () => {
   it('each compiles, names its keys in its file name, and has a header naming KEYS and ARGV', async () => {
-    expect(SCRIPTS.map((s) => s.name).sort()).toEqual(['applyContacts', 'dryPlan', 'forget', 'gateHold', 'gateTake', 'plan', 'reconcile', 'record']);
+    expect(SCRIPTS.map((s) => s.name).sort()).toEqual(['applyContacts', 'claim', 'dryPlan', 'forget', 'gateHold', 'gateTake', 'lease', 'plan', 'reconcile', 'record']);
     for (const s of SCRIPTS) {
       await expect(redis.script('LOAD', s.lua), s.name).resolves.toMatch(/^[0-9a-f]{40}$/);
       for (let k = 1; k <= s.numberOfKeys; k++) expect(s.lua, `${s.name} documents KEYS[${k}]`).toContain(`KEYS[${k}]`);
@@ -121,14 +121,45 @@ describe('plan and record', () => {
     expect(await dirty(s)).toEqual([]);
   });
 
+  it('an in-flight claim lets one attempt of a batch send it: another at once stands down; a later one takes over an owner that stopped renewing', async () => {
+    await s.applyContacts([{ contact: contact('c0', ['+1']) }]);
+    const { batchIds: [id] } = await s.plan(['+1'], 'delete', 10, 'r1');
+    const MIN = 60_000;
+    expect(await s.claimInflight(id!, 'A', null, MIN)).toBeNull();
+    expect(await s.claimInflight(id!, 'A', null, MIN)).toBeNull(); // its own claim written again (a failover retry)
+    expect(await s.renewInflight(id!, 'A', MIN)).toBeNull();
+    expect(await s.inflight(id!)).toBe('A');
+    // B started while A was running and saw no claim then: A's claim stands.
+    expect(await s.claimInflight(id!, 'B', null, MIN)).toEqual({ owner: 'A', retryInMs: expect.any(Number) });
+    // C saw A's claim when it started, but A renewed it within the minute: A may still be sending.
+    const early = await s.claimInflight(id!, 'C', 'A', MIN);
+    expect(early).toEqual({ owner: 'A', retryInMs: expect.any(Number) });
+    expect((early as { retryInMs: number }).retryInMs).toBeGreaterThan(MIN - 5000);
+    // Once A has not renewed for as long, C takes over (deadAfter 0 stands in for the minute passed); A, back, stands down.
+    expect(await s.claimInflight(id!, 'C', 'A', 0)).toBeNull();
+    expect(await s.renewInflight(id!, 'A', MIN)).toEqual({ owner: 'C', retryInMs: expect.any(Number) });
+    expect(await s.inflight(id!)).toBe('C');
+    // Recorded (or lost with a master that failed over): nothing of it may be sent, by anyone.
+    await s.record(id!, { created: [['+1', 'n1', 0]] });
+    expect(await s.renewInflight(id!, 'C', MIN)).toBe('gone');
+    expect(await s.claimInflight(id!, 'E', null, MIN)).toBe('gone');
+    expect(await s.inflight(id!)).toBeNull();
+    // A mark from before claims named their owner (a time only) is an attempt long gone.
+    await s.applyContacts([{ contact: contact('c1', ['+2']) }]);
+    const { batchIds: [old] } = await s.plan(['+2'], 'delete', 10, 'r1');
+    await s.redis.hset(s.keys.inflight, old!, '1795674000000');
+    expect(await s.inflight(old!)).toBe('1795674000000');
+    expect(await s.claimInflight(old!, 'D', '1795674000000', MIN)).toBeNull();
+  });
+
   it('record settles created, rejected and unsettled entries, releases the claims, and is a no-op the second time', async () => {
     await s.applyContacts(['+1', '+2', '+3'].map((p, i) => ({ contact: contact(`c${i}`, [p]) })));
     const { batchIds: [id] } = await s.plan(['+1', '+2', '+3'], 'delete', 10, 'r1');
-    await s.markInflight(id!);
+    expect(await s.claimInflight(id!, 'attempt-1', null, 1000)).toBeNull();
     expect(await s.record(id!, { created: [['+1', 'n1', 0], ['+9', 'stranger', 0]], rejected: [['+2', 'bad number', 'invalid']] })).toEqual({ pushed: 1, deleted: 0, rejected: 1, kept: 0 });
     expect(await s.held(['+1', '+2'])).toEqual([expect.objectContaining({ numberId: 'n1', contactId: 'c0', syncId: 'a' }), null]);
     expect(await s.batch(id!)).toBeNull();
-    expect(await s.inflight(id!)).toBe(false);
+    expect(await s.inflight(id!)).toBeNull();
     expect(await s.redis.hlen(s.keys.claims)).toBe(0);
     expect(await dirty(s)).toEqual(['+3']); // unsettled: back to dirty
     const parked = []; for await (const page of s.scanParked()) parked.push(...page);
@@ -237,7 +268,7 @@ describe('a process dying between two steps', () => {
       const campaign = new Map<string, string>(); // what the dialer holds: phone -> number id
       const send = async (batchId: string): Promise<void> => {
         const b = (await s.batch(batchId))!;
-        await s.markInflight(batchId);
+        expect(await s.claimInflight(batchId, 'attempt', null, 1000)).toBeNull();
         for (const e of b.entries) if (b.kind === 'add' && !campaign.has(e[0])) campaign.set(e[0], `n-${e[0]}`);
       };
       const record = async (batchId: string): Promise<void> => {

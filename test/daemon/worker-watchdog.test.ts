@@ -37,6 +37,25 @@ describe('the worker watchdog', () => {
     }
   });
 
+  it('replaces a wedged worker when only a delayed job is due (a retry\'s backoff, a schedule\'s next run), which only a worker promotes', async () => {
+    const queue = new Queue('wedged-delayed', { connection: redis, prefix: t.prefix });
+    const done: string[] = [];
+    let made = 0;
+    const { log } = collecting();
+    const watchdog = new WorkerWatchdog(() => {
+      made++;
+      return new Worker('wedged-delayed', async (job) => { done.push(job.name); }, { connection: redis, prefix: t.prefix, autorun: made > 1 });
+    }, queue, log, 1500);
+    try {
+      await queue.add('retry', {}, { delay: 100 });
+      expect(await queue.getWaitingCount()).toBe(0);
+      await waitFor(() => done.length === 1, 'the delayed job done by the fresh worker', 20_000);
+      expect(made).toBe(2);
+    } finally {
+      await watchdog.close(); await queue.close();
+    }
+  });
+
   it('leaves a worker alone while it has a job in hand, however long, and while nothing waits', async () => {
     const queue = new Queue('busy', { connection: redis, prefix: t.prefix });
     let made = 0;

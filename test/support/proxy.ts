@@ -24,11 +24,17 @@ export interface Proxy {
    * an answer of its own is sent in its place (the upstream has done the work; the client hears otherwise).
    */
   onAnswer: ((exchange: Exchange, body: Buffer) => 'drop' | { status: number; body?: string } | void) | null;
+  /**
+   * Holds matching requests: `before` until the returned promise settles, then forwards them; `after` holds the
+   * upstream's answer (the upstream has done the work) until the promise settles, then relays it. To stop a client at
+   * an exact point of an exchange, e.g. while a fault is made.
+   */
+  hold: ((req: IncomingMessage) => { before?: Promise<void>; after?: Promise<void> } | undefined) | null;
   close(): Promise<void>;
 }
 
 export async function startProxy(target: string): Promise<Proxy> {
-  const proxy: Proxy = { url: '', exchanges: [], intercept: null, interceptWithBody: null, rewritePath: null, onAnswer: null, close: async () => {} };
+  const proxy: Proxy = { url: '', exchanges: [], intercept: null, interceptWithBody: null, rewritePath: null, onAnswer: null, hold: null, close: async () => {} };
   const server = createServer((req, res) => {
     const answerWith = (answer: Answer) => {
       proxy.exchanges.push({ method: req.method!, path: req.url!, status: answer.status });
@@ -54,9 +60,27 @@ export async function startProxy(target: string): Promise<Proxy> {
     forward(null);
 
     function forward(buffered: Buffer | null) {
+      const held = proxy.hold?.(req);
+      if (held?.before) {
+        const chunks: Buffer[] = [];
+        if (!buffered) req.on('data', (c: Buffer) => chunks.push(c));
+        const body = buffered;
+        void Promise.all([held.before, body ? null : new Promise((r) => req.on('end', r))]).then(() => send(body ?? Buffer.concat(chunks), held.after));
+        return;
+      }
+      send(buffered, held?.after);
+    }
+
+    function send(buffered: Buffer | null, after: Promise<void> | undefined) {
       const upstream = httpRequest(new URL(proxy.rewritePath?.(req.url!) ?? req.url!, target), { method: req.method, headers: req.headers }, (up) => {
         const exchange = { method: req.method!, path: req.url!, status: up.statusCode! };
         proxy.exchanges.push(exchange);
+        if (after) {
+          const chunks: Buffer[] = [];
+          up.on('data', (c: Buffer) => chunks.push(c));
+          up.on('end', () => void after.then(() => { res.writeHead(up.statusCode!, up.headers); res.end(Buffer.concat(chunks)); }));
+          return;
+        }
         if (!proxy.onAnswer) {
           res.writeHead(up.statusCode!, up.headers);
           up.pipe(res);

@@ -13,6 +13,16 @@ export interface RedisClusterUnderTest {
   urls: string[];
   /** The port of the master serving a key's slot. */
   masterOf(key: string): Promise<number>;
+  /** The port of a master's replica. */
+  replicaOf(masterPort: number): Promise<number>;
+  /** Stops a node's process (SIGSTOP): it neither reads its replication link nor answers, until resumed (SIGCONT). */
+  pause(port: number): void;
+  resume(port: number): void;
+  /**
+   * Fills the replication link of a paused replica's master (values under `tag`'s slot, about 48 MB), so that what
+   * the master acknowledges next stays in its own output buffer: a master killed then loses it for good.
+   */
+  clogReplication(masterPort: number, tag: string): Promise<void>;
   /** Kills a node with SIGKILL (its replica takes over after the node timeout). */
   kill(port: number): Promise<void>;
   /** Starts a killed node again: it rejoins from its own files, as a replica of whoever took its slots. */
@@ -75,6 +85,23 @@ export async function startRedisCluster(): Promise<RedisClusterUnderTest> {
         if (range) return range[2][1];
       }
       throw new Error(`no live node knows the master of ${key}`);
+    },
+    async replicaOf(masterPort) {
+      const info = await ask(masterPort, (r) => r.info('replication'));
+      const port = Number(/slave0:[^\n]*port=(\d+)/.exec(info ?? '')?.[1]);
+      if (!port) throw new Error(`the master on ${masterPort} has no replica: ${info}`);
+      return port;
+    },
+    pause(port) { procs.get(port)!.kill('SIGSTOP'); },
+    resume(port) { procs.get(port)!.kill('SIGCONT'); },
+    async clogReplication(masterPort, tag) {
+      const r = await node(masterPort);
+      const chunk = 'x'.repeat(1024 * 1024);
+      try {
+        for (let i = 0; i < 48; i++) await r.set(`${tag}:clog:${i}`, chunk);
+      } finally {
+        r.disconnect();
+      }
     },
     async kill(port) {
       dead.add(port);

@@ -1,0 +1,50 @@
+// A lease across the daemon's processes: one holder at a time (the sync's mirror run, the schedules' check), taken
+// and released atomically (lease-1.lua), lapsing by itself when its holder dies. Taken durably (on a replica before
+// the holder acts, see replication.ts), so a failover cannot hand it to a second holder while the first goes on.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { RedisClient } from './connection.ts';
+import { ReplicaAcks } from './replication.ts';
+import { withScripts } from './scripts.ts';
+
+/** Names one holder (host and process first, for the logs). */
+export const holderToken = (): string => `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+
+export class Lease {
+  readonly token = holderToken();
+  readonly key: string;
+  readonly ms: number;
+  private readonly redis: RedisClient;
+  private readonly acks: ReplicaAcks | null;
+
+  /** `acks`: take it durably; without, a failover may lose a fresh lease (fine for a lock that only saves work). */
+  constructor(redis: RedisClient, key: string, ms: number, acks: ReplicaAcks | null = null) {
+    this.redis = withScripts(redis); this.key = key; this.ms = ms; this.acks = acks;
+  }
+
+  /** Takes it if free: null when taken, else who holds it and for how much longer (ms). */
+  async take(): Promise<{ holder: string; lapsesInMs: number } | null> {
+    const answer = this.acks
+      ? (await this.acks.write(this.key, (p) => p.cdsLease(this.key, this.token, this.ms)))[0] as [string, number]
+      : await this.redis.cdsLease(this.key, this.token, this.ms);
+    return answer[0] ? { holder: answer[0], lapsesInMs: Number(answer[1]) } : null;
+  }
+
+  /** Takes it, waiting while another holds it, until `signal` aborts or `giveUpMs` passes: whether it was taken. */
+  async takeWaiting(giveUpMs: number, signal?: AbortSignal): Promise<boolean> {
+    const until = Date.now() + giveUpMs;
+    for (;;) {
+      const other = await this.take();
+      if (!other) return true;
+      if (signal?.aborted || Date.now() >= until) return false;
+      await delay(Math.min(Math.max(other.lapsesInMs, 50), 500, Math.max(until - Date.now(), 1)));
+    }
+  }
+
+  /** Renews it for another `ms`: false when it lapsed and another took it (the holder must stop acting). */
+  async renew(): Promise<boolean> { return (await this.redis.cdsLease(this.key, this.token, this.ms))[0] === ''; }
+
+  /** Lets it go, if still held (never another's). */
+  async release(): Promise<void> { await this.redis.cdsLease(this.key, this.token, 0); }
+}
