@@ -49,6 +49,8 @@ export class SyncKeys {
   get phones() { return `${this.sync}:phones`; }
   /** set: phone numbers to plan. */
   get dirty() { return `${this.sync}:dirty`; }
+  /** set: ids of the contacts marked Do Not Call (their phone numbers are kept out of the campaign). */
+  get doNotCall() { return `${this.sync}:do-not-call`; }
   /** hash: phone number -> why the dialer refused it. */
   get parked() { return `${this.sync}:parked`; }
   /** hash: cursors, resume points and flags of the sync. */

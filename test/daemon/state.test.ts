@@ -183,6 +183,52 @@ describe('plan and record', () => {
   });
 });
 
+describe('Do Not Call', () => {
+  const marked = (id: string, phones: string[]): StoredContact => ({ id, phones, varValues: [], hash: '', doNotCall: true });
+
+  it('a marked holder blocks its numbers: never added although another contact wants one, deleted whatever onLeave says, added again once unmarked', async () => {
+    for (const onLeave of ['delete', 'keep'] as const) {
+      const s = freshState();
+      await s.applyContacts([{ contact: contact('a', ['+1']) }, { contact: contact('b', ['+2']) }]);
+      await settle(s, onLeave);
+      // a marked Do Not Call; c, not marked, shares +3 with d, marked: +3 is held out although c wants it.
+      expect(await s.applyContacts([{ contact: marked('a', ['+1']) }, { contact: contact('c', ['+3']) }, { contact: marked('d', ['+3']) }]))
+        .toEqual({ changed: 3, unchanged: 0, removed: 0 });
+      expect((await s.redis.smembers(s.keys.doNotCall)).sort()).toEqual(['a', 'd']);
+      const { batchIds } = await s.plan(await dirty(s), onLeave, 10, 'r');
+      const entries = (await Promise.all(batchIds.map((id) => s.batch(id)))).map((b) => [b!.kind, b!.entries.map((e) => e[0])]);
+      expect(entries).toEqual([['del', ['+1']]]);
+      for (const id of batchIds) await answer(s, id);
+      expect(await heldMap(s)).toEqual({ '+2': { numberId: 'n-+2', contactId: 'b', hash: 'h(b)' } });
+      // Applied again (a page read twice): nothing changes, nothing is planned.
+      expect(await s.applyContacts([{ contact: marked('a', ['+1']) }, { contact: marked('d', ['+3']) }])).toEqual({ changed: 0, unchanged: 2, removed: 0 });
+      expect(await dirty(s)).toEqual([]);
+      // Unmarked (a) and deleted (d): both numbers come back, +3 for c.
+      await s.applyContacts([{ contact: contact('a', ['+1']) }, { deleted: 'd' }]);
+      expect(await s.redis.smembers(s.keys.doNotCall)).toEqual([]);
+      await settle(s, onLeave);
+      expect(Object.keys(await heldMap(s)).sort()).toEqual(['+1', '+2', '+3']);
+      expect((await s.held(['+3']))[0]?.contactId).toBe('c');
+    }
+  });
+
+  it('a number whose deletion a final status refused (it was dialed) stays; one kept by onLeave keep is deleted', async () => {
+    const s = freshState();
+    await s.applyContacts([{ contact: contact('a', ['+1']) }, { contact: contact('b', ['+2']) }]);
+    await settle(s, 'keep');
+    await s.applyContacts([{ contact: contact('a', ['+1'], ['new']) }, { deleted: 'b' }]);
+    const { batchIds: [id] } = await s.plan(await dirty(s), 'keep', 10, 'r');
+    await s.record(id!, { kept: [['+1', 'not deleted: the number is Success']] });
+    expect((await s.held(['+2']))[0]?.keptBecause).toMatch(/onLeave: keep/);
+    await s.applyContacts([{ contact: marked('a', ['+1']) }, { contact: marked('b', ['+2']) }]);
+    const dry = await s.dryPlan(new Map([['+1', { contactId: 'a', hash: '', blocked: true }], ['+2', { contactId: 'b', hash: '', blocked: true }]]), 'keep');
+    const { batchIds } = await s.plan(await dirty(s), 'keep', 10, 'r');
+    expect(batchIds).toHaveLength(1);
+    expect((await s.batch(batchIds[0]!))!.entries.map((e) => e[0])).toEqual(['+2']);
+    expect(dry.map((a) => [a.phone, a.action])).toEqual([['+2', 'delete']]);
+  });
+});
+
 describe('reconcile and forget', () => {
   it('adopts unknown numbers, updates changed ones, and forgets only this sync\'s older unclaimed numbers the scan missed', async () => {
     const s = freshState();

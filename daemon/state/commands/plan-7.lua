@@ -1,7 +1,7 @@
 --[=[
-  Decides, for each given dirty phone number, what the campaign needs (includes/decide), claims the numbers it acts
-  on and writes the batches, all at once: two planners can never claim one number, and a crash after this leaves
-  batches that the next run finds and queues. A number claimed by an open batch stays dirty (its answer decides).
+  Decides, for each given dirty phone number, what the campaign needs (includes/decide; a holder marked Do Not Call
+  blocks it), claims the numbers it acts on and writes the batches, all at once: two planners can never claim one
+  number, and a crash after this leaves batches that the next run finds and queues. A number claimed by an open batch stays dirty (its answer decides).
   With `whole` set (a run between two pages of its read), adds that do not fill a batch are not written: they stay
   dirty, unclaimed, and are returned, so that the next page (or the run's final plan) sends them in a full batch;
   each dialer request of a rate-limited key then carries a whole batch, not a page's remainder.
@@ -39,15 +39,18 @@ for i = 7, #ARGV do
       skipped = skipped + 1
     else
       redis.call('SREM', dirty, e)
-      local owner = owners(phones, e)[1]
-      local value = nil
-      if owner then
-        local raw = redis.call('HGET', contacts, owner)
-        if raw then value = cjson.decode(string.sub(raw, string.find(raw, '\n', 1, true) + 1)) end
+      -- The first holder not marked Do Not Call wants it, unless any holder is marked (then nobody does).
+      local owner, value, blocked = nil, nil, false
+      for _, o in ipairs(owners(phones, e)) do
+        local raw = redis.call('HGET', contacts, o)
+        if raw then
+          local v = cjson.decode(string.sub(raw, string.find(raw, '\n', 1, true) + 1))
+          if v.d then blocked = true elseif not owner then owner, value = o, v end
+        end
       end
       local held_raw = redis.call('HGET', have, e)
       local held = held_raw and cjson.decode(held_raw) or nil
-      local action = decide(held, owner, value and value.h, sync, on_leave)
+      local action = decide(held, owner, value and value.h, sync, on_leave, blocked)
       if action == 'add' then
         adds[#adds + 1] = {e, owner, value.v, value.h}
       elseif action == 'replace' then
@@ -61,7 +64,7 @@ for i = 7, #ARGV do
         held.c = owner
         redis.call('HSET', have, e, cjson.encode(held))
       elseif action == 'keep' then
-        held.k = 'left the selection; kept (onLeave: keep)'
+        held.k = KEEP_NOTE
         redis.call('HSET', have, e, cjson.encode(held))
       end
       if #adds >= max_batch then flush('add', adds); adds = {} end

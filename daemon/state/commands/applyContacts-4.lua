@@ -1,18 +1,20 @@
 --[=[
   Writes mapped contacts (or deletions) and marks every phone number they touch dirty, for the next plan.
   Idempotent: a contact written again with the same phones and value changes nothing (a page applied twice after a
-  crash is harmless).
+  crash is harmless). A contact marked Do Not Call (d in its value) is written like any other, and listed in
+  doNotCall; marking or unmarking it changes its value, so its numbers are planned again.
 
   Input:
-    KEYS[1] contacts  hash: contact id -> "<phones, comma-separated>\n<value JSON {v: variables, h: hash}>"
+    KEYS[1] contacts  hash: contact id -> "<phones, comma-separated>\n<value JSON {v: variables, h: hash, d: 1 if Do Not Call}>"
     KEYS[2] phones    hash: phone number -> contact ids holding it, newline-separated, first read first
     KEYS[3] dirty     set: phone numbers to plan
+    KEYS[4] doNotCall set: ids of the contacts marked Do Not Call
     ARGV    triples: contact id, phones (comma-separated), value JSON; an empty value deletes the contact
   Output:
     {changed, unchanged, removed}
 ]=]
 --- @include "includes/owners"
-local contacts, phones, dirty = KEYS[1], KEYS[2], KEYS[3]
+local contacts, phones, dirty, dnc = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local function save(p, list)
   if #list == 0 then redis.call('HDEL', phones, p) else redis.call('HSET', phones, p, table.concat(list, '\n')) end
 end
@@ -40,12 +42,14 @@ for i = 1, #ARGV, 3 do
     if old_raw then
       for _, x in ipairs(old_p) do remove_owner(x, id); redis.call('SADD', dirty, x) end
       redis.call('HDEL', contacts, id)
+      redis.call('SREM', dnc, id)
       removed = removed + 1
     end
   elseif old_raw and old_raw == (p .. '\n' .. value) then
     unchanged = unchanged + 1
   else
     redis.call('HSET', contacts, id, p .. '\n' .. value)
+    if cjson.decode(value).d then redis.call('SADD', dnc, id) else redis.call('SREM', dnc, id) end
     local new_p, new_set, old_set = {}, {}, {}
     for x in string.gmatch(p, '[^,]+') do new_p[#new_p + 1] = x; new_set[x] = true end
     for _, x in ipairs(old_p) do old_set[x] = true end
