@@ -102,7 +102,7 @@ export class SalesforceSource implements Source {
       // (their members go with them), leave. Incremental runs read only what changed.
       if (options.compare) {
         for await (const rows of this.scan('CampaignMember', this.memberFields([]), this.memberWhere(), null, signal)) {
-          yield { contacts: [], present: rows.map((r) => this.memberPerson(r)).filter((p): p is SfRow => p !== null).map((p) => String(p.Id)) };
+          yield { contacts: [], present: rows.flatMap((r) => (typeof r.LeadOrContactId === 'string' ? [r.LeadOrContactId] : [])) };
         }
       }
       return;
