@@ -3,7 +3,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { intOption, parseStandInArgs, stopOnSignals } from './command-line.ts';
+import { intOption, parseStandInArgs, shareOption, stopOnSignals } from './command-line.ts';
 import { generatePeople, seededDoNotCall, validPhone } from './contacts.ts';
 import { RefusalLog, type Refusal } from './refusals.ts';
 
@@ -924,7 +924,7 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
 
 async function main(): Promise<void> {
   const usage = 'usage: ./dev node crm-stand-ins/pipedrive.ts [--port 4200] [--host 127.0.0.1] [--persons 300] [--seed 1] [--token pd-test-token]\n' +
-    '  [--burst 20] [--daily-tokens 30000] [--webhook-url URL --webhook-user U --webhook-password P]';
+    '  [--burst 20] [--daily-tokens 30000] [--do-not-call-share 0.1] [--webhook-url URL --webhook-user U --webhook-password P]';
   const args = parseStandInArgs(usage, {
     port: { default: '4200' },
     host: { default: '127.0.0.1' },
@@ -933,6 +933,7 @@ async function main(): Promise<void> {
     token: { default: DEFAULT_TOKEN },
     burst: { default: '20' },
     'daily-tokens': { default: '30000' },
+    'do-not-call-share': {},
     'webhook-url': {},
     'webhook-user': { default: '' },
     'webhook-password': { default: '' },
@@ -947,6 +948,7 @@ async function main(): Promise<void> {
     apiToken: args.token,
     burstPer2Seconds: num('burst', 1),
     dailyTokens: num('daily-tokens', 0),
+    doNotCallShare: shareOption(args, 'do-not-call-share', usage),
     webhook: args['webhook-url'] ? { url: args['webhook-url'], user: args['webhook-user'] ?? '', password: args['webhook-password'] ?? '' } : undefined,
   });
   console.log(`Pipedrive stand-in at ${standIn.url} (${standIn.persons().length} persons)`);
