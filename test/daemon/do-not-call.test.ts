@@ -13,6 +13,7 @@ import { DO_NOT_CALL_PROPERTY, startHubSpotStandIn, type HubSpotEvent, type HubS
 import { DO_NOT_CALL_FIELD, startPipedriveStandIn, type PipedriveStandIn, type StoredPerson } from '../../crm-stand-ins/pipedrive.ts';
 import { startSalesforceStandIn, type SalesforceStandIn } from '../../crm-stand-ins/salesforce.ts';
 import { Daemon } from '../../daemon/app.ts';
+import { dryRun } from '../../daemon/sync/dry-run.ts';
 import { syncStatus } from '../../daemon/sync/status.ts';
 import { campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, type DialerFixture } from '../support/daemon.ts';
 import { PHONES, salesforceSync } from '../support/salesforce.ts';
@@ -39,8 +40,6 @@ interface Driver {
   set(id: string, value: boolean | string): Promise<void>;
   /** Tells the daemon about a change: the CRM's webhook, or null when the source has none. */
   webhook: ((id: string) => Promise<void>) | null;
-  /** Whether the source is read on a schedule (a webhook source is not). */
-  reads: boolean;
   /** Requests the CRM received so far (0 for sources without one). */
   crmRequests(): number;
   /** A Do Not Call value the table cannot read (for sources whose field takes any text). */
@@ -68,10 +67,11 @@ async function cost(rig: Rig, change: () => Promise<void>): Promise<{ dialer: st
   return { dialer: rig.dialer.proxy.exchanges.slice(dialerBefore).map((e) => `${e.method} ${e.path.replace(/\?.*$/, '').replace(/^.*\/campaigns\/[^/]+/, '')}`), crm: rig.driver.crmRequests() - crmBefore };
 }
 
-function scenarios(name: string, unreadable: boolean, start: () => Promise<Rig>): void {
+/** `reads`: the source is read on a schedule (a webhook source is not); `unreadable`: its field takes any text. */
+function scenarios(name: string, { unreadable, reads }: { unreadable: boolean; reads: boolean }, start: () => Promise<Rig>): void {
   describe(`Do Not Call: ${name}`, () => {
     let rig: Rig;
-    const vias = (): ('webhook' | 'read')[] => [...(rig.driver.webhook ? ['webhook' as const] : []), ...(rig.driver.reads ? ['read' as const] : [])];
+    const vias = (): ('webhook' | 'read')[] => [...(rig.driver.webhook ? ['webhook' as const] : []), ...(reads ? ['read' as const] : [])];
     beforeAll(async () => { rig = await start(); });
     afterAll(async () => { await rig?.close(); });
 
@@ -85,6 +85,20 @@ function scenarios(name: string, unreadable: boolean, start: () => Promise<Rig>)
       for (const p of marked) for (const n of p.phones) expect(now.has(n)).toBe(false);
       expect((await syncStatus(rig.d.runtimes.get(rig.driver.syncId)!)).doNotCall).toBe(marked.length);
     });
+
+    if (reads) {
+      it('a dry run shows a contact marked in the CRM as a deletion for Do Not Call, and writes nothing', async () => {
+        const p = rig.driver.people().find((x) => !x.marked && x.phones.length)!;
+        await rig.driver.set(p.id, true);
+        const before = await numbersHeld(rig.f);
+        const lines: string[] = [];
+        const r = await dryRun(rig.d.runtimes.get(rig.driver.syncId)!, (l) => lines.push(l), 1000);
+        expect(r).toMatchObject({ add: 0, replace: 0, remove: p.phones.length });
+        expect(lines.filter((l) => l.includes('is marked Do Not Call'))).toEqual(p.phones.map(() => expect.stringContaining(`(contact ${p.id} is marked Do Not Call)`)));
+        expect(await numbersHeld(rig.f)).toEqual(before);
+        await rig.driver.set(p.id, false);
+      });
+    }
 
     it('a contact created marked is never added', async () => {
       let i = 0;
@@ -168,7 +182,7 @@ async function startDaemon(f: DialerFixture, prefix: string, sync: Record<string
   return { d, dialer, hook: `${publicUrl}/webhooks/${sync.id as string}` };
 }
 
-scenarios('HubSpot (a custom booleancheckbox property)', true, async () => {
+scenarios('HubSpot (a custom booleancheckbox property)', { unreadable: true, reads: true }, async () => {
   const redis = testPrefix();
   const f = await dialerFixture();
   const hs: HubSpotStandIn = await startHubSpotStandIn({ contacts: 40, doNotCallShare: 0.25 });
@@ -187,7 +201,7 @@ scenarios('HubSpot (a custom booleancheckbox property)', true, async () => {
   return {
     d, f, dialer,
     driver: {
-      syncId: 'hs', reads: true, unreadable: 'maybe', field: DO_NOT_CALL_PROPERTY,
+      syncId: 'hs', unreadable: 'maybe', field: DO_NOT_CALL_PROPERTY,
       people: () => hs.contacts().map((c) => ({ id: c.id, phones: [e164(c.properties.phone)!], marked: c.properties[DO_NOT_CALL_PROPERTY] === 'true' })),
       create: async (phone, marked) => hs.createContact({ firstname: 'New', phone, [DO_NOT_CALL_PROPERTY]: String(marked) }).id,
       set: async (id, value) => { hs.updateContact(id, { [DO_NOT_CALL_PROPERTY]: String(value) }); },
@@ -201,7 +215,7 @@ scenarios('HubSpot (a custom booleancheckbox property)', true, async () => {
   };
 });
 
-scenarios('Pipedrive (a single-option custom field, by option id; onLeave keep)', false, async () => {
+scenarios('Pipedrive (a single-option custom field, by option id; onLeave keep)', { unreadable: false, reads: true }, async () => {
   const redis = testPrefix();
   const f = await dialerFixture();
   const pd: PipedriveStandIn = await startPipedriveStandIn({ persons: 40, doNotCallShare: 0.25 });
@@ -218,7 +232,7 @@ scenarios('Pipedrive (a single-option custom field, by option id; onLeave keep)'
   return {
     d, f, dialer,
     driver: {
-      syncId: 'pd', reads: true, unreadable: null, field: DO_NOT_CALL_FIELD.key,
+      syncId: 'pd', unreadable: null, field: DO_NOT_CALL_FIELD.key,
       people: () => pd.persons().map((p) => ({ id: String(p.id), phones: p.phones.map((ph) => e164(ph.value)!), marked: p.custom_fields[DO_NOT_CALL_FIELD.key] === yes })),
       create: async (phone, marked) => {
         const p = pd.createPerson({ name: 'New Person', phones: [{ value: phone }], custom_fields: { [DO_NOT_CALL_FIELD.key]: marked ? yes : no } });
@@ -242,7 +256,7 @@ scenarios('Pipedrive (a single-option custom field, by option id; onLeave keep)'
   };
 });
 
-scenarios('Salesforce (its own DoNotCall, as every CRM goes; onLeave keep)', false, async () => {
+scenarios('Salesforce (its own DoNotCall, as every CRM goes; onLeave keep)', { unreadable: false, reads: true }, async () => {
   const redis = testPrefix();
   const f = await dialerFixture();
   const sf: SalesforceStandIn = await startSalesforceStandIn({ contacts: 40, leads: 0 });
@@ -254,7 +268,7 @@ scenarios('Salesforce (its own DoNotCall, as every CRM goes; onLeave keep)', fal
   return {
     d, f, dialer,
     driver: {
-      syncId: 'sf', reads: true, unreadable: null, field: 'DoNotCall',
+      syncId: 'sf', unreadable: null, field: 'DoNotCall',
       people: () => sf.records('Contact').map((c) => ({ id: c.values.Id as string, phones: phonesOf(c.values), marked: c.values.DoNotCall === true })),
       create: async (phone, marked) => sf.createRecord('Contact', { LastName: 'New', Phone: phone, DoNotCall: marked }).values.Id as string,
       set: async (id, value) => { sf.updateRecord(id, { DoNotCall: value === true }); },
@@ -265,7 +279,7 @@ scenarios('Salesforce (its own DoNotCall, as every CRM goes; onLeave keep)', fal
   };
 });
 
-scenarios('a generic webhook (a field of the posted contact)', true, async () => {
+scenarios('a generic webhook (a field of the posted contact)', { unreadable: true, reads: false }, async () => {
   const redis = testPrefix();
   const f = await dialerFixture();
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
@@ -292,7 +306,7 @@ scenarios('a generic webhook (a field of the posted contact)', true, async () =>
   return {
     d, f, dialer,
     driver: {
-      syncId: 'wh', reads: false, unreadable: 'perhaps', field: 'dnc',
+      syncId: 'wh', unreadable: 'perhaps', field: 'dnc',
       people: () => [...contacts.values()].filter((c) => String(c.id).startsWith('w') && Number(String(c.id).slice(1)) < 40)
         .map((c) => ({ id: String(c.id), phones: [c.phone as string], marked: markedValue(c.dnc) })),
       create: async (phone, marked) => { const id = `n${next++}`; contacts.set(id, { id, phone, dnc: marked }); return id; },
@@ -304,7 +318,7 @@ scenarios('a generic webhook (a field of the posted contact)', true, async () =>
   };
 });
 
-scenarios('a CSV file (a column)', true, async () => {
+scenarios('a CSV file (a column)', { unreadable: true, reads: true }, async () => {
   const redis = testPrefix();
   const f = await dialerFixture();
   const dir = await mkdtemp(join(tmpdir(), 'cds-dnc-'));
@@ -320,7 +334,7 @@ scenarios('a CSV file (a column)', true, async () => {
   return {
     d, f, dialer,
     driver: {
-      syncId: 'csv', reads: true, webhook: null, unreadable: 'later', field: 'Do Not Call',
+      syncId: 'csv', webhook: null, unreadable: 'later', field: 'Do Not Call',
       people: () => [...rows].filter(([id]) => /^c\d+$/.test(id) && Number(id.slice(1)) < 40).map(([id, r]) => ({ id, phones: [r.phone], marked: r.dnc === 'Yes' })),
       create: async (phone, marked) => { const id = `n${next++}`; rows.set(id, { phone, dnc: marked ? 'Yes' : 'No' }); await write(); return id; },
       set: async (id, value) => { rows.set(id, { ...rows.get(id)!, dnc: value === true ? 'Yes' : value === false ? 'No' : value }); await write(); },
