@@ -84,6 +84,9 @@ function scenarios(name: string, { unreadable, reads }: { unreadable: boolean; r
       expect([...now.keys()].sort()).toEqual(want);
       for (const p of marked) for (const n of p.phones) expect(now.has(n)).toBe(false);
       expect((await syncStatus(rig.d.runtimes.get(rig.driver.syncId)!)).doNotCall).toBe(marked.length);
+      // The operations page shows the same count.
+      const ops = await fetch(`${rig.d.address}/ops/api/syncs`, { headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` } });
+      expect((await ops.json() as { syncs: { sync: string; doNotCall: number }[] }).syncs).toEqual([expect.objectContaining({ sync: rig.driver.syncId, doNotCall: marked.length })]);
     });
 
     if (reads) {
@@ -173,12 +176,14 @@ function scenarios(name: string, { unreadable, reads }: { unreadable: boolean; r
   });
 }
 
-/** The daemon on a counted dialer, its webhooks at a public URL known before it starts. */
+const OPS_TOKEN = 'do-not-call-ops-token-0123456789';
+
+/** The daemon on a counted dialer, its webhooks at a public URL known before it starts, its operations page on. */
 async function startDaemon(f: DialerFixture, prefix: string, sync: Record<string, unknown>): Promise<{ d: Daemon; dialer: CountedDialer; hook: string }> {
   const dialer = await countedDialer(f);
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
-  const d = await Daemon.start(daemonConfig(f, prefix, [sync], { dialer: dialer.dialer, http: { host: '127.0.0.1', port, publicUrl } }), { log: quietLog });
+  const d = await Daemon.start(daemonConfig(f, prefix, [sync], { dialer: dialer.dialer, http: { host: '127.0.0.1', port, publicUrl, adminToken: OPS_TOKEN } }), { log: quietLog });
   return { d, dialer, hook: `${publicUrl}/webhooks/${sync.id as string}` };
 }
 
