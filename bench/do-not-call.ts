@@ -52,7 +52,7 @@ async function measure(contacts: number): Promise<Row> {
     await settle(d, 600_000);
     const importSeconds = (performance.now() - t0) / 1000;
     const status = await syncStatus(d.runtimes.get('hs')!);
-    if (status.doNotCall !== marked) throw new Error(`status counts ${status.doNotCall} Do Not Call contacts, the stand-in marked ${marked}`);
+    if (status.doNotCall !== marked) throw new Error(`status counts ${status.doNotCall} numbers held by Do Not Call, the stand-in marked ${marked} contacts of one number each`);
 
     const unmarked = hs.contacts().filter((c) => c.properties[DO_NOT_CALL_PROPERTY] === 'false');
     const byPhone = new Map((await campaignNumbers(f)).map((n) => [n.number, n]));

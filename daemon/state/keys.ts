@@ -49,7 +49,7 @@ export class SyncKeys {
   get phones() { return `${this.sync}:phones`; }
   /** set: phone numbers to plan. */
   get dirty() { return `${this.sync}:dirty`; }
-  /** set: ids of the contacts marked Do Not Call (their phone numbers are kept out of the campaign). */
+  /** hash: phone number -> how many contacts holding it are marked Do Not Call (it is kept out of the campaign). */
   get doNotCall() { return `${this.sync}:do-not-call`; }
   /** hash: phone number -> why the dialer refused it. */
   get parked() { return `${this.sync}:parked`; }

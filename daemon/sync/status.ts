@@ -8,7 +8,7 @@ export interface SyncStatus {
   sync: string; source: string; campaignId: string;
   /** `numbers` and `openBatches` are the campaign's (shared by every sync feeding it); the rest are the sync's. */
   contacts: number; numbers: number; dirty: number; openBatches: number; parked: number;
-  /** Contacts held marked Do Not Call: none of their phone numbers is in the campaign (or added) while they are. */
+  /** Phone numbers held out of the campaign because a contact holding them is marked Do Not Call. */
   doNotCall: number;
   runs: RunRecord[];
   parkedRecords: { phone: string; contactId: string | null; reason: string; code: string; at: string }[];
@@ -38,7 +38,7 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
   const { redis, keys } = rt.state;
   const [contacts, numbers, dirty, openBatches, parkedCount, doNotCall, runIds, mirror] = await Promise.all([
     redis.hlen(keys.contacts), redis.hlen(keys.have), redis.scard(keys.dirty), redis.hlen(keys.batches), redis.hlen(keys.parked),
-    redis.scard(keys.doNotCall), redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(keys.mirror.meta),
+    redis.hlen(keys.doNotCall), redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(keys.mirror.meta),
   ]);
   const lastCompareAt = await redis.hget(keys.meta, 'lastCompareAt');
   const records = (await Promise.all(runIds.map((id) => readRun(redis, keys.run(id))))).filter((r): r is RunRecord => r !== null);

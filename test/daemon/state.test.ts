@@ -194,7 +194,7 @@ describe('Do Not Call', () => {
       // a marked Do Not Call; c, not marked, shares +3 with d, marked: +3 is held out although c wants it.
       expect(await s.applyContacts([{ contact: marked('a', ['+1']) }, { contact: contact('c', ['+3']) }, { contact: marked('d', ['+3']) }]))
         .toEqual({ changed: 3, unchanged: 0, removed: 0 });
-      expect((await s.redis.smembers(s.keys.doNotCall)).sort()).toEqual(['a', 'd']);
+      expect(await s.redis.hgetall(s.keys.doNotCall)).toEqual({ '+1': '1', '+3': '1' });
       const { batchIds } = await s.plan(await dirty(s), onLeave, 10, 'r');
       const entries = (await Promise.all(batchIds.map((id) => s.batch(id)))).map((b) => [b!.kind, b!.entries.map((e) => e[0])]);
       expect(entries).toEqual([['del', ['+1']]]);
@@ -205,11 +205,26 @@ describe('Do Not Call', () => {
       expect(await dirty(s)).toEqual([]);
       // Unmarked (a) and deleted (d): both numbers come back, +3 for c.
       await s.applyContacts([{ contact: contact('a', ['+1']) }, { deleted: 'd' }]);
-      expect(await s.redis.smembers(s.keys.doNotCall)).toEqual([]);
+      expect(await s.redis.hgetall(s.keys.doNotCall)).toEqual({});
       await settle(s, onLeave);
       expect(Object.keys(await heldMap(s)).sort()).toEqual(['+1', '+2', '+3']);
       expect((await s.held(['+3']))[0]?.contactId).toBe('c');
     }
+  });
+
+  it('counts a number\'s marked holders: it stays blocked until the last of them is unmarked, moves with a marked contact\'s phones', async () => {
+    const s = freshState();
+    await s.applyContacts([{ contact: marked('a', ['+1', '+2']) }, { contact: marked('b', ['+2']) }, { contact: contact('c', ['+2']) }]);
+    expect(await s.redis.hgetall(s.keys.doNotCall)).toEqual({ '+1': '1', '+2': '2' });
+    await s.applyContacts([{ contact: marked('a', ['+1', '+3']) }]);
+    expect(await s.redis.hgetall(s.keys.doNotCall)).toEqual({ '+1': '1', '+2': '1', '+3': '1' });
+    await settle(s);
+    expect(await heldMap(s)).toEqual({});
+    await s.applyContacts([{ contact: contact('b', ['+2']) }, { deleted: 'a' }]);
+    expect(await s.redis.hgetall(s.keys.doNotCall)).toEqual({});
+    await settle(s);
+    expect(Object.keys(await heldMap(s)).sort()).toEqual(['+2']);
+    expect((await s.held(['+2']))[0]?.contactId).toBe('b');
   });
 
   it('a number whose deletion a final status refused (it was dialed) stays; one kept by onLeave keep is deleted', async () => {
