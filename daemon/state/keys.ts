@@ -49,8 +49,6 @@ export class SyncKeys {
   get phones() { return `${this.sync}:phones`; }
   /** set: phone numbers to plan. */
   get dirty() { return `${this.sync}:dirty`; }
-  /** hash: phone number -> how many contacts holding it are marked Do Not Call (it is kept out of the campaign). */
-  get doNotCall() { return `${this.sync}:do-not-call`; }
   /** hash: phone number -> why the dialer refused it. */
   get parked() { return `${this.sync}:parked`; }
   /** hash: cursors, resume points and flags of the sync. */
@@ -93,6 +91,11 @@ export class SyncKeys {
   get inflight() { return `${this.campaign}:inflight`; }
   /** The campaign's batch counter. */
   get counter() { return `${this.campaign}:counter`; }
+  /**
+   * hash: phone number -> how many contacts holding it, of every sync feeding the campaign, are marked Do Not Call
+   * (the number is kept out of the campaign whichever sync added it).
+   */
+  get doNotCall() { return `${this.campaign}:do-not-call`; }
 }
 
 /** A campaign's key: the same campaign id on two dialer accounts or servers is two campaigns. */

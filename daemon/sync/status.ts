@@ -6,7 +6,7 @@ import type { RunRecord } from '../state/sync-state.ts';
 
 export interface SyncStatus {
   sync: string; source: string; campaignId: string;
-  /** `numbers` and `openBatches` are the campaign's (shared by every sync feeding it); the rest are the sync's. */
+  /** `numbers`, `openBatches` and `doNotCall` are the campaign's (shared by every sync feeding it); the rest are the sync's. */
   contacts: number; numbers: number; dirty: number; openBatches: number; parked: number;
   /** Phone numbers held out of the campaign because a contact holding them is marked Do Not Call. */
   doNotCall: number;

@@ -21,6 +21,14 @@ function freshState(syncId = 'a', campaign = 'c1'): SyncState {
   return new SyncState(redis, new DaemonKeys(p.prefix).sync(syncId, campaign), syncId);
 }
 
+/** Syncs a and b feeding one campaign (they share its keys). */
+function twoSyncsOfOneCampaign(): [SyncState, SyncState] {
+  const p = testPrefix();
+  prefixes.push(p);
+  const keys = new DaemonKeys(p.prefix);
+  return [new SyncState(redis, keys.sync('a', 'shared'), 'a'), new SyncState(redis, keys.sync('b', 'shared'), 'b')];
+}
+
 function contact(id: string, phones: string[], varValues: string[] = [id]): StoredContact {
   return { id, phones, varValues, hash: `h(${varValues.join('|')})` };
 }
@@ -158,10 +166,7 @@ describe('plan and record', () => {
   });
 
   it('a number another sync holds in the campaign stays that sync\'s', async () => {
-    const p = testPrefix(); prefixes.push(p);
-    const keys = new DaemonKeys(p.prefix);
-    const a = new SyncState(redis, keys.sync('a', 'shared'), 'a');
-    const b = new SyncState(redis, keys.sync('b', 'shared'), 'b');
+    const [a, b] = twoSyncsOfOneCampaign();
     await a.applyContacts([{ contact: contact('ca', ['+1']) }]);
     await settle(a);
     await b.applyContacts([{ contact: contact('cb', ['+1'], ['other']) }]);
@@ -225,6 +230,26 @@ describe('Do Not Call', () => {
     await settle(s);
     expect(Object.keys(await heldMap(s)).sort()).toEqual(['+2']);
     expect((await s.held(['+2']))[0]?.contactId).toBe('b');
+  });
+
+  it('a mark in one sync holds the number out of the campaign whichever sync feeding it added it, and that sync never adds it back while marked', async () => {
+    const [a, b] = twoSyncsOfOneCampaign();
+    await b.applyContacts([{ contact: contact('cb', ['+1']) }]);
+    await settle(b);
+    expect((await b.held(['+1']))[0]).toMatchObject({ syncId: 'b', contactId: 'cb' });
+    // A contact of sync a, marked, holds the same number: a's plan deletes b's number.
+    await a.applyContacts([{ contact: marked('ca', ['+1']) }]);
+    await settle(a);
+    expect(await heldMap(a)).toEqual({});
+    // b's contact changes: b plans the number, and does not add it while a's mark stands.
+    await b.applyContacts([{ contact: contact('cb', ['+1'], ['changed']) }]);
+    expect((await b.plan(await dirty(b), 'delete', 10, 'r')).batchIds).toEqual([]);
+    // Unmarked in a (and a's contact wants it no more): b's next change adds it again.
+    await a.applyContacts([{ deleted: 'ca' }]);
+    await settle(a);
+    await b.applyContacts([{ contact: contact('cb', ['+1'], ['again']) }]);
+    await settle(b);
+    expect((await b.held(['+1']))[0]).toMatchObject({ syncId: 'b', contactId: 'cb', hash: 'h(again)' });
   });
 
   it('a number whose deletion a final status refused (it was dialed) stays; one kept by onLeave keep is deleted', async () => {

@@ -8,7 +8,8 @@
     KEYS[1] contacts  hash: contact id -> "<phones, comma-separated>\n<value JSON {v: variables, h: hash, d: 1 if Do Not Call}>"
     KEYS[2] phones    hash: phone number -> contact ids holding it, newline-separated, first read first
     KEYS[3] dirty     set: phone numbers to plan
-    KEYS[4] blocked   hash: phone number -> how many contacts holding it are marked Do Not Call
+    KEYS[4] blocked   hash: phone number -> how many contacts holding it are marked Do Not Call (the campaign's:
+                      every sync feeding it counts its own contacts there)
     ARGV    triples: contact id, phones (comma-separated), value JSON; an empty value deletes the contact
   Output:
     {changed, unchanged, removed}

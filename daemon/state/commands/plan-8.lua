@@ -13,7 +13,7 @@
     KEYS[5] claims    hash: phone number -> batch id
     KEYS[6] batches   hash: batch id -> batch JSON {k add|del, s sync, r run, t ms, e entries}
     KEYS[7] counter   the campaign's batch counter
-    KEYS[8] blocked   hash: phone number -> how many contacts of the sync holding it are marked Do Not Call
+    KEYS[8] blocked   hash: phone number -> how many contacts holding it are marked Do Not Call (the campaign's)
     ARGV[1] sync id   ARGV[2] onLeave (delete|keep)   ARGV[3] max entries a batch   ARGV[4] now (ms)   ARGV[5] run id
     ARGV[6] whole (1|0)   ARGV[7..] phone numbers
   Output:
