@@ -1,4 +1,4 @@
-// The command line of a stand-in run as its own process: string options or a usage error, checked integers, a clean stop on SIGINT/SIGTERM.
+// The command line of a stand-in run as its own process: string options or a usage error, checked integers and shares, a clean stop on SIGINT/SIGTERM.
 import { parseArgs } from 'node:util';
 
 export type StandInArgs = Record<string, string | undefined>;
@@ -31,6 +31,18 @@ export function intOption(args: StandInArgs, name: string, min: number, usage: s
   const n = Number(raw);
   if (raw === undefined || raw === '' || !Number.isInteger(n) || n < min) {
     console.error(`--${name} must be an integer >= ${min}; got ${raw}\n${usage}`);
+    process.exit(2);
+  }
+  return n;
+}
+
+/** An optional share between 0 and 1 (undefined when absent); exits 2 with the usage otherwise. */
+export function shareOption(args: StandInArgs, name: string, usage: string): number | undefined {
+  const raw = args[name];
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (raw === '' || !(n >= 0 && n <= 1)) {
+    console.error(`--${name} must be a share between 0 and 1; got ${raw}\n${usage}`);
     process.exit(2);
   }
   return n;

@@ -108,3 +108,12 @@ export function generatePeople(count: number, seed = 1, start = 0): GeneratedPer
   }
   return people;
 }
+
+/**
+ * Whether person `index` is seeded Do Not Call when a share of the people is (0 to 1): derived from (seed, index)
+ * alone, like the people, so a slice agrees with a larger run.
+ */
+export function seededDoNotCall(index: number, share: number, seed = 1): boolean {
+  if (share <= 0) return false;
+  return mulberry32((Math.imul(seed, 0x27d4eb2f) ^ Math.imul(index + 1, 0x165667b1)) >>> 0)() < share;
+}

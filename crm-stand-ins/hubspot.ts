@@ -4,7 +4,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { generatePeople } from './contacts.ts';
+import { generatePeople, seededDoNotCall } from './contacts.ts';
 import { RefusalLog, type Refusal } from './refusals.ts';
 
 export interface HubSpotStandInOptions {
@@ -19,6 +19,12 @@ export interface HubSpotStandInOptions {
   /** Generated contacts to seed; default 0. */
   contacts?: number;
   seed?: number;
+  /**
+   * When set, every seeded contact gets the custom booleancheckbox property DO_NOT_CALL_PROPERTY, "true" for this share
+   * of them (0 to 1) and "false" for the rest. HubSpot has no Do Not Call property of its own (its contact properties
+   * have hs_email_optout for email only): an account that tracks it has a custom property like this one.
+   */
+  doNotCallShare?: number;
   /**
    * The date version this stand-in reports as `apiVersion` (for clients' paths); default '2026-09'. Every version HubSpot
    * publishes (HUBSPOT_DATE_VERSIONS) and the legacy v3 paths are served; any other is refused.
@@ -413,10 +419,14 @@ class ObjectStore {
   }
 }
 
-function seedContacts(store: ObjectStore, count: number, seed: number): void {
+/** The custom Do Not Call property seeded with `doNotCallShare` (a booleancheckbox: HubSpot gives its values as "true"/"false"). */
+export const DO_NOT_CALL_PROPERTY = 'do_not_call';
+
+function seedContacts(store: ObjectStore, count: number, seed: number, doNotCallShare: number | undefined): void {
   for (const p of generatePeople(count, seed)) {
+    const dnc: Record<string, string> = doNotCallShare === undefined ? {} : { [DO_NOT_CALL_PROPERTY]: String(seededDoNotCall(p.index, doNotCallShare, seed)) };
     // Distinct, increasing timestamps make the seeded order deterministic.
-    store.insertAt({ firstname: p.firstName, lastname: p.lastName, email: p.email, phone: p.phone, company: p.company }, SEED_BASE_MS + p.index);
+    store.insertAt({ firstname: p.firstName, lastname: p.lastName, email: p.email, phone: p.phone, company: p.company, ...dnc }, SEED_BASE_MS + p.index);
   }
 }
 
@@ -1069,7 +1079,7 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   const searchWindow = new RollingWindow(1000, opts.searchPerSecond ?? 5);
   const requestWindow = new RollingWindow(10_000, opts.requestsPer10Seconds ?? 190);
   const store = new ObjectStore(now, CONTACT_SCHEMA);
-  seedContacts(store, opts.contacts ?? 0, opts.seed ?? 1);
+  seedContacts(store, opts.contacts ?? 0, opts.seed ?? 1, opts.doNotCallShare);
   const calls = new ObjectStore(now, CALL_SCHEMA);
   /** call id → the contact ids it is associated with, in the order given. */
   const callContacts = new Map<string, string[]>();
@@ -1665,6 +1675,7 @@ async function main(): Promise<void> {
       'webhook-url': { type: 'string' },
       'search-per-second': { type: 'string' },
       'requests-per-10-seconds': { type: 'string' },
+      'do-not-call-share': { type: 'string' },
     },
   });
   const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
@@ -1679,6 +1690,7 @@ async function main(): Promise<void> {
     webhookUrl: values['webhook-url'],
     searchPerSecond: num(values['search-per-second']),
     requestsPer10Seconds: num(values['requests-per-10-seconds']),
+    doNotCallShare: num(values['do-not-call-share']),
   });
   console.log(`HubSpot stand-in listening on ${standIn.url} (API version ${standIn.apiVersion}, ${standIn.contacts().length} contacts)`);
   console.log(`Access token: ${standIn.token}`);

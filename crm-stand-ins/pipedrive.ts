@@ -3,8 +3,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { intOption, parseStandInArgs, stopOnSignals } from './command-line.ts';
-import { generatePeople, validPhone } from './contacts.ts';
+import { intOption, parseStandInArgs, shareOption, stopOnSignals } from './command-line.ts';
+import { generatePeople, seededDoNotCall, validPhone } from './contacts.ts';
 import { RefusalLog, type Refusal } from './refusals.ts';
 
 export interface PersonContact { value: string; primary: boolean; label: string }
@@ -85,6 +85,12 @@ export interface PipedriveStandInOptions {
   /** Seeded persons, from contacts.ts's generatePeople. */
   persons?: number;
   seed?: number;
+  /**
+   * When set, every seeded person gets the single-option custom field DO_NOT_CALL_FIELD: Yes for this share of them
+   * (0 to 1), No for the rest. Pipedrive has no Do Not Call field of its own, nor a yes/no field type: an account that
+   * tracks it has an option field like this one, whose value API v2 gives as the chosen option's id.
+   */
+  doNotCallShare?: number;
   /** Requests per rolling 2 s per token; 20 is the Lite plan's figure for an API token. */
   burstPer2Seconds?: number;
   /** Daily token budget per token, reset at 00:00 UTC of the injected clock; 30,000 is the base budget of one Lite seat. */
@@ -142,6 +148,12 @@ export interface PipedriveStandIn {
 }
 
 const DEFAULT_TOKEN = 'pd-test-token';
+
+/** The person field seeded with `doNotCallShare`: a single-option (enum) field, keyed by its 40-character hash. */
+export const DO_NOT_CALL_FIELD = {
+  key: '5f1c0d9ae7b24c6f8a3e2b1d0c9f8e7a6b5c4d3e', name: 'Do not call', field_type: 'enum',
+  options: [{ id: 101, label: 'Yes' }, { id: 102, label: 'No' }],
+} as const;
 const BURST_WINDOW_MS = 2000;
 const SEED_BASE_MS = Date.parse('2026-01-01T00:00:00Z');
 const MAX_LIMIT = 500;
@@ -368,6 +380,11 @@ function parsePersonPatch(body: unknown): Partial<PersonInput> {
   if (b.custom_fields !== undefined && (!b.custom_fields || typeof b.custom_fields !== 'object' || Array.isArray(b.custom_fields))) {
     throw new BadRequest('custom_fields: must be an object of field key to value');
   }
+  // A single-option field takes one of its option ids (an integer; v2 no longer coerces strings) or null.
+  const dnc = (b.custom_fields as Record<string, unknown> | undefined)?.[DO_NOT_CALL_FIELD.key];
+  if (dnc !== undefined && dnc !== null && !DO_NOT_CALL_FIELD.options.some((o) => o.id === dnc)) {
+    throw new BadRequest(`custom_fields.${DO_NOT_CALL_FIELD.key}: must be one of the option ids ${DO_NOT_CALL_FIELD.options.map((o) => o.id).join(', ')} or null; got ${JSON.stringify(dnc)}`);
+  }
   return b as Partial<PersonInput>;
 }
 
@@ -455,9 +472,11 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
       const phones: ContactInput[] = [{ value: g.phone, primary: true, label: 'work' }];
       if ((g.index + 1) % 10 === 0) phones.push({ value: usDisplay(validPhone(seedCount + g.index)), primary: false, label: 'mobile' });
       const id = nextId++;
+      const dnc = opts.doNotCallShare === undefined ? {}
+        : { custom_fields: { [DO_NOT_CALL_FIELD.key]: DO_NOT_CALL_FIELD.options[seededDoNotCall(g.index, opts.doNotCallShare, opts.seed ?? 1) ? 0 : 1].id } };
       const person = buildPerson(id, {
         name: `${g.firstName} ${g.lastName}`, first_name: g.firstName, last_name: g.lastName,
-        phones, emails: [{ value: g.email, primary: true, label: 'work' }],
+        phones, emails: [{ value: g.email, primary: true, label: 'work' }], ...dnc,
       }, null, t, t);
       const e: Entry = { person, upd: t };
       // Seeds arrive in id and time order, so appending keeps both orderings sorted.
@@ -905,7 +924,7 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
 
 async function main(): Promise<void> {
   const usage = 'usage: ./dev node crm-stand-ins/pipedrive.ts [--port 4200] [--host 127.0.0.1] [--persons 300] [--seed 1] [--token pd-test-token]\n' +
-    '  [--burst 20] [--daily-tokens 30000] [--webhook-url URL --webhook-user U --webhook-password P]';
+    '  [--burst 20] [--daily-tokens 30000] [--do-not-call-share 0.1] [--webhook-url URL --webhook-user U --webhook-password P]';
   const args = parseStandInArgs(usage, {
     port: { default: '4200' },
     host: { default: '127.0.0.1' },
@@ -914,6 +933,7 @@ async function main(): Promise<void> {
     token: { default: DEFAULT_TOKEN },
     burst: { default: '20' },
     'daily-tokens': { default: '30000' },
+    'do-not-call-share': {},
     'webhook-url': {},
     'webhook-user': { default: '' },
     'webhook-password': { default: '' },
@@ -928,6 +948,7 @@ async function main(): Promise<void> {
     apiToken: args.token,
     burstPer2Seconds: num('burst', 1),
     dailyTokens: num('daily-tokens', 0),
+    doNotCallShare: shareOption(args, 'do-not-call-share', usage),
     webhook: args['webhook-url'] ? { url: args['webhook-url'], user: args['webhook-user'] ?? '', password: args['webhook-password'] ?? '' } : undefined,
   });
   console.log(`Pipedrive stand-in at ${standIn.url} (${standIn.persons().length} persons)`);

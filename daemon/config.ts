@@ -4,7 +4,8 @@ import { getCountries, type CountryCode } from 'libphonenumber-js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod/v4';
 import { duration, id, secret, url } from './config-fields.ts';
-import { CRMS, crmSchemas } from './crm/registry.ts';
+import { CRMS, crmOf, crmSchemas } from './crm/registry.ts';
+import type { DoNotCallField } from './sync/do-not-call.ts';
 import { isTimeZone } from './mirror/local-time.ts';
 import { OUTCOMES, ruleSchema } from './outcomes.ts';
 import { MAX_VARIABLES } from '../api/limits.ts';
@@ -59,6 +60,16 @@ const mapping = z.strictObject({
   /** varName → field, in the order the campaign's variables take. */
   variables: z.record(z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'a variable name (letters, digits, "_")'), z.string().min(1)).default({})
     .refine((v) => Object.keys(v).length <= MAX_VARIABLES, `at most ${MAX_VARIABLES} variables: a number carries no more`),
+  /**
+   * The field marking a contact Do Not Call (a HubSpot property, a Pipedrive custom field key, a webhook field, a CSV
+   * column): its numbers leave the campaign and are never added while it is marked. Values are read as yes/no
+   * (sync/do-not-call.ts); `{field, marked: [...]}` lists the values that mark instead (a Pipedrive option field's ids).
+   */
+  doNotCall: z.preprocess((v) => (typeof v === 'string' ? { field: v } : v), z.strictObject({
+    field: z.string().min(1, 'a field name'),
+    marked: z.array(z.union([z.string().min(1), z.number()]), { error: 'a list of the values (option ids or text) that mark a contact Do Not Call' })
+      .min(1, 'at least one value that marks a contact Do Not Call').optional(),
+  }, { error: 'a field name, or {field, marked: [values]}' })).optional(),
   /** Country for numbers written without a country code (ISO 3166 alpha-2, e.g. US). */
   defaultCountry: z.string().refine((c) => COUNTRIES.has(c), 'an ISO 3166-1 alpha-2 country code libphonenumber knows, e.g. US, GB, DE')
     .transform((c) => c as CountryCode).optional(),
@@ -106,7 +117,16 @@ const sync = z.strictObject({
   /** Call-detail records of the campaign, mirrored back as call activities. */
   mirror: mirror.optional(),
 }).refine((s) => !(s.mirror?.sink.type === 'source' && (s.source.type === 'webhook' || s.source.type === 'csv')),
-  { message: 'a webhook or CSV source has no CRM to write activities to: give mirror.sink a type of webhook or file', path: ['mirror', 'sink'] });
+  { message: 'a webhook or CSV source has no CRM to write activities to: give mirror.sink a type of webhook or file', path: ['mirror', 'sink'] })
+  // Every Do Not Call field the sync honours: the CRM's own (Salesforce's DoNotCall, always) and the mapping's.
+  .transform((s) => ({ ...s, mapping: { ...s.mapping, doNotCall: doNotCallFields(s.source.type, s.mapping.doNotCall) } }));
+
+function doNotCallFields(sourceType: string, configured: DoNotCallField | undefined): DoNotCallField[] {
+  const own = crmOf(sourceType)?.doNotCall;
+  const fields: DoNotCallField[] = own ? [{ field: own }] : [];
+  if (configured && configured.field !== own) fields.push(configured);
+  return fields;
+}
 
 export const configSchema = z.strictObject({
   redis: z.strictObject({
@@ -208,7 +228,8 @@ function allowedKeys(path: PropertyKey[], root: unknown): string[] {
       const def = schema?._zod?.def;
       if (!def) return;
       if (def.type === 'default' || def.type === 'optional' || def.type === 'nullable') schema = def.innerType;
-      else if (def.type === 'pipe') schema = def.in;
+      // A pipe from a transform (z.preprocess) takes its keys from the schema after it.
+      else if (def.type === 'pipe') schema = def.in?._zod?.def?.type === 'transform' ? def.out : def.in;
       else if (def.type === 'union') {
         schema = def.options.find((o: any) => {
           const d = o._zod.def;

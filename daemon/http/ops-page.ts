@@ -174,7 +174,7 @@ ${CHARTS_SCRIPT}
       el('h2', {}, document.createTextNode(s.sync + ' '), el('span', { class: 'muted', text: '(' + s.source + ' \\u2192 campaign ' + s.campaignId + ')' })),
       el('dl', { class: 'facts' },
         fact('Contacts held', s.contacts, 'contacts'), fact('Numbers held', s.numbers, 'numbers'), fact('Dirty', s.dirty, 'dirty'),
-        fact('Open batches', s.openBatches, 'openBatches'), fact('Parked', s.parked, 'parked'),
+        fact('Open batches', s.openBatches, 'openBatches'), fact('Parked', s.parked, 'parked'), fact('Held by Do Not Call', s.doNotCall, 'doNotCall'),
         s.compareEvery !== null ? fact('Last comparison', s.lastCompareAt ? when(s.lastCompareAt) : 'never', 'lastCompare') : null,
         fact('Mirror lag \u2020', m ? span(m.lagMs) : dash, 'mirrorLag'), fact('Mirrored', m ? show(m.mirrored) : dash, 'mirrored'),
         fact('Mirror parked', m ? show(m.parked) : dash, 'mirrorParked'), fact('Last record', m ? when(m.lastRecordAt) : dash, 'mirrorLastRecord')),

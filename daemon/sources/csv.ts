@@ -21,7 +21,7 @@ export class CsvSource implements Source {
   constructor(sync: SyncConfig) {
     this.config = sync.source as CsvConfig;
     this.idField = sync.mapping.id;
-    this.required = [sync.mapping.id, ...sync.mapping.phone, ...Object.values(sync.mapping.variables)];
+    this.required = [sync.mapping.id, ...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...sync.mapping.doNotCall.map((d) => d.field)];
   }
 
   async *pull(options: PullOptions): AsyncGenerator<PullPage> {

@@ -11,7 +11,7 @@ import type { SyncConfig } from '../config.ts';
 export function ignorableStatusField(sync: SyncConfig, also: readonly string[] = []): string | null {
   const field = sync.mirror?.statusProperty;
   if (!field) return null;
-  const read = new Set([...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...also]);
+  const read = new Set([...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...sync.mapping.doNotCall.map((d) => d.field), ...also]);
   return read.has(field) ? null : field;
 }
 

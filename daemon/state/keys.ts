@@ -93,6 +93,11 @@ export class SyncKeys {
   get inflight() { return `${this.campaign}:inflight`; }
   /** The campaign's batch counter. */
   get counter() { return `${this.campaign}:counter`; }
+  /**
+   * hash: phone number -> how many contacts holding it, of every sync feeding the campaign, are marked Do Not Call
+   * (the number is kept out of the campaign whichever sync added it).
+   */
+  get doNotCall() { return `${this.campaign}:do-not-call`; }
 }
 
 /** A campaign's key: the same campaign id on two dialer accounts or servers is two campaigns. */

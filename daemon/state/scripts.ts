@@ -27,7 +27,7 @@ export const SCRIPTS: readonly ScriptSource[] = readdirSync(DIR).filter((f) => f
 type Arg = string | number;
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    cdsApplyContacts(contacts: string, phones: string, dirty: string, ...args: Arg[]): Result<[number, number, number], Context>;
+    cdsApplyContacts(contacts: string, phones: string, dirty: string, doNotCall: string, ...args: Arg[]): Result<[number, number, number], Context>;
     cdsPlan(...keysAndArgs: Arg[]): Result<[string[], number, number, string[]], Context>;
     cdsDryPlan(have: string, ...args: Arg[]): Result<string[], Context>;
     cdsRecord(...keysAndArgs: Arg[]): Result<[number, number, number, number], Context>;

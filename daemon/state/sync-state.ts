@@ -52,8 +52,11 @@ export interface BatchOutcome {
   kept?: [string, string][];
 }
 
-/** A contact as the sync stores it: its phone numbers (E.164) and the variables it wants them added with. */
-export interface StoredContact { id: string; phones: string[]; varValues: string[]; hash: string }
+/**
+ * A contact as the sync stores it: its phone numbers (E.164) and the variables it wants them added with; one marked
+ * Do Not Call wants none of its numbers in the campaign, whoever else holds them.
+ */
+export interface StoredContact { id: string; phones: string[]; varValues: string[]; hash: string; doNotCall?: boolean }
 
 /** A dry run's finding for one phone number. */
 export interface DryAction { phone: string; action: 'add' | 'replace' | 'delete'; heldContact: string | null }
@@ -97,16 +100,19 @@ export class SyncState {
     this.redis = withScripts(redis); this.keys = keys; this.syncId = syncId; this.acks = acks;
   }
 
-  /** Writes contacts (or deletions: `{deleted: id}`) and marks the phone numbers they touch for planning. */
+  /**
+   * Writes contacts (or deletions: `{deleted: id}`) and marks the phone numbers they touch for planning; a contact
+   * marked or unmarked Do Not Call is a change like any other (its numbers are planned again).
+   */
   async applyContacts(changes: ({ contact: StoredContact } | { deleted: string })[]): Promise<{ changed: number; unchanged: number; removed: number }> {
     if (!changes.length) return { changed: 0, unchanged: 0, removed: 0 };
     const args: string[] = [];
     for (const c of changes) {
       if ('deleted' in c) args.push(c.deleted, '', '');
-      else args.push(c.contact.id, c.contact.phones.join(','), JSON.stringify({ v: c.contact.varValues, h: c.contact.hash }));
+      else args.push(c.contact.id, c.contact.phones.join(','), JSON.stringify({ v: c.contact.varValues, h: c.contact.hash, ...(c.contact.doNotCall ? { d: 1 } : {}) }));
     }
     const k = this.keys;
-    const [changed, unchanged, removed] = await this.redis.cdsApplyContacts(k.contacts, k.phones, k.dirty, ...args);
+    const [changed, unchanged, removed] = await this.redis.cdsApplyContacts(k.contacts, k.phones, k.dirty, k.doNotCall, ...args);
     return { changed, unchanged, removed };
   }
 
@@ -117,16 +123,17 @@ export class SyncState {
   async plan(phones: string[], onLeave: 'delete' | 'keep', maxBatch: number, runId: string, whole = false): Promise<{ batchIds: string[]; skipped: number; planned: number; held: string[] }> {
     if (!phones.length) return { batchIds: [], skipped: 0, planned: 0, held: [] };
     const k = this.keys;
-    const [batchIds, skipped, planned, held] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter,
+    const [batchIds, skipped, planned, held] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter, k.doNotCall,
       this.syncId, onLeave, maxBatch, Date.now(), runId, whole ? 1 : 0, ...phones);
     return { batchIds, skipped, planned, held };
   }
 
   /**
    * What plan would do, writing nothing, for a desired state given in full (phone number -> the contact wanting it and
-   * its variables' hash): numbers wanted, and numbers held but not wanted, go through the plan's own decision.
+   * its variables' hash, or `blocked` when a contact holding it is marked Do Not Call): numbers wanted, and numbers
+   * held but not wanted, go through the plan's own decision.
    */
-  async dryPlan(wanted: Map<string, { contactId: string; hash: string }>, onLeave: 'delete' | 'keep'): Promise<DryAction[]> {
+  async dryPlan(wanted: Map<string, { contactId: string; hash: string; blocked?: boolean }>, onLeave: 'delete' | 'keep'): Promise<DryAction[]> {
     const out: DryAction[] = [];
     const ask = async (triples: string[]) => {
       if (!triples.length) return;
@@ -135,12 +142,12 @@ export class SyncState {
     };
     let chunk: string[] = [];
     for (const [phone, w] of wanted) {
-      chunk.push(phone, w.contactId, w.hash);
-      if (chunk.length >= 3000) { await ask(chunk); chunk = []; }
+      chunk.push(phone, w.blocked ? '' : w.contactId, w.blocked ? '' : w.hash, w.blocked ? '1' : '0');
+      if (chunk.length >= 4000) { await ask(chunk); chunk = []; }
     }
     await ask(chunk);
     for await (const page of this.scanHeld()) {
-      const gone = page.filter(([phone]) => !wanted.has(phone)).flatMap(([phone]) => [phone, '', '']);
+      const gone = page.filter(([phone]) => !wanted.has(phone)).flatMap(([phone]) => [phone, '', '', '0']);
       await ask(gone);
     }
     return out;

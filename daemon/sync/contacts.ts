@@ -4,6 +4,7 @@ import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/
 import { MAX_VAR_VALUE } from '../../api/limits.ts';
 import type { Mapping } from '../config.ts';
 import type { SourceContact } from '../sources/source.ts';
+import { readDoNotCall } from './do-not-call.ts';
 
 /** A contact mapped for the campaign: the state the daemon keeps per contact. */
 export interface MappedContact {
@@ -13,6 +14,8 @@ export interface MappedContact {
   varValues: string[];
   /** Hash of the variable values: a change means the campaign's number needs replacing. */
   hash: string;
+  /** Marked Do Not Call (or its Do Not Call field cannot be read): its numbers leave the campaign and are never added. */
+  doNotCall?: boolean;
 }
 
 export interface RecordError {
@@ -65,9 +68,10 @@ export function hashValues(values: string[]): string {
 }
 
 /**
- * Maps one contact; invalid numbers become record errors, the valid ones still count. A contact the dialer would
- * refuse whole (a variable value over the API's limit) maps to no contact: it is refused alone, with its reason, and
- * what the campaign holds for it stays as it was until the CRM record is fixed.
+ * Maps one contact; invalid numbers become record errors, the valid ones still count. A contact marked Do Not Call
+ * maps to its phone numbers alone, marked (a Do Not Call value that cannot be read is an error, and marks it). A
+ * contact the dialer would refuse whole (a variable value over the API's limit) maps to no contact: it is refused
+ * alone, with its reason, and what the campaign holds for it stays as it was until the CRM record is fixed.
  */
 export function mapContact(contact: SourceContact, mapping: Mapping): { contact: MappedContact | null; errors: RecordError[] } {
   const errors: RecordError[] = [];
@@ -85,6 +89,10 @@ export function mapContact(contact: SourceContact, mapping: Mapping): { contact:
   if (!phones.length && !errors.length) {
     errors.push({ contactId: contact.id, line: contact.line, field: mapping.phone.join(','), value: '', reason: 'no phone number', code: 'no_number' });
   }
+  const dnc = readDoNotCall(contact.fields, mapping.doNotCall);
+  for (const u of dnc.unreadable) errors.push({ contactId: contact.id, line: contact.line, field: u.field, value: u.value, reason: u.reason, code: 'bad_record' });
+  // Its variables do not matter: nothing of it is sent, and whatever the campaign holds of it leaves.
+  if (dnc.marked) return { contact: { id: contact.id, phones, varValues: [], hash: '', doNotCall: true }, errors };
   const varValues = Object.values(mapping.variables).map((field) => varValue(contact.fields[field]));
   const tooLong = Object.entries(mapping.variables).flatMap(([name, field], i) => {
     const length = varValues[i]!.length;

@@ -14,7 +14,7 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
     }
   }
   // The desired state as a full read gives it; a number two contacts share goes to the one holding it now, else the first read.
-  const wanted = new Map<string, { contactId: string; hash: string }>();
+  const wanted = new Map<string, { contactId: string; hash: string; blocked?: boolean }>();
   let invalid = 0;
   const examples: string[] = [];
   if (rt.source.pulls) {
@@ -31,7 +31,9 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
           continue;
         }
         for (const p of contact.phones) {
-          if (!wanted.has(p) || heldBy.get(p) === contact.id) wanted.set(p, { contactId: contact.id, hash: contact.hash });
+          // Do Not Call blocks a number whoever else wants it, as the plan decides.
+          if (contact.doNotCall) wanted.set(p, { contactId: contact.id, hash: '', blocked: true });
+          else if (!wanted.get(p)?.blocked && (!wanted.has(p) || heldBy.get(p) === contact.id)) wanted.set(p, { contactId: contact.id, hash: contact.hash });
         }
       }
     }
@@ -45,6 +47,7 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
     if (lines.length >= show) continue;
     if (a.action === 'add') lines.push(`  add      ${redactPhone(a.phone)}  contact ${wanted.get(a.phone)!.contactId}`);
     else if (a.action === 'replace') lines.push(`  replace  ${redactPhone(a.phone)}  contact ${wanted.get(a.phone)!.contactId} (variables changed)`);
+    else if (wanted.get(a.phone)?.blocked) lines.push(`  delete   ${redactPhone(a.phone)}  (contact ${wanted.get(a.phone)!.contactId} is marked Do Not Call)`);
     else lines.push(`  delete   ${redactPhone(a.phone)}  (contact ${a.heldContact ?? '?'} left the selection)`);
   }
   const { add, replace, delete: remove } = count;

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePeople, validPhone } from '../../crm-stand-ins/contacts.ts';
-import { signHubSpotV3, startHubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
+import { DO_NOT_CALL_PROPERTY, signHubSpotV3, startHubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 import type { HubSpotEvent, HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 
 const SEED_BASE = Date.parse('2026-01-01T00:00:00.000Z');
@@ -927,5 +927,28 @@ describe('strict as HubSpot: a drifting request is refused the way HubSpot refus
     expect((await call(hs, 'POST', '/crm/v3/objects/calls/batch/create', { inputs: [{ properties: props }] })).status).toBe(207);
     hs.failCalls(null);
     expect(hs.stats.refused).toBe(before);
+  });
+});
+
+describe('a Do Not Call property', () => {
+  it('is seeded for a share of the contacts as a custom checkbox ("true"/"false", as HubSpot sends them), and searched and read like any property', async () => {
+    const hs = await startHubSpotStandIn({ contacts: 200, doNotCallShare: 0.25, searchPerSecond: 1000 });
+    const plain = await startHubSpotStandIn({ contacts: 5 });
+    try {
+      const values = hs.contacts().map((c) => c.properties[DO_NOT_CALL_PROPERTY]);
+      expect(new Set(values)).toEqual(new Set(['true', 'false']));
+      const marked = hs.contacts().filter((c) => c.properties[DO_NOT_CALL_PROPERTY] === 'true').map((c) => c.id);
+      expect(marked.length).toBeGreaterThan(30);
+      expect(marked.length).toBeLessThan(70);
+      const found = await search(hs, { filterGroups: [{ filters: [{ propertyName: DO_NOT_CALL_PROPERTY, operator: 'EQ', value: 'true' }] }], properties: [DO_NOT_CALL_PROPERTY], limit: 100 });
+      expect(found.body.results.map((r: { id: string }) => r.id)).toEqual(marked);
+      expect(found.body.results[0].properties[DO_NOT_CALL_PROPERTY]).toBe('true');
+      // Without the option, contacts have no such property (a portal that does not track it).
+      expect(plain.contacts().every((c) => !(DO_NOT_CALL_PROPERTY in c.properties))).toBe(true);
+      expect(hs.stats.refused).toBe(0);
+    } finally {
+      await hs.close();
+      await plain.close();
+    }
   });
 });

@@ -2,7 +2,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPipedriveStandIn, type PipedriveStandIn, type StoredPerson } from '../../crm-stand-ins/pipedrive.ts';
+import { DO_NOT_CALL_FIELD, startPipedriveStandIn, type PipedriveStandIn, type StoredPerson } from '../../crm-stand-ins/pipedrive.ts';
 
 const TOKEN = 'pd-test-token';
 const NO_LIMITS = { burstPer2Seconds: 1e9, dailyTokens: 1e12 };
@@ -546,5 +546,36 @@ describe('strict as Pipedrive: a drifting request is refused the way Pipedrive r
     expect((await send('POST', '/v1/callLogs', log)).status).toBe(400);
     s.failCallLogs(null);
     expect(s.stats.refused).toBe(before);
+  });
+});
+
+describe('a Do Not Call field', () => {
+  it('is seeded for a share of the persons as a single-option field (its option id, as API v2 gives it); a PATCH takes an option id or null and refuses anything else', async () => {
+    const s = await startPipedriveStandIn({ persons: 200, doNotCallShare: 0.25, ...NO_LIMITS });
+    const [yes, no] = DO_NOT_CALL_FIELD.options.map((o) => o.id);
+    const patch = (id: number, value: unknown) => fetch(`${s.url}/api/v2/persons/${id}`, {
+      method: 'PATCH', headers: { 'x-api-token': TOKEN, 'content-type': 'application/json' }, body: JSON.stringify({ custom_fields: { [DO_NOT_CALL_FIELD.key]: value } }),
+    });
+    try {
+      const body = await json(await get(s, '/api/v2/persons?limit=500'));
+      const values = (body.data as StoredPerson[]).map((p) => p.custom_fields[DO_NOT_CALL_FIELD.key]);
+      expect(new Set(values)).toEqual(new Set([yes, no]));
+      const marked = values.filter((v) => v === yes).length;
+      expect(marked).toBeGreaterThan(30);
+      expect(marked).toBeLessThan(70);
+      expect((await patch(1, yes)).status).toBe(200);
+      expect(s.getPerson(1)!.custom_fields[DO_NOT_CALL_FIELD.key]).toBe(yes);
+      expect((await patch(1, null)).status).toBe(200);
+      expect(s.stats.refused).toBe(0);
+      for (const bad of ['Yes', String(yes), true, 999]) {
+        const res = await patch(1, bad);
+        expect(res.status).toBe(400);
+        expect((await json(res)).error).toMatch(new RegExp(`^custom_fields\\.${DO_NOT_CALL_FIELD.key}: must be one of the option ids ${yes}, ${no} or null`));
+      }
+      expect(s.stats.refused).toBe(4);
+      expect(s.getPerson(1)!.custom_fields[DO_NOT_CALL_FIELD.key]).toBeNull();
+    } finally {
+      await s.close();
+    }
   });
 });

@@ -79,13 +79,13 @@ describe('a valid configuration', () => {
     });
     expect(hubspot!.schedule).toEqual({ every: 900_000 });
     expect(hubspot!.onLeave).toBe('delete');
-    expect(hubspot!.mapping).toEqual({ id: 'id', phone: ['phone'], variables: {}, defaultCountry: 'US' });
+    expect(hubspot!.mapping).toEqual({ id: 'id', phone: ['phone'], variables: {}, defaultCountry: 'US', doNotCall: [] });
     expect(pipedrive!.source).toEqual({
       type: 'pipedrive', baseUrl: 'https://api.pipedrive.com', apiToken: PIPEDRIVE_TOKEN, burstPer2Seconds: 20, dailyTokens: 30_000,
       pageSize: 500, overlap: 300_000, compareEvery: 3_600_000, selection: {}, webhookUser: 'pd', webhookPassword: PD_PASSWORD,
     });
     expect(webhook!.source).toEqual({ type: 'webhook', secret: WEBHOOK_SECRET });
-    expect(webhook!.mapping).toEqual({ id: 'email', phone: ['mobile', 'phone'], variables: { name: 'firstName' } });
+    expect(webhook!.mapping).toEqual({ id: 'email', phone: ['mobile', 'phone'], variables: { name: 'firstName' }, doNotCall: [] });
     expect(csv!.source).toEqual({ type: 'csv', path: '/data/leads.csv', delimiter: ',' });
     expect(csv!.schedule).toEqual({ cron: '0 * * * *', tz: 'Europe/Berlin' });
     expect(csv!.onLeave).toBe('keep');
@@ -197,6 +197,29 @@ describe('each kind of mistake names the key path, the bad value and what is all
     const p = problemAt(problemsOf(raw).problems, 'syncs.0.source.type');
     expect(p).toContain('"zoho"');
     for (const t of ['hubspot', 'pipedrive', 'salesforce', 'webhook', 'csv']) expect(p).toContain(t);
+  });
+
+  it('mapping.doNotCall: a field name or {field, marked}; Salesforce\'s own DoNotCall is always honoured besides it', () => {
+    const raw = minimalConfig();
+    raw.syncs[0].mapping.doNotCall = 'dnc';
+    expect(parseConfig(raw, 'sync.yaml', ENV).syncs[0]!.mapping.doNotCall).toEqual([{ field: 'dnc' }]);
+    raw.syncs[0].mapping.doNotCall = { field: 'a1b2c3', marked: [42, 'Yes'] };
+    expect(parseConfig(raw, 'sync.yaml', ENV).syncs[0]!.mapping.doNotCall).toEqual([{ field: 'a1b2c3', marked: [42, 'Yes'] }]);
+    const sf = minimalConfig();
+    sf.syncs[0].source = { type: 'salesforce', clientId: 'app', auth: { flow: 'client_credentials', clientSecret: 'x' }, selection: { object: 'Contact' } };
+    expect(parseConfig(sf, 'sync.yaml', ENV).syncs[0]!.mapping.doNotCall).toEqual([{ field: 'DoNotCall' }]);
+    sf.syncs[0].mapping.doNotCall = 'Legal_Hold__c';
+    expect(parseConfig(sf, 'sync.yaml', ENV).syncs[0]!.mapping.doNotCall).toEqual([{ field: 'DoNotCall' }, { field: 'Legal_Hold__c' }]);
+  });
+
+  it('a bad mapping.doNotCall: a number, an empty marked list, a misspelt key', () => {
+    const raw = minimalConfig();
+    raw.syncs[0].mapping.doNotCall = 5;
+    expect(problemAt(problemsOf(raw).problems, 'syncs.0.mapping.doNotCall')).toMatch(/a field name, or \{field, marked: \[values\]\} \(got 5\)/);
+    raw.syncs[0].mapping.doNotCall = { field: 'dnc', marked: [] };
+    expect(problemAt(problemsOf(raw).problems, 'syncs.0.mapping.doNotCall.marked')).toMatch(/at least one value that marks a contact Do Not Call/);
+    raw.syncs[0].mapping.doNotCall = { field: 'dnc', values: [1] };
+    expect(problemAt(problemsOf(raw).problems, 'syncs.0.mapping.doNotCall.values')).toMatch(/unknown key; allowed here: field, marked/);
   });
 
   it('a bad defaultCountry', () => {

@@ -21,6 +21,14 @@ function freshState(syncId = 'a', campaign = 'c1'): SyncState {
   return new SyncState(redis, new DaemonKeys(p.prefix).sync(syncId, campaign), syncId);
 }
 
+/** Syncs a and b feeding one campaign (they share its keys). */
+function twoSyncsOfOneCampaign(): [SyncState, SyncState] {
+  const p = testPrefix();
+  prefixes.push(p);
+  const keys = new DaemonKeys(p.prefix);
+  return [new SyncState(redis, keys.sync('a', 'shared'), 'a'), new SyncState(redis, keys.sync('b', 'shared'), 'b')];
+}
+
 function contact(id: string, phones: string[], varValues: string[] = [id]): StoredContact {
   return { id, phones, varValues, hash: `h(${varValues.join('|')})` };
 }
@@ -189,10 +197,7 @@ describe('plan and record', () => {
   });
 
   it('a number another sync holds in the campaign stays that sync\'s', async () => {
-    const p = testPrefix(); prefixes.push(p);
-    const keys = new DaemonKeys(p.prefix);
-    const a = new SyncState(redis, keys.sync('a', 'shared'), 'a');
-    const b = new SyncState(redis, keys.sync('b', 'shared'), 'b');
+    const [a, b] = twoSyncsOfOneCampaign();
     await a.applyContacts([{ contact: contact('ca', ['+1']) }]);
     await settle(a);
     await b.applyContacts([{ contact: contact('cb', ['+1'], ['other']) }]);
@@ -211,6 +216,87 @@ describe('plan and record', () => {
     expect((await s.plan(['+1'], 'delete', 10, 'r')).batchIds).toEqual([]);
     await s.applyContacts([{ contact: contact('c1', ['+1'], ['z']) }]);
     expect((await s.plan(['+1'], 'delete', 10, 'r')).batchIds).toHaveLength(1);
+  });
+});
+
+describe('Do Not Call', () => {
+  const marked = (id: string, phones: string[]): StoredContact => ({ id, phones, varValues: [], hash: '', doNotCall: true });
+
+  it('a marked holder blocks its numbers: never added although another contact wants one, deleted whatever onLeave says, added again once unmarked', async () => {
+    for (const onLeave of ['delete', 'keep'] as const) {
+      const s = freshState();
+      await s.applyContacts([{ contact: contact('a', ['+1']) }, { contact: contact('b', ['+2']) }]);
+      await settle(s, onLeave);
+      // a marked Do Not Call; c, not marked, shares +3 with d, marked: +3 is held out although c wants it.
+      expect(await s.applyContacts([{ contact: marked('a', ['+1']) }, { contact: contact('c', ['+3']) }, { contact: marked('d', ['+3']) }]))
+        .toEqual({ changed: 3, unchanged: 0, removed: 0 });
+      expect(await s.redis.hgetall(s.keys.doNotCall)).toEqual({ '+1': '1', '+3': '1' });
+      const { batchIds } = await s.plan(await dirty(s), onLeave, 10, 'r');
+      const entries = (await Promise.all(batchIds.map((id) => s.batch(id)))).map((b) => [b!.kind, b!.entries.map((e) => e[0])]);
+      expect(entries).toEqual([['del', ['+1']]]);
+      for (const id of batchIds) await answer(s, id);
+      expect(await heldMap(s)).toEqual({ '+2': { numberId: 'n-+2', contactId: 'b', hash: 'h(b)' } });
+      // Applied again (a page read twice): nothing changes, nothing is planned.
+      expect(await s.applyContacts([{ contact: marked('a', ['+1']) }, { contact: marked('d', ['+3']) }])).toEqual({ changed: 0, unchanged: 2, removed: 0 });
+      expect(await dirty(s)).toEqual([]);
+      // Unmarked (a) and deleted (d): both numbers come back, +3 for c.
+      await s.applyContacts([{ contact: contact('a', ['+1']) }, { deleted: 'd' }]);
+      expect(await s.redis.hgetall(s.keys.doNotCall)).toEqual({});
+      await settle(s, onLeave);
+      expect(Object.keys(await heldMap(s)).sort()).toEqual(['+1', '+2', '+3']);
+      expect((await s.held(['+3']))[0]?.contactId).toBe('c');
+    }
+  });
+
+  it('counts a number\'s marked holders: it stays blocked until the last of them is unmarked, moves with a marked contact\'s phones', async () => {
+    const s = freshState();
+    await s.applyContacts([{ contact: marked('a', ['+1', '+2']) }, { contact: marked('b', ['+2']) }, { contact: contact('c', ['+2']) }]);
+    expect(await s.redis.hgetall(s.keys.doNotCall)).toEqual({ '+1': '1', '+2': '2' });
+    await s.applyContacts([{ contact: marked('a', ['+1', '+3']) }]);
+    expect(await s.redis.hgetall(s.keys.doNotCall)).toEqual({ '+1': '1', '+2': '1', '+3': '1' });
+    await settle(s);
+    expect(await heldMap(s)).toEqual({});
+    await s.applyContacts([{ contact: contact('b', ['+2']) }, { deleted: 'a' }]);
+    expect(await s.redis.hgetall(s.keys.doNotCall)).toEqual({});
+    await settle(s);
+    expect(Object.keys(await heldMap(s)).sort()).toEqual(['+2']);
+    expect((await s.held(['+2']))[0]?.contactId).toBe('b');
+  });
+
+  it('a mark in one sync holds the number out of the campaign whichever sync feeding it added it, and that sync never adds it back while marked', async () => {
+    const [a, b] = twoSyncsOfOneCampaign();
+    await b.applyContacts([{ contact: contact('cb', ['+1']) }]);
+    await settle(b);
+    expect((await b.held(['+1']))[0]).toMatchObject({ syncId: 'b', contactId: 'cb' });
+    // A contact of sync a, marked, holds the same number: a's plan deletes b's number.
+    await a.applyContacts([{ contact: marked('ca', ['+1']) }]);
+    await settle(a);
+    expect(await heldMap(a)).toEqual({});
+    // b's contact changes: b plans the number, and does not add it while a's mark stands.
+    await b.applyContacts([{ contact: contact('cb', ['+1'], ['changed']) }]);
+    expect((await b.plan(await dirty(b), 'delete', 10, 'r')).batchIds).toEqual([]);
+    // Unmarked in a (and a's contact wants it no more): b's next change adds it again.
+    await a.applyContacts([{ deleted: 'ca' }]);
+    await settle(a);
+    await b.applyContacts([{ contact: contact('cb', ['+1'], ['again']) }]);
+    await settle(b);
+    expect((await b.held(['+1']))[0]).toMatchObject({ syncId: 'b', contactId: 'cb', hash: 'h(again)' });
+  });
+
+  it('a number whose deletion a final status refused (it was dialed) stays; one kept by onLeave keep is deleted', async () => {
+    const s = freshState();
+    await s.applyContacts([{ contact: contact('a', ['+1']) }, { contact: contact('b', ['+2']) }]);
+    await settle(s, 'keep');
+    await s.applyContacts([{ contact: contact('a', ['+1'], ['new']) }, { deleted: 'b' }]);
+    const { batchIds: [id] } = await s.plan(await dirty(s), 'keep', 10, 'r');
+    await s.record(id!, { kept: [['+1', 'not deleted: the number is Success']] });
+    expect((await s.held(['+2']))[0]?.keptBecause).toMatch(/onLeave: keep/);
+    await s.applyContacts([{ contact: marked('a', ['+1']) }, { contact: marked('b', ['+2']) }]);
+    const dry = await s.dryPlan(new Map([['+1', { contactId: 'a', hash: '', blocked: true }], ['+2', { contactId: 'b', hash: '', blocked: true }]]), 'keep');
+    const { batchIds } = await s.plan(await dirty(s), 'keep', 10, 'r');
+    expect(batchIds).toHaveLength(1);
+    expect((await s.batch(batchIds[0]!))!.entries.map((e) => e[0])).toEqual(['+2']);
+    expect(dry.map((a) => [a.phone, a.action])).toEqual([['+2', 'delete']]);
   });
 });
 

@@ -75,7 +75,8 @@ export class HubSpotSource implements Source {
     this.readsById = (this.config.selection.filterGroups ?? []).every((g) => g.filters.length < 6);
     const filtered = (this.config.selection.filterGroups ?? []).flatMap((g) => g.filters.map((f) => f.propertyName));
     this.statusProperty = ignorableStatusField(sync, [...filtered, ...this.config.properties]);
-    this.properties = [...new Set([...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...this.config.properties, 'lastmodifieddate'])];
+    this.properties = [...new Set([...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...sync.mapping.doNotCall.map((d) => d.field),
+      ...this.config.properties, 'lastmodifieddate'])];
     this.api = new HubSpotApi(this.config, redis, keys, log, metrics);
   }
 

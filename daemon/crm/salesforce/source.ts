@@ -1,8 +1,8 @@
 // Salesforce: a Campaign's members (their Leads and Contacts) or a SOQL WHERE over Contact or Lead, read through the
-// query resource in Id order (a lost cursor restarts after the last Id), incrementally by SystemModstamp; Do Not Call
-// records never hold a number; Outbound Messages from the configured org are acknowledged and their records read by id.
+// query resource in Id order (a lost cursor restarts after the last Id), incrementally by SystemModstamp (a change of
+// DoNotCall moves it too); Outbound Messages from the configured org are acknowledged and their records read by id.
 import type { SyncConfig } from '../../config.ts';
-import type { PullOptions, PullPage, Source, SourceContact, WebhookRequest, WebhookVerdict } from '../../sources/source.ts';
+import type { PullOptions, PullPage, Source, WebhookRequest, WebhookVerdict } from '../../sources/source.ts';
 import { id18, SalesforceError, soqlDateTime, soqlString, type SalesforceApi, type SfRow } from './client.ts';
 import type { SalesforceConfig } from './config.ts';
 import { parseOutboundMessage, SOAP_ACK, SOAP_CONTENT_TYPE, soapFault } from './outbound.ts';
@@ -24,12 +24,13 @@ export class SalesforceSource implements Source {
     this.config = sync.source as SalesforceConfig;
     this.compareEvery = this.config.compareEvery;
     this.api = api;
-    const wanted = [...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...this.config.fields];
+    // The Do Not Call fields (DoNotCall always) are the mapping's: the sync reads them like any mapped field.
+    const wanted = [...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...sync.mapping.doNotCall.map((d) => d.field), ...this.config.fields];
     for (const f of wanted) {
       if (!FIELD.test(f)) throw new Error(`sync ${sync.id}: mapping field "${f}" is not a Salesforce field API name (such as Phone or Mobile__c)`);
     }
     const seen = new Set<string>();
-    this.fields = ['Id', 'DoNotCall', 'SystemModstamp', ...wanted].filter((f) => !seen.has(f.toLowerCase()) && seen.add(f.toLowerCase()));
+    this.fields = ['Id', 'SystemModstamp', ...wanted].filter((f) => !seen.has(f.toLowerCase()) && seen.add(f.toLowerCase()));
   }
 
   /**
@@ -74,19 +75,9 @@ export class SalesforceSource implements Source {
     return { ...person, Id: row.LeadOrContactId, CampaignMemberStatus: row.Status };
   }
 
-  /** Records as a page: Do Not Call ones leave (their numbers are deleted), the others are contacts. */
+  /** Records as a page of contacts (Do Not Call ones too: the mapping's doNotCall reads them, as for every source). */
   private page(people: SfRow[]): PullPage {
-    const contacts: SourceContact[] = [];
-    const left: string[] = [];
-    for (const p of people) {
-      const id = String(p.Id);
-      if (p.DoNotCall === true) left.push(id);
-      else {
-        const { attributes: _, ...fields } = p;
-        contacts.push({ id, fields: { ...fields, id } });
-      }
-    }
-    return left.length ? { contacts, left } : { contacts };
+    return { contacts: people.map(({ attributes: _, ...fields }) => ({ id: String(fields.Id), fields: { ...fields, id: String(fields.Id) } })) };
   }
 
   async *pull(options: PullOptions): AsyncGenerator<PullPage> {
@@ -110,13 +101,8 @@ export class SalesforceSource implements Source {
       // On the comparison's schedule, the membership by id: members removed from the campaign, and deleted people
       // (their members go with them), leave. Incremental runs read only what changed.
       if (options.compare) {
-        for await (const rows of this.scan('CampaignMember', this.memberFields(['DoNotCall']), this.memberWhere(), null, signal)) {
-          const present: string[] = [];
-          for (const r of rows) {
-            const p = this.memberPerson(r);
-            if (p && p.DoNotCall !== true) present.push(String(p.Id));
-          }
-          yield { contacts: [], present };
+        for await (const rows of this.scan('CampaignMember', this.memberFields([]), this.memberWhere(), null, signal)) {
+          yield { contacts: [], present: rows.flatMap((r) => (typeof r.LeadOrContactId === 'string' ? [r.LeadOrContactId] : [])) };
         }
       }
       return;
@@ -144,8 +130,8 @@ export class SalesforceSource implements Source {
     }
     if (options.compare) {
       // On the comparison's schedule: every id the selection holds now (whoever is held and not among them has left).
-      for await (const rows of this.scan(object, ['Id', 'DoNotCall'], where, null, signal)) {
-        yield { contacts: [], present: rows.filter((r) => r.DoNotCall !== true).map((r) => String(r.Id)) };
+      for await (const rows of this.scan(object, ['Id'], where, null, signal)) {
+        yield { contacts: [], present: rows.map((r) => String(r.Id)) };
       }
     }
     // Deleted records (in the recycle bin, which queryAll reads) leave too.
@@ -168,10 +154,8 @@ export class SalesforceSource implements Source {
       } else {
         for await (const rows of this.scan(s.object!, this.fields, [...(s.where ? [s.where] : []), `Id IN (${inList})`], null, signal)) found.push(...rows);
       }
-      const page = this.page(found);
       const present = new Set(found.map((p) => String(p.Id)));
-      const gone = chunk.filter((id) => !present.has(id));
-      yield { contacts: page.contacts, left: [...(page.left ?? []), ...gone] };
+      yield { contacts: this.page(found).contacts, left: chunk.filter((id) => !present.has(id)) };
     }
   }
 

@@ -6,16 +6,25 @@
          k why it is kept, x the hash a replacement was refused for), or nil
   owner: the contact that wants it, or nil
   hash:  the hash of the variables that contact wants, or nil when no contact of the sync wants it
+  blocked: true when a contact holding the number (of any sync feeding the campaign) is marked Do Not Call:
+         whatever the others want, whatever onLeave says and whichever sync added it, the number leaves the campaign
+         (unless a final status keeps it: it was dialed) and is not added
   Returns one of:
     nil        nothing to do
     'add'      add the number
     'replace'  delete the number and add it again with new variables
-    'delete'   delete the number (it left the selection, onLeave delete)
-    'keep'     it left the selection but onLeave is keep: note why it stays
+    'delete'   delete the number (it left the selection, onLeave delete; or Do Not Call)
+    'keep'     it left the selection but onLeave is keep: note why it stays (KEEP_NOTE)
     'adopt'    the campaign already holds it as wanted: take it (contact, hash) and clear notes
     'own'      a replacement was refused for these variables; only its contact changes
 ]=]
-local function decide(held, owner, hash, sync, on_leave)
+local KEEP_NOTE = 'left the selection; kept (onLeave: keep)'
+local function decide(held, owner, hash, sync, on_leave, blocked)
+  if blocked then
+    -- a note other than onLeave's is a refused deletion: its status is final (it was dialed), so it stays
+    if held and (not held.k or held.k == KEEP_NOTE) then return 'delete' end
+    return nil
+  end
   if held and held.s ~= sync then
     return nil -- another sync holds this number in the campaign: the first one keeps it
   end

@@ -1,7 +1,8 @@
 --[=[
-  Decides, for each given dirty phone number, what the campaign needs (includes/decide), claims the numbers it acts
-  on and writes the batches, all at once: two planners can never claim one number, and a crash after this leaves
-  batches that the next run finds and queues. A number claimed by an open batch stays dirty (its answer decides).
+  Decides, for each given dirty phone number, what the campaign needs (includes/decide; a holder marked Do Not Call
+  blocks it), claims the numbers it acts on and writes the batches, all at once: two planners can never claim one
+  number, and a crash after this leaves batches that the next run finds and queues. A number claimed by an open
+  batch stays dirty (its answer decides).
   With `whole` set (a run between two pages of its read), adds that do not fill a batch are not written: they stay
   dirty, unclaimed, and are returned, so that the next page (or the run's final plan) sends them in a full batch;
   each dialer request of a rate-limited key then carries a whole batch, not a page's remainder.
@@ -12,6 +13,7 @@
     KEYS[5] claims    hash: phone number -> batch id
     KEYS[6] batches   hash: batch id -> batch JSON {k add|del, s sync, r run, t ms, e entries}
     KEYS[7] counter   the campaign's batch counter
+    KEYS[8] blocked   hash: phone number -> how many contacts holding it are marked Do Not Call (the campaign's)
     ARGV[1] sync id   ARGV[2] onLeave (delete|keep)   ARGV[3] max entries a batch   ARGV[4] now (ms)   ARGV[5] run id
     ARGV[6] whole (1|0)   ARGV[7..] phone numbers
   Output:
@@ -20,7 +22,7 @@
 ]=]
 --- @include "includes/owners"
 --- @include "includes/decide"
-local contacts, phones, dirty, have, claims, batches, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local contacts, phones, dirty, have, claims, batches, counter, blocked = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local sync, on_leave, max_batch, now, run, whole = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6] == '1'
 local adds, dels, ids = {}, {}, {}
 local skipped, planned = 0, 0
@@ -39,7 +41,9 @@ for i = 7, #ARGV do
       skipped = skipped + 1
     else
       redis.call('SREM', dirty, e)
-      local owner = owners(phones, e)[1]
+      -- A number any holder marks Do Not Call is wanted by nobody; otherwise its first holder wants it.
+      local is_blocked = redis.call('HEXISTS', blocked, e) == 1
+      local owner = (not is_blocked) and owners(phones, e)[1] or nil
       local value = nil
       if owner then
         local raw = redis.call('HGET', contacts, owner)
@@ -47,7 +51,7 @@ for i = 7, #ARGV do
       end
       local held_raw = redis.call('HGET', have, e)
       local held = held_raw and cjson.decode(held_raw) or nil
-      local action = decide(held, owner, value and value.h, sync, on_leave)
+      local action = decide(held, owner, value and value.h, sync, on_leave, is_blocked)
       if action == 'add' then
         adds[#adds + 1] = {e, owner, value.v, value.h}
       elseif action == 'replace' then
@@ -61,7 +65,7 @@ for i = 7, #ARGV do
         held.c = owner
         redis.call('HSET', have, e, cjson.encode(held))
       elseif action == 'keep' then
-        held.k = 'left the selection; kept (onLeave: keep)'
+        held.k = KEEP_NOTE
         redis.call('HSET', have, e, cjson.encode(held))
       end
       if #adds >= max_batch then flush('add', adds); adds = {} end
