@@ -70,7 +70,7 @@ import { startPipedriveStandIn, type PipedriveStandIn } from '../crm-stand-ins/p
 import { VALID_PHONE_COUNT, generatePeople, validPhone } from '../crm-stand-ins/contacts.ts';
 import { parseConfig } from '../daemon/config.ts';
 import { spacing } from '../daemon/crm/http.ts';
-import { toUtc } from '../daemon/mirror/local-time.ts';
+import { toUtc } from '../daemon/local-time.ts';
 import { attemptKey } from '../daemon/mirror/mirror.ts';
 import { readRun } from '../daemon/sync/run.ts';
 import { DaemonKeys, SyncKeys, campaignKey } from '../daemon/state/keys.ts';

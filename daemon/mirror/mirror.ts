@@ -12,7 +12,7 @@ import { writeIsolating, type Activity, type Sink, type WriteResult } from '../s
 import type { SyncState } from '../state/sync-state.ts';
 import type { SyncHistory } from '../history/history.ts';
 import { LagMeter } from './lag.ts';
-import { formatWall, offsetAt, readFrom, toUtc, wallMs } from './local-time.ts';
+import { formatWall, offsetAt, readFrom, toUtc, wallMs } from '../local-time.ts';
 import { DEFAULT_RULES, outcomeOf, type CallDetail, type Rule } from '../outcomes.ts';
 
 type MirrorConfig = NonNullable<SyncConfig['mirror']>;

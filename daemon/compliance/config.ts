@@ -1,0 +1,21 @@
+// The `compliance` block of the configuration (the daemon's, or a sync's own): which rule set holds its numbers to
+// their callees' calling windows, validated at the door.
+import { z } from 'zod/v4';
+import { WEEKDAYS, type Weekday } from './rules.ts';
+import type { RuleSet } from './window.ts';
+
+const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a local time HH:MM such as 09:00');
+
+export const complianceSchema = z.strictObject({
+  /** The operator's own window, callee-local, inside the law's (08:00–21:00 and the state rows). */
+  window: z.strictObject({
+    from: hhmm,
+    to: z.union([hhmm, z.literal('24:00')]),
+    days: z.array(z.enum(WEEKDAYS as [Weekday, ...Weekday[]])).min(1, 'at least one weekday (sun, mon, …, sat)').optional(),
+  }).refine((w) => w.from < w.to, { message: 'from must be before to (a window does not span midnight)', path: ['to'] }).optional(),
+  /** Apply the stricter state rows shipped as data (Florida, Rhode Island); default true. */
+  stateRules: z.boolean().default(true),
+}).transform((c): RuleSet => ({
+  stateRules: c.stateRules,
+  ...(c.window ? { operator: { hours: [c.window.from, c.window.to] as const, ...(c.window.days ? { days: c.window.days } : {}) } } : {}),
+}));
