@@ -1,0 +1,56 @@
+// Window groups: callees whose calling windows are the same (same zones, same state rows) share a campaign, and
+// that campaign's state follows their window: Active while a call may start, Paused from `margin` before the close.
+// Pure: the edge job asks it what each group's campaign should be now, and when to ask again.
+import type { Location } from './locate.ts';
+import { callingWindow, type RuleSet } from './window.ts';
+import { STATE_RULE_BY_STATE } from './rules.ts';
+
+export interface WindowGroup {
+  /** Stable name of the group, e.g. `America/Chicago+America/New_York|FL`: part of a campaign's name and Redis keys. */
+  key: string;
+  zones: string[];
+  /** Only the states whose rows change the window (others do not split groups). */
+  states: string[];
+}
+
+/** The group of a callee: its zones and the states among its own that have a row. Unknown zones: no group (held). */
+export function windowGroup(location: Pick<Location, 'zones' | 'states'>, ruleSet: RuleSet): WindowGroup | null {
+  if (!location.zones.length) return null;
+  const states = ruleSet.stateRules ? location.states.filter((s) => STATE_RULE_BY_STATE.has(s)) : [];
+  return { key: `${location.zones.join('+')}${states.length ? `|${states.join('+')}` : ''}`, zones: [...location.zones], states };
+}
+
+export type CampaignState = 'Active' | 'Paused';
+
+export interface GroupEdge {
+  group: string;
+  want: CampaignState;
+  /** When the answer changes next (ms), or null when the group never opens within the horizon. */
+  next: number | null;
+}
+
+/**
+ * What each group's campaign should be at `now`: Active from the window's opening until `marginMs` before its close
+ * (a pause request must reach the dialer before the edge, and a call must start before it), Paused otherwise.
+ */
+export function edges(groups: readonly WindowGroup[], ruleSet: RuleSet, now: number, marginMs: number): GroupEdge[] {
+  return groups.map((g) => {
+    const w = callingWindow(g, ruleSet, now);
+    if (w.open && w.closesAt! - marginMs > now) return { group: g.key, want: 'Active', next: w.closesAt! - marginMs };
+    // Closed, or inside the margin: the next opening whose window outlasts the margin.
+    let at = w.opensAt;
+    let end = w.open ? (at === null ? null : callingWindow(g, ruleSet, at).closesAt) : w.closesAt;
+    while (at !== null && end !== null && end - marginMs <= at) {
+      const after = callingWindow(g, ruleSet, end);
+      at = after.opensAt;
+      end = after.closesAt;
+    }
+    return { group: g.key, want: 'Paused', next: at };
+  });
+}
+
+/** When the edge job must run next: the earliest change of any group (null: none within the horizon). */
+export function nextEdge(list: readonly GroupEdge[]): number | null {
+  const times = list.map((e) => e.next).filter((t): t is number => t !== null);
+  return times.length ? Math.min(...times) : null;
+}
