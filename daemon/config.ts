@@ -170,8 +170,8 @@ export function dialerOf(config: Config, sync: Config['syncs'][number]): Config[
 }
 export type SyncConfig = Config['syncs'][number];
 
-/** The rule set a sync's numbers are held to, or undefined when it has none. */
-export function ruleSetOf(config: Config, sync: SyncConfig): Config['compliance'] {
+/** The calling-window rules a sync's numbers are held to, or undefined when it has none. */
+export function complianceOf(config: Config, sync: SyncConfig): Config['compliance'] {
   return sync.compliance ?? config.compliance;
 }
 export type SourceConfig = SyncConfig['source'];

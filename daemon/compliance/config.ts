@@ -1,10 +1,19 @@
 // The `compliance` block of the configuration (the daemon's, or a sync's own): which rule set holds its numbers to
-// their callees' calling windows, validated at the door.
+// their callees' calling windows, and how closely the daemon watches the edges, validated at the door.
 import { z } from 'zod/v4';
+import { duration } from '../config-fields.ts';
 import { WEEKDAYS, type Weekday } from './rules.ts';
 import type { RuleSet } from './window.ts';
 
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a local time HH:MM such as 09:00');
+
+export interface Compliance {
+  ruleSet: RuleSet;
+  /** How often the campaign's state is compared with its window (a job scheduler), in ms. */
+  checkEvery: number;
+  /** The campaign is paused this long before its window closes, in ms. */
+  margin: number;
+}
 
 export const complianceSchema = z.strictObject({
   /** The operator's own window, callee-local, inside the law's (08:00–21:00 and the state rows). */
@@ -15,7 +24,14 @@ export const complianceSchema = z.strictObject({
   }).refine((w) => w.from < w.to, { message: 'from must be before to (a window does not span midnight)', path: ['to'] }).optional(),
   /** Apply the stricter state rows shipped as data (Florida, Rhode Island); default true. */
   stateRules: z.boolean().default(true),
-}).transform((c): RuleSet => ({
-  stateRules: c.stateRules,
-  ...(c.window ? { operator: { hours: [c.window.from, c.window.to] as const, ...(c.window.days ? { days: c.window.days } : {}) } } : {}),
-}));
+  checkEvery: duration.refine((ms) => ms >= 1000, 'at least 1s').default(30_000),
+  margin: duration.default(120_000),
+}).refine((c) => c.margin > c.checkEvery, { message: 'margin must be longer than checkEvery: a check may come that late before a close', path: ['margin'] })
+  .transform((c): Compliance => ({
+    ruleSet: {
+      stateRules: c.stateRules,
+      ...(c.window ? { operator: { hours: [c.window.from, c.window.to] as const, ...(c.window.days ? { days: c.window.days } : {}) } } : {}),
+    },
+    checkEvery: c.checkEvery,
+    margin: c.margin,
+  }));

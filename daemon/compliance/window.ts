@@ -128,7 +128,16 @@ export function intervals(zones: readonly string[], rules: readonly WindowRule[]
 
 /** May a callee be dialed at `at`, and when does that change. A callee whose zones are unknown is never open. */
 export function callingWindow(location: Pick<Location, 'zones' | 'states'>, ruleSet: RuleSet, at: number): Window {
-  const all = intervals(location.zones, rulesFor(location.states, ruleSet), at);
+  return sharedWindow([location], ruleSet, at);
+}
+
+/**
+ * The window several callees share (a campaign holding them all): the intersection of each one's own window, each
+ * under its own state's rules. None: never open.
+ */
+export function sharedWindow(locations: readonly Pick<Location, 'zones' | 'states'>[], ruleSet: RuleSet, at: number): Window {
+  if (!locations.length) return { open: false, opensAt: null, closesAt: null };
+  const all = locations.map((l) => intervals(l.zones, rulesFor(l.states, ruleSet), at)).reduce(intersect);
   const k = all.findIndex(([, end]) => end > at);
   if (k < 0) return { open: false, opensAt: null, closesAt: null };
   const [start, end] = all[k]!;

@@ -81,6 +81,18 @@ export class SyncKeys {
       done: (endedAtLocal: string) => `${base}:done:${endedAtLocal.slice(0, 10)}`,
     };
   }
+  /** The calling window's keys (compliance/campaign-window.ts), the campaign's: every sync feeding it shares its window. */
+  get window() {
+    const base = `${this.campaign}:window`;
+    return {
+      /** set: the window groups of the numbers admitted to the campaign (`<zones>|<states>`). */
+      groups: `${base}:groups`,
+      /** hash: state (the one the daemon last set), at, next (the next edge, ms). */
+      meta: base,
+      /** hash: phone number -> where its callee is, in words (the zone evidence /ops shows). */
+      evidence: `${base}:evidence`,
+    };
+  }
   /** hash: phone number -> held record JSON (what the campaign holds). */
   get have() { return `${this.campaign}:have`; }
   /** hash: phone number -> the open batch acting on it. */

@@ -1,0 +1,102 @@
+// Holds a campaign to its callees' calling windows: the campaign is Active only while a call may start for every
+// number it holds (the intersection of their window groups), and Paused from `margin` before that closes. Numbers
+// whose window is unknown never enter; a number from a new group is admitted (and the campaign paused if that
+// group's window is closed) before it is planned. Setting a state is idempotent, so a check after kill -9, a lost
+// Redis write or a second process only sets again what the window wants; a missed edge is made good at the next
+// check (every `checkEvery`, and at every start before any work).
+import type { Logger } from 'pino';
+import type { DialerClient } from '../dialer.ts';
+import type { RedisClient } from '../state/connection.ts';
+import type { SyncKeys } from '../state/keys.ts';
+import type { Compliance } from './config.ts';
+import { campaignEdge, parseGroup, windowGroup, type CampaignState, type GroupEdge, type WindowGroup } from './groups.ts';
+import { locate, type LocationFields } from './locate.ts';
+
+/** Where a contact's location fields are (the mapping's names). */
+export interface LocationMapping { timeZone?: string; region?: string; postalCode?: string; country?: string }
+
+export interface Located { phone: string; group: WindowGroup | null; evidence: string }
+
+function text(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return String(value);
+  if (Array.isArray(value)) return text(value[0]);
+  if (value && typeof value === 'object' && 'value' in value) return text((value as { value: unknown }).value);
+  return undefined;
+}
+
+export class CampaignWindow {
+  readonly compliance: Compliance;
+  private readonly redis: RedisClient;
+  private readonly keys: SyncKeys['window'];
+  private readonly dialer: DialerClient;
+  private readonly campaignId: string;
+  private readonly mapping: LocationMapping;
+  private readonly log: Logger;
+  private readonly now: () => number;
+
+  constructor(o: { redis: RedisClient; keys: SyncKeys; dialer: DialerClient; campaignId: string; compliance: Compliance; mapping: LocationMapping; log: Logger; now?: () => number }) {
+    this.redis = o.redis;
+    this.keys = o.keys.window;
+    this.dialer = o.dialer;
+    this.campaignId = o.campaignId;
+    this.compliance = o.compliance;
+    this.mapping = o.mapping;
+    this.log = o.log;
+    this.now = o.now ?? Date.now;
+  }
+
+  /** Where each of a contact's phones is, from its mapped fields (read as text) and the numbers. */
+  locate(fields: Record<string, unknown>, phones: readonly string[]): Located[] {
+    const where: LocationFields = {};
+    for (const k of ['timeZone', 'region', 'postalCode', 'country'] as const) {
+      const field = this.mapping[k];
+      const value = field ? text(fields[field]) : undefined;
+      if (value) where[k] = value;
+    }
+    return phones.map((phone) => {
+      const l = locate(phone, where);
+      return { phone, group: windowGroup(l, this.compliance.ruleSet), evidence: l.evidence };
+    });
+  }
+
+  /**
+   * Records where these numbers are and admits their groups; when a group is new, the campaign's state is checked
+   * at once, so that a number whose window is closed is never planned into an open campaign.
+   */
+  async admit(located: readonly Located[]): Promise<void> {
+    const withGroup = located.filter((l) => l.group);
+    if (!withGroup.length) return;
+    const evidence = withGroup.flatMap((l) => [l.phone, `${l.evidence} (group ${l.group!.key})`]);
+    const groups = [...new Set(withGroup.map((l) => l.group!.key))];
+    const [, added] = await Promise.all([this.redis.hset(this.keys.evidence, ...evidence), this.redis.sadd(this.keys.groups, ...groups)]);
+    if (added) await this.enforce('a number from a new window group');
+  }
+
+  /** What the campaign should be now, from the groups admitted so far (no numbers: Active, nothing to hold). */
+  async wanted(at = this.now()): Promise<GroupEdge & { groups: number }> {
+    const members = await this.redis.smembers(this.keys.groups);
+    if (!members.length) return { group: '', want: 'Active', next: null, groups: 0 };
+    return { group: '', ...campaignEdge(members.map(parseGroup), this.compliance.ruleSet, at, this.compliance.margin), groups: members.length };
+  }
+
+  /**
+   * Sets the campaign's state to what its window wants, when the state the daemon last set differs (or is not known:
+   * Redis lost it). Returns the state and whether it was set, so the caller can plan the numbers that waited.
+   */
+  async enforce(why: string): Promise<{ state: CampaignState; changed: boolean; next: number | null }> {
+    const w = await this.wanted();
+    const last = await this.redis.hget(this.keys.meta, 'state');
+    if (last !== w.want) {
+      await this.dialer.setCampaignState(this.campaignId, w.want);
+      this.log.info({ campaign: this.campaignId, from: last ?? 'unknown', to: w.want, next: w.next && new Date(w.next).toISOString(), why, groups: w.groups }, 'calling window: campaign state set');
+    }
+    await this.redis.hset(this.keys.meta, 'state', w.want, 'at', this.now(), 'next', w.next ?? '');
+    return { state: w.want, changed: last !== w.want, next: w.next };
+  }
+
+  /** Whether the campaign is held closed now (planning waits: a Paused campaign takes no numbers). */
+  async closed(): Promise<boolean> {
+    return (await this.redis.hget(this.keys.meta, 'state')) === 'Paused';
+  }
+}

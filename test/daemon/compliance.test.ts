@@ -1,0 +1,124 @@
+// Proof on the reference server's simulation clock: a sync with a calling-window rule set holds its campaign Paused
+// outside the window every callee shares, across both 2026 US DST changes, with numbers in every US zone, Indiana's
+// split area codes, Arizona (and the Navajo Nation's 928), Hawaii, Alaska, Puerto Rico, Florida, Rhode Island,
+// Toronto and London: every call's start, in its callee's local time, is inside the callee's window; a number with
+// no zone never enters; the state the daemon sets is made good after its Redis state is lost.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { locate } from '../../daemon/compliance/locate.ts';
+import { callingWindow, DEFAULT_RULE_SET } from '../../daemon/compliance/window.ts';
+import { Daemon } from '../../daemon/app.ts';
+import { toUtc } from '../../daemon/local-time.ts';
+import { callDetailRecords, campaignNumbers, daemonConfig, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
+
+const TZ = 'America/New_York';
+const ALL_DAY = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] };
+const AREAS = ['212', '312', '303', '602', '928', '213', '907', '808', '787', '305', '850', '219', '812', '317', '401', '416'];
+const PHONES = [...AREAS.flatMap((a) => [0, 1].map((i) => `+1${a}234${String(5670 + i)}`)), '+447912345678', '+447912345679'];
+const STEP_S = 300;
+const dir = mkdtempSync(join(tmpdir(), 'cds-compliance-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Call { number: string; attempt: number; startedAtLocal: string }
+
+async function dialer(start: string): Promise<DialerFixture> {
+  const server = await startServer({ seed: 27, clockStart: start });
+  const account = await createAccount(server, 'Windows Co', TZ);
+  const campaign = await createCampaign(server, account.id, {
+    name: 'National', type: 'Dynamic', state: 'Active',
+    // The server's own hours are all day: only the daemon's window holds the calls.
+    dialer: { mode: 'Power', agents: 2, maxAttempts: 3, callingHours: ALL_DAY, retryDelaySeconds: { NoAnswer: 900, Busy: 600, CallError: 600, Machine: 900, Abandoned: 600 } },
+  });
+  // Changing a campaign's state takes the Campaign Admin role.
+  const token = await createKey(server, account.id, ['CampaignAdmin']);
+  return { server, accountId: account.id, token, campaignId: campaign.id };
+}
+
+describe.each([
+  ['spring forward (8 March 2026)', '2026-03-07T10:00:00Z'],
+  ['fall back (1 November 2026)', '2026-10-31T10:00:00Z'],
+])('calling windows across the %s', (_, start) => {
+  it('starts every call inside its callee\'s window and never adds a number with no zone', async () => {
+    const f = await dialer(start);
+    const { prefix, cleanup } = testPrefix();
+    const csv = join(dir, `${start.slice(0, 10)}.csv`);
+    // The last contact's zone field names no zone and its number (+800, international freephone) maps to none.
+    writeFileSync(csv, `id,phone,tz\n${PHONES.map((p, i) => `c${i},${p},`).join('\n')}\nnowhere,+80012345678,Mars/Base\n`);
+    let now = Date.parse(start);
+    const d = await Daemon.start(daemonConfig(f, prefix, [{
+      id: 'national', campaignId: f.campaignId, source: { type: 'csv', path: csv },
+      mapping: { phone: 'phone', timeZone: 'tz' }, schedule: { every: '1d' },
+      compliance: { checkEvery: '5m', margin: '10m' },
+    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }),
+    { log: quietLog, now: () => now });
+    try {
+      const rt = d.runtimes.get('national')!;
+      // 05:00 in New York: closed for every callee; the import admits the groups and pauses the campaign.
+      await waitFor(async () => (await d.redis.scard(rt.state.keys.dirty)) === PHONES.length, 'the numbers waiting for the window');
+      expect(await rt.window!.closed()).toBe(true);
+      const states: string[] = [];
+      for (let t = 0; t < (3 * 86_400) / STEP_S; t++) {
+        now += STEP_S * 1000;
+        await f.server.advance(STEP_S);
+        // The window's check, as its scheduler runs it every checkEvery.
+        const state = await d.enforceWindow(rt, 'test', true);
+        if (state !== states.at(-1)) states.push(state);
+        if (state === 'Active' && states.length === 1 + states.indexOf('Active') && (await campaignNumbers(f)).length < PHONES.length) {
+          await waitFor(async () => (await campaignNumbers(f)).length === PHONES.length, 'the numbers added when the window opened');
+        }
+      }
+      // Saturday's shared window opened and closed; Sunday stays shut (Rhode Island allows no Sunday call); Monday's opened.
+      expect(states).toEqual(['Paused', 'Active', 'Paused', 'Active', 'Paused']);
+      const calls = await callDetailRecords<Call>(f);
+      const outside = calls.filter((c) => !callingWindow(locate(c.number), DEFAULT_RULE_SET, toUtc(c.startedAtLocal, TZ)).open);
+      expect(outside).toEqual([]);
+      // Every callee was called, in every zone.
+      expect(new Set(calls.map((c) => c.number))).toEqual(new Set(PHONES));
+      const numbers = await campaignNumbers(f);
+      expect(numbers.map((n) => n.number)).not.toContain('+80012345678');
+      const run = await d.redis.lrange(rt.state.keys.runs, 0, -1);
+      const errors = (await Promise.all(run.map((id) => d.redis.lrange(rt.state.keys.runErrors(id), 0, -1)))).flat().map((e) => JSON.parse(e));
+      expect(errors.some((e) => e.code === 'no_window' && /names no zone/.test(e.reason))).toBe(true);
+      // The zone evidence of each number is kept for the operator.
+      expect(await d.redis.hget(rt.state.keys.window.evidence, '+18082345670')).toMatch(/area code 808 .*Pacific\/Honolulu/);
+    } finally {
+      await d.close(2000);
+      await f.server.close();
+      await cleanup();
+    }
+  }, 240_000);
+});
+
+describe('a window edge missed', () => {
+  it('is made good when Redis forgot the state the daemon set', async () => {
+    const f = await dialer('2026-03-09T14:00:00Z'); // 10:00 in New York: open
+    const { prefix, cleanup } = testPrefix();
+    const csv = join(dir, 'edge.csv');
+    writeFileSync(csv, 'id,phone\nc1,+12122345670\n');
+    let now = Date.parse('2026-03-09T14:00:00Z');
+    const d = await Daemon.start(daemonConfig(f, prefix, [{
+      id: 'edge', campaignId: f.campaignId, source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' },
+      compliance: {},
+    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }),
+    { log: quietLog, now: () => now });
+    try {
+      const rt = d.runtimes.get('edge')!;
+      await waitFor(async () => (await campaignNumbers(f)).length === 1, 'the number in the open campaign');
+      const state = async () => (await (await f.server.request(`/v1/accounts/${f.accountId}/campaigns?filter=${encodeURIComponent(JSON.stringify({ ids: [f.campaignId] }))}`, { token: f.token })).json() as { state: string }[])[0]!.state;
+      expect(await state()).toBe('Active');
+      // 21:30 in New York, and Redis lost what the daemon set (a restart without the last second of AOF).
+      now = Date.parse('2026-03-10T01:30:00Z');
+      await d.redis.del(rt.state.keys.window.meta);
+      expect(await d.enforceWindow(rt, 'test')).toBe('Paused');
+      expect(await state()).toBe('Paused');
+      expect(await rt.window!.closed()).toBe(true);
+    } finally {
+      await d.close(2000);
+      await f.server.close();
+      await cleanup();
+    }
+  });
+});
