@@ -138,7 +138,7 @@ export class Daemon {
           syncId: sync.id, campaignId: sync.campaignId, config: sync.mirror, timeZone: dialer.timeZone,
           sink: createSink(sync, ctx),
           // Its own client: the report read needs a key that may read reports, and spends the key's budget like any call.
-          dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id),
+          dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), window: rt.window,
         });
       }
       d.targets.set(sync.id, {
@@ -327,6 +327,8 @@ export class Daemon {
     try {
       const r = await rt.window.enforce(why);
       if (r.changed && r.state === 'Active') await this.triggerPull(rt.config.id, 'window opened');
+      // Numbers whose cap has passed are planned again (they stayed dirty).
+      else if (await rt.window.releaseCapped()) await this.triggerPlan(rt.config.id);
       return r.state;
     } catch (err) {
       this.log.warn({ sync: rt.config.id, err: (err as Error).message, why }, 'calling window: could not set the campaign state; the next check tries again');

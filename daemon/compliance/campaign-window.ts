@@ -9,7 +9,9 @@ import type { DialerClient } from '../dialer.ts';
 import type { RedisClient } from '../state/connection.ts';
 import type { SyncKeys } from '../state/keys.ts';
 import type { Compliance } from './config.ts';
+import { cappedUntil } from './cap.ts';
 import { campaignEdge, parseGroup, windowGroup, type CampaignState, type GroupEdge, type WindowGroup } from './groups.ts';
+import { capFor, rulesFor } from './window.ts';
 import { locate, type LocationFields } from './locate.ts';
 
 /** Where a contact's location fields are (the mapping's names). */
@@ -93,6 +95,70 @@ export class CampaignWindow {
     }
     await this.redis.hset(this.keys.meta, 'state', w.want, 'at', this.now(), 'next', w.next ?? '');
     return { state: w.want, changed: last !== w.want, next: w.next };
+  }
+
+  /** The per-number cap of each number's group (Florida: 3 in 24 h), from the evidence recorded when it was admitted. */
+  private async caps(phones: readonly string[]): Promise<({ calls: number; hours: number } | undefined)[]> {
+    if (!phones.length) return [];
+    const evidence = await this.redis.hmget(this.keys.evidence, ...phones);
+    return evidence.map((e) => {
+      const key = e && /\(group ([^)]+)\)$/.exec(e)?.[1];
+      return key ? capFor(rulesFor(parseGroup(key).states, this.compliance.ruleSet)) : undefined;
+    });
+  }
+
+  /**
+   * Keeps the call starts of numbers under a cap (from the call-detail records the mirror reads; a record read again
+   * is the same attempt). `calls`: [phone, attempt, start ms].
+   */
+  async recordStarts(calls: readonly (readonly [string, number, number])[]): Promise<void> {
+    const phones = [...new Set(calls.map(([p]) => p))];
+    const caps = await this.caps(phones);
+    const capped = phones.filter((_, i) => caps[i]);
+    if (!capped.length) return;
+    const known = await this.redis.hmget(this.keys.starts, ...capped);
+    const now = this.now();
+    const updates: string[] = [];
+    capped.forEach((phone, i) => {
+      const span = caps[phones.indexOf(phone)]!.hours * 3_600_000;
+      const starts: Record<string, number> = known[i] ? JSON.parse(known[i]!) : {};
+      for (const [p, attempt, start] of calls) if (p === phone) starts[attempt] = start;
+      // Only the calls the cap can still count.
+      const kept = Object.fromEntries(Object.entries(starts).filter(([, t]) => t > now - span));
+      updates.push(phone, JSON.stringify(kept));
+    });
+    await this.redis.hset(this.keys.starts, ...updates);
+  }
+
+  /**
+   * The numbers among these that are at their cap now: they are not planned (added or replaced) until the oldest
+   * counted call ages out; each is remembered with that instant, for `releaseCapped`.
+   */
+  async capped(phones: readonly string[]): Promise<Set<string>> {
+    const held = new Set<string>();
+    if (!phones.length) return held;
+    const known = await this.redis.hmget(this.keys.starts, ...phones);
+    const withCalls = phones.filter((_, i) => known[i]);
+    if (!withCalls.length) return held;
+    const caps = await this.caps(withCalls);
+    const now = this.now();
+    const until: (string | number)[] = [];
+    withCalls.forEach((phone, i) => {
+      const cap = caps[i];
+      if (!cap) return;
+      const starts = Object.values(JSON.parse(known[phones.indexOf(phone)]!) as Record<string, number>);
+      const t = cappedUntil(starts, cap, now);
+      if (t !== null) { held.add(phone); until.push(t, phone); }
+    });
+    if (until.length) await this.redis.zadd(this.keys.capped, ...until);
+    return held;
+  }
+
+  /** Numbers whose cap has passed: forgotten as capped; the caller plans them again. */
+  async releaseCapped(): Promise<number> {
+    const due = await this.redis.zrangebyscore(this.keys.capped, 0, this.now());
+    if (due.length) await this.redis.zrem(this.keys.capped, ...due);
+    return due.length;
   }
 
   /** Whether the campaign is held closed now (planning waits: a Paused campaign takes no numbers). */

@@ -12,6 +12,7 @@ import { writeIsolating, type Activity, type Sink, type WriteResult } from '../s
 import type { SyncState } from '../state/sync-state.ts';
 import type { SyncHistory } from '../history/history.ts';
 import { LagMeter } from './lag.ts';
+import type { CampaignWindow } from '../compliance/campaign-window.ts';
 import { formatWall, offsetAt, readFrom, toUtc, wallMs } from '../local-time.ts';
 import { DEFAULT_RULES, outcomeOf, type CallDetail, type Rule } from '../outcomes.ts';
 
@@ -29,6 +30,8 @@ export interface MirrorRuntime {
   log: Logger;
   metrics: Metrics;
   history: SyncHistory;
+  /** The sync's calling window: it counts call starts for per-number caps. */
+  window?: CampaignWindow;
 }
 
 export interface MirrorRunResult {
@@ -274,6 +277,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     if (raw.length === size) next = prefetch(first + size);
     const page = raw.map(record).filter((r): r is CallDetail => r !== null);
     counts.read += page.length;
+    if (rt.window) await rt.window.recordStarts(page.map((r) => [r.number, r.attempt, toUtc(r.startedAtLocal, rt.timeZone)] as const));
     const newest = page.reduce<string | null>((n, r) => (n === null || r.endedAtLocal > n ? r.endedAtLocal : n), null);
     if (newest) lag.read(toUtc(newest, rt.timeZone));
     const keys = page.map((r) => attemptKey(rt.campaignId, r.number, r.attempt));

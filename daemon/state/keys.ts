@@ -91,6 +91,10 @@ export class SyncKeys {
       meta: base,
       /** hash: phone number -> where its callee is, in words (the zone evidence /ops shows). */
       evidence: `${base}:evidence`,
+      /** hash: phone number (under a per-number cap) -> JSON {attempt: start ms} of its calls in the cap's span. */
+      starts: `${base}:starts`,
+      /** sorted set: phone number held at its cap, scored by when it may be planned again (ms). */
+      capped: `${base}:capped`,
     };
   }
   /** hash: phone number -> held record JSON (what the campaign holds). */

@@ -47,8 +47,18 @@ export async function readRun(redis: RedisClient, key: string): Promise<RunRecor
  * next call, so a rate-limited dialer key spends each request on a full batch, not on every page's remainder.
  */
 export async function plan(rt: SyncRuntime, phones: string[], runId: string, carry?: string[]): Promise<number> {
-  // A campaign held Paused by its calling window takes no numbers: they stay dirty until the window opens.
-  if (rt.window && await rt.window.closed()) return 0;
+  // A campaign held Paused by its calling window takes no numbers: they stay dirty until the window opens. A number
+  // at its cap (Florida: 3 calls in 24 h) is not added again until its oldest counted call ages out.
+  if (rt.window) {
+    if (await rt.window.closed()) return 0;
+    const capped = [...await rt.window.capped(phones)];
+    if (capped.length) {
+      // Held only if a contact still holds it (an add or a replace): taking a number out is never a call.
+      const holders = await redisOf(rt).hmget(rt.state.keys.phones, ...capped);
+      const hold = new Set(capped.filter((_, i) => holders[i]));
+      phones = phones.filter((p) => !hold.has(p));
+    }
+  }
   const max = rt.push.client.config.maxNumbersPerRequest;
   const all = carry ? [...new Set([...carry.splice(0), ...phones])] : phones;
   let planned = 0;

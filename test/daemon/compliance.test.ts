@@ -2,16 +2,22 @@
 // outside the window every callee shares, across both 2026 US DST changes, with numbers in every US zone, Indiana's
 // split area codes, Arizona (and the Navajo Nation's 928), Hawaii, Alaska, Puerto Rico, Florida, Rhode Island,
 // Toronto and London: every call's start, in its callee's local time, is inside the callee's window; a number with
-// no zone never enters; the state the daemon sets is made good after its Redis state is lost.
+// no zone never enters; the state the daemon sets is made good after its Redis state is lost; a Florida number at
+// its cap of 3 calls in 24 hours is held until the oldest call ages out.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CampaignWindow } from '../../daemon/compliance/campaign-window.ts';
 import { locate } from '../../daemon/compliance/locate.ts';
+import { parseConfig } from '../../daemon/config.ts';
+import { DialerClient } from '../../daemon/dialer.ts';
+import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
 import { callingWindow, DEFAULT_RULE_SET } from '../../daemon/compliance/window.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { toUtc } from '../../daemon/local-time.ts';
-import { callDetailRecords, campaignNumbers, daemonConfig, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { callDetailRecords, campaignNumbers, daemonConfig, quietLog, REDIS_URL, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
 const TZ = 'America/New_York';
@@ -117,6 +123,41 @@ describe('a window edge missed', () => {
       expect(await rt.window!.closed()).toBe(true);
     } finally {
       await d.close(2000);
+      await f.server.close();
+      await cleanup();
+    }
+  });
+});
+
+describe('a per-number cap', () => {
+  it('holds a Florida number with 3 calls in the last 24 hours until the oldest ages out, and no other', async () => {
+    const f = await dialer('2026-07-01T12:00:00Z');
+    const { prefix, cleanup } = testPrefix();
+    const redis = new Redis(REDIS_URL);
+    let now = Date.parse('2026-07-01T16:00:00Z');
+    const keys = new DaemonKeys(prefix).sync('cap', campaignKey(f.server.url, f.accountId, f.campaignId));
+    const w = new CampaignWindow({
+      redis, keys, campaignId: f.campaignId, mapping: {}, log: quietLog, now: () => now,
+      dialer: new DialerClient(parseConfig({ dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token }, syncs: [{ id: 'x', campaignId: 'c', source: { type: 'csv', path: 'x.csv' }, mapping: { phone: 'p' } }] }, 'x', {}).dialer),
+      compliance: { ruleSet: DEFAULT_RULE_SET, checkEvery: 30_000, margin: 120_000 },
+    });
+    try {
+      const fl = '+13052345670', ny = '+12122345670';
+      await w.admit(w.locate({}, [fl, ny]));
+      const at = (h: number) => Date.parse('2026-07-01T12:00:00Z') + h * 3_600_000;
+      // Calls read twice (a mirror page read again within `late`) count once.
+      await w.recordStarts([[fl, 1, at(0)], [fl, 2, at(1)], [ny, 1, at(0)], [ny, 2, at(1)], [ny, 3, at(2)]]);
+      await w.recordStarts([[fl, 2, at(1)], [fl, 3, at(2)]]);
+      expect([...await w.capped([fl, ny])]).toEqual([fl]);
+      // The oldest counted call (12:00) ages out 24 hours later.
+      expect(await redis.zscore(keys.window.capped, fl)).toBe(String(at(24)));
+      now = at(24) - 1;
+      expect(await w.releaseCapped()).toBe(0);
+      now = at(24);
+      expect(await w.releaseCapped()).toBe(1);
+      expect([...await w.capped([fl])]).toEqual([]);
+    } finally {
+      redis.disconnect();
       await f.server.close();
       await cleanup();
     }
