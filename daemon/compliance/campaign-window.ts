@@ -11,13 +11,28 @@ import type { SyncKeys } from '../state/keys.ts';
 import type { Compliance } from './config.ts';
 import { cappedUntil } from './cap.ts';
 import { campaignEdge, parseGroup, windowGroup, type CampaignState, type GroupEdge, type WindowGroup } from './groups.ts';
-import { capFor, rulesFor } from './window.ts';
+import { capFor, rulesFor, sharedWindow } from './window.ts';
 import { locate, type LocationFields } from './locate.ts';
 
 /** Where a contact's location fields are (the mapping's names). */
 export interface LocationMapping { timeZone?: string; region?: string; postalCode?: string; country?: string }
 
 export interface Located { phone: string; group: WindowGroup | null; evidence: string }
+
+export interface WindowStatus {
+  /** The state the daemon last set (null: not yet). */
+  state: CampaignState | null;
+  checkedAt: string | null;
+  /** When the state changes next (opens, or pauses a margin before the close). */
+  nextEdgeAt: string | null;
+  /** The window groups of the numbers admitted (`<zones>|<states>`). */
+  groups: string[];
+  heldByCap: number;
+  nextCapReleaseAt: string | null;
+  /** Calls the mirror read, by whether they started inside their callee's window. */
+  callsInside: number;
+  callsOutside: number;
+}
 
 function text(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
@@ -159,6 +174,44 @@ export class CampaignWindow {
     const due = await this.redis.zrangebyscore(this.keys.capped, 0, this.now());
     if (due.length) await this.redis.zrem(this.keys.capped, ...due);
     return due.length;
+  }
+
+  /**
+   * Counts calls by whether they started inside their callee's window (the compliance report; outside must stay 0).
+   * `calls`: [phone, start ms] of call attempts read for the first time.
+   */
+  async countCalls(calls: readonly (readonly [string, number])[]): Promise<void> {
+    if (!calls.length) return;
+    const phones = [...new Set(calls.map(([p]) => p))];
+    const evidence = await this.redis.hmget(this.keys.evidence, ...phones);
+    const groups = new Map(phones.map((p, i) => [p, evidence[i] && /\(group ([^)]+)\)$/.exec(evidence[i]!)?.[1]]));
+    let inside = 0, outside = 0;
+    for (const [phone, start] of calls) {
+      const key = groups.get(phone);
+      // A number the daemon did not place (added by hand) is judged from the number itself.
+      const where = key ? parseGroup(key) : locate(phone);
+      if (sharedWindow([where], this.compliance.ruleSet, start).open) inside++; else outside++;
+    }
+    await this.redis.multi().hincrby(this.keys.meta, 'callsInside', inside).hincrby(this.keys.meta, 'callsOutside', outside).exec();
+  }
+
+  /** What /ops and `status` show: the state set, the next edge, the groups, the numbers held by the window and by caps. */
+  async status(): Promise<WindowStatus> {
+    const [meta, groups, capped, nextCap] = await Promise.all([
+      this.redis.hgetall(this.keys.meta), this.redis.smembers(this.keys.groups), this.redis.zcard(this.keys.capped),
+      this.redis.zrange(this.keys.capped, '0', '0', 'WITHSCORES'),
+    ]);
+    const iso = (v: string | undefined) => (v ? new Date(Number(v)).toISOString() : null);
+    return {
+      state: (meta.state as CampaignState | undefined) ?? null, checkedAt: iso(meta.at), nextEdgeAt: iso(meta.next),
+      groups: groups.sort(), heldByCap: capped, nextCapReleaseAt: iso(nextCap[1]),
+      callsInside: Number(meta.callsInside ?? 0), callsOutside: Number(meta.callsOutside ?? 0),
+    };
+  }
+
+  /** Where the callee of a phone number is, in words (null: not admitted by this campaign's window). */
+  async evidenceOf(phone: string): Promise<string | null> {
+    return this.redis.hget(this.keys.evidence, phone);
   }
 
   /** Whether the campaign is held closed now (planning waits: a Paused campaign takes no numbers). */

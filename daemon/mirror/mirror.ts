@@ -287,6 +287,7 @@ export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; si
     const isParked = page.length ? await rt.state.redis.hmget(mk.parked, ...keys) : [];
     const fresh = page.filter((_, i) => !done[i] && !isPending[i] && !isParked[i]);
     counts.skipped += page.length - fresh.length;
+    if (rt.window) await rt.window.countCalls(fresh.map((r) => [r.number, toUtc(r.startedAtLocal, rt.timeZone)] as const));
     const contacts = await contactOf(rt, [...new Set(fresh.map((r) => r.number))]);
     const candidates = fresh.map((r) => activityOf(rt, r, contacts.get(r.number) ?? null, rules));
     // Past the memory of what was mirrored (a backfill of long ago), or after Redis may have lost its last marks:

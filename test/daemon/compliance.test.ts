@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CampaignWindow } from '../../daemon/compliance/campaign-window.ts';
+import { CampaignWindow, type WindowStatus } from '../../daemon/compliance/campaign-window.ts';
 import { locate } from '../../daemon/compliance/locate.ts';
 import { parseConfig } from '../../daemon/config.ts';
 import { DialerClient } from '../../daemon/dialer.ts';
@@ -25,6 +25,7 @@ const ALL_DAY = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu',
 const AREAS = ['212', '312', '303', '602', '928', '213', '907', '808', '787', '305', '850', '219', '812', '317', '401', '416'];
 const PHONES = [...AREAS.flatMap((a) => [0, 1].map((i) => `+1${a}234${String(5670 + i)}`)), '+447912345678', '+447912345679'];
 const STEP_S = 300;
+const OPS_TOKEN = 'an operations token for the window tests';
 const dir = mkdtempSync(join(tmpdir(), 'cds-compliance-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -58,7 +59,9 @@ describe.each([
       id: 'national', campaignId: f.campaignId, source: { type: 'csv', path: csv },
       mapping: { phone: 'phone', timeZone: 'tz' }, schedule: { every: '1d' },
       compliance: { checkEvery: '5m', margin: '10m' },
-    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }),
+      mirror: { sink: { type: 'file', path: join(dir, `${start.slice(0, 10)}.jsonl`) }, every: '1d' },
+    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ },
+      http: { host: '127.0.0.1', port: 0, adminToken: OPS_TOKEN } }),
     { log: quietLog, now: () => now });
     try {
       const rt = d.runtimes.get('national')!;
@@ -90,6 +93,14 @@ describe.each([
       expect(errors.some((e) => e.code === 'no_window' && /names no zone/.test(e.reason))).toBe(true);
       // The zone evidence of each number is kept for the operator.
       expect(await d.redis.hget(rt.state.keys.window.evidence, '+18082345670')).toMatch(/area code 808 .*Pacific\/Honolulu/);
+      // /ops: the compliance report from the calls the mirror read (none outside), what is held, the next edge.
+      await d.triggerMirror('national', 'test');
+      const ops = async () => ((await (await fetch(`${d.address}/ops/api/syncs`, { headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` } })).json()) as { syncs: { window: WindowStatus & { heldByWindow: number } }[] }).syncs[0]!.window;
+      const w = await waitFor(async () => { const o = await ops(); return o.callsInside === calls.length ? o : null; }, 'every call counted by the mirror');
+      expect(w).toMatchObject({ callsOutside: 0, heldByCap: 0, state: states.at(-1) });
+      // 212 and 317 share New York's group: 16 area codes and London make 15 groups.
+      expect(w.groups).toHaveLength(15);
+      expect(Date.parse(w.nextEdgeAt!)).toBeGreaterThan(now);
     } finally {
       await d.close(2000);
       await f.server.close();
