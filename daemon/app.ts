@@ -149,12 +149,14 @@ export class Daemon {
       });
     }
     await d.noticeRedisRestart();
-    // A window edge missed while no process ran (or that Redis forgot) is made good before any other work.
-    for (const rt of d.runtimes.values()) await d.enforceWindow(rt, 'start');
+    // A window edge missed while no process ran (or that Redis forgot) is made good before any other work (by a
+    // process that works: `status` and `--dry-run` change nothing).
+    const works = options.workers !== false;
+    if (works) for (const rt of d.runtimes.values()) await d.enforceWindow(rt, 'start');
     d.redis.on('ready', () => {
       void (async () => {
         await d.noticeRedisRestart().catch(() => {});
-        for (const rt of d.runtimes.values()) await d.enforceWindow(rt, 'reconnected');
+        if (works) for (const rt of d.runtimes.values()) await d.enforceWindow(rt, 'reconnected');
         // A reconnection may follow a Redis that lost its last writes, a scheduler among them: check at once.
         await d.schedules?.checkLater('reconnected');
       })();

@@ -140,6 +140,44 @@ describe('a window edge missed', () => {
   });
 });
 
+describe('an edge passed while no process ran', () => {
+  it('is made good by the next process at its start, before it does anything else; two processes agree', async () => {
+    const f = await dialer('2026-07-01T14:00:00Z'); // 10:00 in New York: open
+    const { prefix, cleanup } = testPrefix();
+    const csv = join(dir, 'down.csv');
+    writeFileSync(csv, 'id,phone\nc1,+12122345670\nc2,+13052345670\n');
+    let now = Date.parse('2026-07-01T14:00:00Z');
+    const config = daemonConfig(f, prefix, [{
+      id: 'down', campaignId: f.campaignId, source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' }, compliance: {},
+    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } });
+    const state = async () => (await (await f.server.request(`/v1/accounts/${f.accountId}/campaigns?filter=${encodeURIComponent(JSON.stringify({ ids: [f.campaignId] }))}`, { token: f.token })).json() as { state: string }[])[0]!.state;
+    const first = await Daemon.start(config, { log: quietLog, now: () => now });
+    await waitFor(async () => (await campaignNumbers(f)).length === 2, 'the numbers in the open campaign');
+    expect(await state()).toBe('Active');
+    await first.close(2000);
+    // Florida's 20:00 passes (00:00 UTC) while no process runs; the next one pauses the campaign at its start.
+    now = Date.parse('2026-07-02T00:30:00Z');
+    const a = await Daemon.start(config, { log: quietLog, now: () => now });
+    const b = await Daemon.start(config, { log: quietLog, now: () => now });
+    try {
+      expect(await state()).toBe('Paused');
+      // Both processes check; the state stays what the window wants, and each sees it.
+      expect(await a.enforceWindow(a.runtimes.get('down')!, 'test')).toBe('Paused');
+      expect(await b.enforceWindow(b.runtimes.get('down')!, 'test')).toBe('Paused');
+      // 08:00 in New York the next morning: Florida opens too.
+      now = Date.parse('2026-07-02T12:00:00Z');
+      expect(await b.enforceWindow(b.runtimes.get('down')!, 'test')).toBe('Active');
+      expect(await a.enforceWindow(a.runtimes.get('down')!, 'test')).toBe('Active');
+      expect(await state()).toBe('Active');
+    } finally {
+      await a.close(2000);
+      await b.close(2000);
+      await f.server.close();
+      await cleanup();
+    }
+  });
+});
+
 describe('a per-number cap', () => {
   it('holds a Florida number with 3 calls in the last 24 hours until the oldest ages out, and no other', async () => {
     const f = await dialer('2026-07-01T12:00:00Z');
