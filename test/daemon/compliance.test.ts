@@ -18,6 +18,7 @@ import { callingWindow, DEFAULT_RULE_SET } from '../../daemon/compliance/window.
 import { Daemon } from '../../daemon/app.ts';
 import { toUtc } from '../../daemon/local-time.ts';
 import { callDetailRecords, campaignNumbers, daemonConfig, quietLog, REDIS_URL, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { startRedisCluster } from '../support/redis-cluster.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
 const TZ = 'America/New_York';
@@ -176,6 +177,36 @@ describe('an edge passed while no process ran', () => {
       await cleanup();
     }
   });
+});
+
+describe('on a Redis Cluster', () => {
+  it('holds numbers while the window is closed and adds them when it opens', async () => {
+    const cluster = await startRedisCluster();
+    const f = await dialer('2026-07-01T10:00:00Z'); // 06:00 in New York: closed
+    const { prefix } = testPrefix();
+    const csv = join(dir, 'cluster.csv');
+    writeFileSync(csv, 'id,phone\nc1,+12122345670\nc2,+18082345670\n');
+    let now = Date.parse('2026-07-01T10:00:00Z');
+    const d = await Daemon.start(daemonConfig(f, prefix, [{
+      id: 'cl', campaignId: f.campaignId, source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' }, compliance: {},
+    }], { redis: { cluster: cluster.urls, prefix }, dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }),
+    { log: quietLog, now: () => now });
+    try {
+      const rt = d.runtimes.get('cl')!;
+      await waitFor(async () => (await d.redis.scard(rt.state.keys.dirty)) === 2, 'the numbers waiting for the window');
+      expect(await rt.window!.closed()).toBe(true);
+      expect(await campaignNumbers(f)).toEqual([]);
+      // 18:00 UTC: 08:00 in Honolulu, 14:00 in New York.
+      now = Date.parse('2026-07-01T18:00:00Z');
+      expect(await d.enforceWindow(rt, 'test')).toBe('Active');
+      await waitFor(async () => (await campaignNumbers(f)).length === 2, 'the numbers added when the window opened');
+      expect((await rt.window!.status()).groups).toEqual(['America/New_York', 'Pacific/Honolulu']);
+    } finally {
+      await d.close(2000);
+      await f.server.close();
+      await cluster.stop();
+    }
+  }, 120_000);
 });
 
 describe('a per-number cap', () => {
