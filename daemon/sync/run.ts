@@ -50,7 +50,12 @@ export async function plan(rt: SyncRuntime, phones: string[], runId: string, car
   // A campaign held Paused by its calling window takes no numbers: they stay dirty until the window opens. A number
   // at its cap (Florida: 3 calls in 24 h) is not added again until its oldest counted call ages out.
   if (rt.window) {
-    if (await rt.window.closed()) return 0;
+    if (phones.length && await rt.window.closed()) {
+      // Taking numbers out goes on (a Do Not Call or a contact gone must not wait for the opening to leave).
+      const holders = await redisOf(rt).hmget(rt.state.keys.phones, ...phones);
+      const leaving = phones.filter((_, i) => !holders[i]);
+      return leaving.length ? plan({ ...rt, window: undefined }, leaving, runId) : 0;
+    }
     const capped = [...await rt.window.capped(phones)];
     if (capped.length) {
       // Held only if a contact still holds it (an add or a replace): taking a number out is never a call.

@@ -45,6 +45,22 @@ async function dialer(start: string): Promise<DialerFixture> {
   return { server, accountId: account.id, token, campaignId: campaign.id };
 }
 
+/** A one-sync configuration over a CSV of `rows` (`id,phone` lines) under the default rule set. */
+function csvSync(f: DialerFixture, prefix: string, id: string, rows: string, redis?: Record<string, unknown>) {
+  const csv = join(dir, `${id}.csv`);
+  writeFileSync(csv, `id,phone\n${rows}\n`);
+  const config = daemonConfig(f, prefix, [{
+    id, campaignId: f.campaignId, source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' }, compliance: {},
+  }], { ...(redis ? { redis } : {}), dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } });
+  return { csv, config };
+}
+
+/** The campaign's state as the dialer tells it. */
+async function campaignState(f: DialerFixture): Promise<string> {
+  const res = await f.server.request(`/v1/accounts/${f.accountId}/campaigns?filter=${encodeURIComponent(JSON.stringify({ ids: [f.campaignId] }))}`, { token: f.token });
+  return ((await res.json()) as { state: string }[])[0]!.state;
+}
+
 describe.each([
   ['spring forward (8 March 2026)', '2026-03-07T10:00:00Z'],
   ['fall back (1 November 2026)', '2026-10-31T10:00:00Z'],
@@ -114,18 +130,12 @@ describe('a window edge missed', () => {
   it('is made good when Redis forgot the state the daemon set', async () => {
     const f = await dialer('2026-03-09T14:00:00Z'); // 10:00 in New York: open
     const { prefix, cleanup } = testPrefix();
-    const csv = join(dir, 'edge.csv');
-    writeFileSync(csv, 'id,phone\nc1,+12122345670\n');
     let now = Date.parse('2026-03-09T14:00:00Z');
-    const d = await Daemon.start(daemonConfig(f, prefix, [{
-      id: 'edge', campaignId: f.campaignId, source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' },
-      compliance: {},
-    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }),
-    { log: quietLog, now: () => now });
+    const d = await Daemon.start(csvSync(f, prefix, 'edge', 'c1,+12122345670').config, { log: quietLog, now: () => now });
     try {
       const rt = d.runtimes.get('edge')!;
       await waitFor(async () => (await campaignNumbers(f)).length === 1, 'the number in the open campaign');
-      const state = async () => (await (await f.server.request(`/v1/accounts/${f.accountId}/campaigns?filter=${encodeURIComponent(JSON.stringify({ ids: [f.campaignId] }))}`, { token: f.token })).json() as { state: string }[])[0]!.state;
+      const state = () => campaignState(f);
       expect(await state()).toBe('Active');
       // 21:30 in New York, and Redis lost what the daemon set (a restart without the last second of AOF).
       now = Date.parse('2026-03-10T01:30:00Z');
@@ -145,13 +155,9 @@ describe('an edge passed while no process ran', () => {
   it('is made good by the next process at its start, before it does anything else; two processes agree', async () => {
     const f = await dialer('2026-07-01T14:00:00Z'); // 10:00 in New York: open
     const { prefix, cleanup } = testPrefix();
-    const csv = join(dir, 'down.csv');
-    writeFileSync(csv, 'id,phone\nc1,+12122345670\nc2,+13052345670\n');
     let now = Date.parse('2026-07-01T14:00:00Z');
-    const config = daemonConfig(f, prefix, [{
-      id: 'down', campaignId: f.campaignId, source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' }, compliance: {},
-    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } });
-    const state = async () => (await (await f.server.request(`/v1/accounts/${f.accountId}/campaigns?filter=${encodeURIComponent(JSON.stringify({ ids: [f.campaignId] }))}`, { token: f.token })).json() as { state: string }[])[0]!.state;
+    const { config } = csvSync(f, prefix, 'down', 'c1,+12122345670\nc2,+13052345670');
+    const state = () => campaignState(f);
     const first = await Daemon.start(config, { log: quietLog, now: () => now });
     await waitFor(async () => (await campaignNumbers(f)).length === 2, 'the numbers in the open campaign');
     expect(await state()).toBe('Active');
@@ -179,18 +185,37 @@ describe('an edge passed while no process ran', () => {
   });
 });
 
+describe('while the window is closed', () => {
+  it('a contact that left still leaves the campaign at once', async () => {
+    const f = await dialer('2026-07-01T14:00:00Z'); // 10:00 in New York: open
+    const { prefix, cleanup } = testPrefix();
+    let now = Date.parse('2026-07-01T14:00:00Z');
+    const { csv, config } = csvSync(f, prefix, 'leave', 'c1,+12122345670\nc2,+12122345671');
+    const d = await Daemon.start(config, { log: quietLog, now: () => now });
+    try {
+      const rt = d.runtimes.get('leave')!;
+      await waitFor(async () => (await campaignNumbers(f)).length === 2, 'the numbers in the open campaign');
+      now = Date.parse('2026-07-02T02:00:00Z'); // 22:00 in New York
+      expect(await d.enforceWindow(rt, 'test')).toBe('Paused');
+      writeFileSync(csv, 'id,phone\nc1,+12122345670\n');
+      await d.triggerPull('leave', 'test');
+      await waitFor(async () => (await campaignNumbers(f)).map((n) => n.number).join() === '+12122345670', 'the number of the contact gone deleted');
+      expect(await rt.window!.closed()).toBe(true);
+    } finally {
+      await d.close(2000);
+      await f.server.close();
+      await cleanup();
+    }
+  });
+});
+
 describe('on a Redis Cluster', () => {
   it('holds numbers while the window is closed and adds them when it opens', async () => {
     const cluster = await startRedisCluster();
     const f = await dialer('2026-07-01T10:00:00Z'); // 06:00 in New York: closed
     const { prefix } = testPrefix();
-    const csv = join(dir, 'cluster.csv');
-    writeFileSync(csv, 'id,phone\nc1,+12122345670\nc2,+18082345670\n');
     let now = Date.parse('2026-07-01T10:00:00Z');
-    const d = await Daemon.start(daemonConfig(f, prefix, [{
-      id: 'cl', campaignId: f.campaignId, source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' }, compliance: {},
-    }], { redis: { cluster: cluster.urls, prefix }, dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }),
-    { log: quietLog, now: () => now });
+    const d = await Daemon.start(csvSync(f, prefix, 'cl', 'c1,+12122345670\nc2,+18082345670', { cluster: cluster.urls, prefix }).config, { log: quietLog, now: () => now });
     try {
       const rt = d.runtimes.get('cl')!;
       await waitFor(async () => (await d.redis.scard(rt.state.keys.dirty)) === 2, 'the numbers waiting for the window');
