@@ -42,6 +42,11 @@ function text(value: unknown): string | undefined {
   return undefined;
 }
 
+/** The group a recorded evidence ends with (`… (group <key>)`). */
+function groupOf(evidence: string | null | undefined): string | undefined {
+  return evidence ? /\(group ([^)]+)\)$/.exec(evidence)?.[1] : undefined;
+}
+
 export class CampaignWindow {
   readonly compliance: Compliance;
   private readonly redis: RedisClient;
@@ -117,7 +122,7 @@ export class CampaignWindow {
     if (!phones.length) return [];
     const evidence = await this.redis.hmget(this.keys.evidence, ...phones);
     return evidence.map((e) => {
-      const key = e && /\(group ([^)]+)\)$/.exec(e)?.[1];
+      const key = groupOf(e);
       return key ? capFor(rulesFor(parseGroup(key).states, this.compliance.ruleSet)) : undefined;
     });
   }
@@ -184,7 +189,7 @@ export class CampaignWindow {
     if (!calls.length) return;
     const phones = [...new Set(calls.map(([p]) => p))];
     const evidence = await this.redis.hmget(this.keys.evidence, ...phones);
-    const groups = new Map(phones.map((p, i) => [p, evidence[i] && /\(group ([^)]+)\)$/.exec(evidence[i]!)?.[1]]));
+    const groups = new Map(phones.map((p, i) => [p, groupOf(evidence[i])]));
     let inside = 0, outside = 0;
     for (const [phone, start] of calls) {
       const key = groups.get(phone);
@@ -209,9 +214,14 @@ export class CampaignWindow {
     };
   }
 
-  /** Where the callee of a phone number is, in words (null: not admitted by this campaign's window). */
-  async evidenceOf(phone: string): Promise<string | null> {
-    return this.redis.hget(this.keys.evidence, phone);
+  /** Where a number's callee is (the evidence in words), and its own window now; null: not admitted here. */
+  async numberWindow(phone: string): Promise<{ evidence: string; open: boolean; opensAt: string | null; closesAt: string | null } | null> {
+    const evidence = await this.redis.hget(this.keys.evidence, phone);
+    const key = groupOf(evidence);
+    if (!evidence || !key) return null;
+    const w = sharedWindow([parseGroup(key)], this.compliance.ruleSet, this.now());
+    const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+    return { evidence, open: w.open, opensAt: iso(w.opensAt), closesAt: iso(w.closesAt) };
   }
 
   /** Whether the campaign is held closed now (planning waits: a Paused campaign takes no numbers). */

@@ -118,6 +118,14 @@ describe.each([
       // 212 and 317 share New York's group: 16 area codes and London make 15 groups.
       expect(w.groups).toHaveLength(15);
       expect(Date.parse(w.nextEdgeAt!)).toBeGreaterThan(now);
+      // One number's evidence and its own window now.
+      const one = await fetch(`${d.address}/ops/api/syncs/national/window/${encodeURIComponent('+19282345670')}`, { headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` } });
+      expect(one.status).toBe(200);
+      const body = await one.json() as { evidence: string; open: boolean; opensAt: string | null };
+      expect(body.evidence).toMatch(/area code 928 .*America\/Denver, America\/Phoenix/);
+      expect(body.open).toBe(callingWindow(locate('+19282345670'), DEFAULT_RULE_SET, now).open);
+      const unknown = await fetch(`${d.address}/ops/api/syncs/national/window/${encodeURIComponent('+80012345678')}`, { headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` } });
+      expect(unknown.status).toBe(404);
     } finally {
       await d.close(2000);
       await f.server.close();
