@@ -17,7 +17,11 @@ import { locate, type LocationFields } from './locate.ts';
 /** Where a contact's location fields are (the mapping's names). */
 export interface LocationMapping { timeZone?: string; region?: string; postalCode?: string; country?: string }
 
-export interface Located { phone: string; group: WindowGroup | null; evidence: string }
+export interface Located {
+  phone: string; group: WindowGroup | null; evidence: string;
+  /** Outside the sync's `compliance.zones`: another sync's number, left out without an error. */
+  elsewhere?: true;
+}
 
 export interface WindowStatus {
   /** The state the daemon last set (null: not yet). */
@@ -76,9 +80,11 @@ export class CampaignWindow {
       const value = field ? text(fields[field]) : undefined;
       if (value) where[k] = value;
     }
+    const only = this.compliance.zones && new Set(this.compliance.zones);
     return phones.map((phone) => {
       const l = locate(phone, where);
-      return { phone, group: windowGroup(l, this.compliance.ruleSet), evidence: l.evidence };
+      const elsewhere = only && l.zones.length > 0 && !l.zones.every((z) => only.has(z));
+      return { phone, group: windowGroup(l, this.compliance.ruleSet), evidence: l.evidence, ...(elsewhere ? { elsewhere: true } : {}) };
     });
   }
 

@@ -2,6 +2,7 @@
 // their callees' calling windows, and how closely the daemon watches the edges, validated at the door.
 import { z } from 'zod/v4';
 import { duration } from '../config-fields.ts';
+import { isTimeZone } from '../local-time.ts';
 import { WEEKDAYS, type Weekday } from './rules.ts';
 import type { RuleSet } from './window.ts';
 
@@ -13,6 +14,8 @@ export interface Compliance {
   checkEvery: number;
   /** The campaign is paused this long before its window closes, in ms. */
   margin: number;
+  /** Only numbers whose zones are all among these belong to the sync (absent: all). */
+  zones?: string[];
 }
 
 export const complianceSchema = z.strictObject({
@@ -24,6 +27,11 @@ export const complianceSchema = z.strictObject({
   }).refine((w) => w.from < w.to, { message: 'from must be before to (a window does not span midnight)', path: ['to'] }).optional(),
   /** Apply the stricter state rows shipped as data (Florida, Rhode Island); default true. */
   stateRules: z.boolean().default(true),
+  /**
+   * Only numbers whose callee is in these zones (every zone of its evidence among them) belong to this sync: one
+   * selection split over several syncs, one campaign per window group. Absent: every number.
+   */
+  zones: z.array(z.string().refine(isTimeZone, 'an IANA time zone such as America/New_York')).min(1).optional(),
   checkEvery: duration.refine((ms) => ms >= 1000, 'at least 1s').default(30_000),
   margin: duration.default(120_000),
 }).refine((c) => c.margin > c.checkEvery, { message: 'margin must be longer than checkEvery: a check may come that late before a close', path: ['margin'] })
@@ -34,4 +42,5 @@ export const complianceSchema = z.strictObject({
     },
     checkEvery: c.checkEvery,
     margin: c.margin,
+    ...(c.zones ? { zones: c.zones } : {}),
   }));

@@ -166,7 +166,8 @@ async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey
     if (!contact) continue;
     if (rt.window) {
       // A number whose callee cannot be placed in any zone has no calling window: it never enters the campaign.
-      const where = rt.window.locate(c.fields, contact.phones);
+      // One outside the sync's compliance.zones is another sync's: left out, without an error.
+      const where = rt.window.locate(c.fields, contact.phones).filter((l) => !l.elsewhere);
       for (const l of where) {
         if (!l.group) errors.push({ contactId: c.id, line: c.line, field: rt.config.mapping.phone.join(','), value: redactPhone(l.phone), reason: `no calling window: ${l.evidence}`, code: 'no_window' });
       }

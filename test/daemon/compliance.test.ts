@@ -217,6 +217,35 @@ describe('while the window is closed', () => {
   });
 });
 
+describe('one selection split over syncs by zone', () => {
+  it('puts each number in the campaign of the sync whose zones hold all of its callee\'s zones', async () => {
+    const f = await dialer('2026-07-01T20:00:00Z'); // 16:00 in New York, 10:00 in Honolulu: both open
+    const other = await createCampaign(f.server, f.accountId, { name: 'Pacific', type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } });
+    const { prefix, cleanup } = testPrefix();
+    const { csv, config } = csvSync(f, prefix, 'east', 'c1,+12122345670\nc2,+18082345670\nc3,+12192345670');
+    const both = daemonConfig(f, prefix, [
+      { ...config.syncs[0], id: 'east', source: { type: 'csv', path: csv }, compliance: { zones: ['America/New_York', 'America/Chicago'] } },
+      { ...config.syncs[0], id: 'pacific', campaignId: other.id, source: { type: 'csv', path: csv }, compliance: { zones: ['Pacific/Honolulu'] } },
+    ], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } });
+    const d = await Daemon.start(both, { log: quietLog, now: () => Date.parse('2026-07-01T20:00:00Z') });
+    try {
+      await waitFor(async () => (await campaignNumbers(f)).length === 2, 'New York and Indiana in the eastern campaign');
+      const pacific = { ...f, campaignId: other.id };
+      await waitFor(async () => (await campaignNumbers(pacific)).length === 1, 'Honolulu in the Pacific campaign');
+      expect((await campaignNumbers(f)).map((n) => n.number).sort()).toEqual(['+12122345670', '+12192345670']);
+      expect((await campaignNumbers(pacific)).map((n) => n.number)).toEqual(['+18082345670']);
+      // Another sync's numbers are no record error of this one.
+      const east = d.runtimes.get('east')!;
+      const runs = await d.redis.lrange(east.state.keys.runs, 0, -1);
+      expect((await Promise.all(runs.map((id) => d.redis.lrange(east.state.keys.runErrors(id), 0, -1)))).flat()).toEqual([]);
+    } finally {
+      await d.close(2000);
+      await f.server.close();
+      await cleanup();
+    }
+  });
+});
+
 describe('on a Redis Cluster', () => {
   it('holds numbers while the window is closed and adds them when it opens', async () => {
     const cluster = await startRedisCluster();

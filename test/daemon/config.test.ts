@@ -495,6 +495,7 @@ describe('a compliance rule set', () => {
     [{ window: { from: '09:00', to: '20:00', days: ['monday'] } }, 'compliance.window.days.0', /mon/],
     [{ stateRules: 'yes' }, 'compliance.stateRules', /boolean/],
     [{ checkEvery: '2m', margin: '1m' }, 'compliance.margin', /longer than checkEvery/],
+    [{ zones: ['Mars/Base'] }, 'compliance.zones.0', /IANA time zone/],
   ])('%j is refused, naming the key and what is allowed', (compliance, path, allowed) => {
     const raw = minimalConfig();
     raw.compliance = compliance;
@@ -504,6 +505,6 @@ describe('a compliance rule set', () => {
   it('an unknown key names the keys allowed', () => {
     const raw = minimalConfig();
     raw.syncs[0].compliance = { windows: {} };
-    expect(problemAt(problemsOf(raw).problems, 'syncs.0.compliance.windows')).toContain('allowed here: window, stateRules, checkEvery, margin');
+    expect(problemAt(problemsOf(raw).problems, 'syncs.0.compliance.windows')).toContain('allowed here: window, stateRules, zones, checkEvery, margin');
   });
 });
