@@ -126,6 +126,24 @@ export function intervals(zones: readonly string[], rules: readonly WindowRule[]
   return zones.map((z) => zoneIntervals(z, rules, at)).reduce(intersect);
 }
 
+const cache = new Map<string, [number, number][]>();
+
+/**
+ * A callee's intervals around `at`, computed once per UTC day (from its start: they reach from the local day before
+ * to the horizon, so they hold `at`): the mirror judges every call it reads, and Intl costs microseconds a call.
+ */
+function cachedIntervals(l: Pick<Location, 'zones' | 'states'>, ruleSet: RuleSet, at: number): [number, number][] {
+  const day = Math.floor(at / DAY) * DAY;
+  const key = `${l.zones.join(' ')}|${l.states.join(' ')}|${JSON.stringify(ruleSet)}|${day}`;
+  let found = cache.get(key);
+  if (!found) {
+    if (cache.size > 10_000) cache.clear();
+    found = intervals(l.zones, rulesFor(l.states, ruleSet), day);
+    cache.set(key, found);
+  }
+  return found;
+}
+
 /** May a callee be dialed at `at`, and when does that change. A callee whose zones are unknown is never open. */
 export function callingWindow(location: Pick<Location, 'zones' | 'states'>, ruleSet: RuleSet, at: number): Window {
   return sharedWindow([location], ruleSet, at);
@@ -137,7 +155,7 @@ export function callingWindow(location: Pick<Location, 'zones' | 'states'>, rule
  */
 export function sharedWindow(locations: readonly Pick<Location, 'zones' | 'states'>[], ruleSet: RuleSet, at: number): Window {
   if (!locations.length) return { open: false, opensAt: null, closesAt: null };
-  const all = locations.map((l) => intervals(l.zones, rulesFor(l.states, ruleSet), at)).reduce(intersect);
+  const all = locations.map((l) => cachedIntervals(l, ruleSet, at)).reduce(intersect);
   const k = all.findIndex(([, end]) => end > at);
   if (k < 0) return { open: false, opensAt: null, closesAt: null };
   const [start, end] = all[k]!;
