@@ -89,16 +89,17 @@ export class CampaignWindow {
   }
 
   /**
-   * Records where these numbers are and admits their groups; when a group is new, the campaign's state is checked
-   * at once, so that a number whose window is closed is never planned into an open campaign.
+   * Records where these numbers are and admits their groups, then checks the campaign's state with them, so that a
+   * number whose window is closed is never planned into an open campaign. Checked by every caller, not only the one
+   * whose SADD added the group: another process may plan the same group's numbers before that one has paused it.
    */
   async admit(located: readonly Located[]): Promise<void> {
     const withGroup = located.filter((l) => l.group);
     if (!withGroup.length) return;
     const evidence = withGroup.flatMap((l) => [l.phone, `${l.evidence} (group ${l.group!.key})`]);
     const groups = [...new Set(withGroup.map((l) => l.group!.key))];
-    const [, added] = await Promise.all([this.redis.hset(this.keys.evidence, ...evidence), this.redis.sadd(this.keys.groups, ...groups)]);
-    if (added) await this.enforce('a number from a new window group');
+    await Promise.all([this.redis.hset(this.keys.evidence, ...evidence), this.redis.sadd(this.keys.groups, ...groups)]);
+    await this.enforce('numbers admitted');
   }
 
   /** What the campaign should be now, from the groups admitted so far (no numbers: Active, nothing to hold). */
