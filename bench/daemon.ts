@@ -1,4 +1,4 @@
-// `./dev bench daemon [--scenario hubspot|csv|mirror|list|salesforce|all|hubspot-fault|pipedrive|salesforce-fault|faults] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
+// `./dev bench daemon [--scenario hubspot|csv|mirror|list|salesforce|all|hubspot-fault|pipedrive|salesforce-fault|faults|compliance] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
 // end, as its own process, against the reference server. `hubspot` (the default): import throughput from the HubSpot
 // stand-in against the binding rate-limit ceiling, webhook-to-dialable latency when idle, and the daemon's peak RSS.
 // `csv`: a generated CSV file streamed into the campaign, with the daemon's RSS over the run. `mirror`: call-detail
@@ -70,7 +70,7 @@ import { startPipedriveStandIn, type PipedriveStandIn } from '../crm-stand-ins/p
 import { VALID_PHONE_COUNT, generatePeople, validPhone } from '../crm-stand-ins/contacts.ts';
 import { parseConfig } from '../daemon/config.ts';
 import { spacing } from '../daemon/crm/http.ts';
-import { toUtc } from '../daemon/mirror/local-time.ts';
+import { toUtc } from '../daemon/local-time.ts';
 import { attemptKey } from '../daemon/mirror/mirror.ts';
 import { readRun } from '../daemon/sync/run.ts';
 import { DaemonKeys, SyncKeys, campaignKey } from '../daemon/state/keys.ts';
@@ -81,6 +81,7 @@ import { DEFAULT_RATE_LIMIT } from '../server/rate-limit.ts';
 import { Store } from '../server/store/store.ts';
 import { REDIS_URL, testPrefix } from '../test/support/daemon.ts';
 import { startRedisCluster } from '../test/support/redis-cluster.ts';
+import { runCompliance } from './compliance.ts';
 import {
   MB, describeMachine, loadAverage, machine, printFiguresHeading, readFlags, round, startServer, stats, writeResults,
   type BenchServer, type Machine, type Stats,
@@ -89,7 +90,11 @@ import {
 // ---------------------------------------------------------------------------------------------- options
 
 const FLAGS = {
-  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), list (a HubSpot list: idle run requests, comparison rate, webhook latency idle and beside another import), all (hubspot, csv, mirror, list), hubspot-fault, pipedrive or salesforce-fault (mirroring through a Redis SIGKILL; requests/tokens per 1,000 contacts and calls), faults (all three), salesforce (a Campaign\'s members imported and calls written as Tasks: numbers/s, Tasks/s, API requests per 1,000 contacts and calls)' },
+  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), list (a HubSpot list: idle run requests, comparison rate, webhook latency idle and beside another import), all (hubspot, csv, mirror, list), hubspot-fault, pipedrive or salesforce-fault (mirroring through a Redis SIGKILL; requests/tokens per 1,000 contacts and calls), faults (all three), salesforce (a Campaign\'s members imported and calls written as Tasks: numbers/s, Tasks/s, API requests per 1,000 contacts and calls), compliance (contacts across the zones dialed over simulated days with calling-window rules and without: calls outside windows, over caps, capacity, first calls)' },
+  'compliance-contacts': { def: 50_000, help: 'compliance: contacts spread over the window groups' },
+  'compliance-days': { def: 3, help: 'compliance: simulated days' },
+  'compliance-step': { def: 300, help: 'compliance: seconds the clock advances between two window checks (the margin is twice this)' },
+  'numbers-per-agent': { def: 400, help: 'compliance: each campaign gets one agent per this many numbers' },
   'list-members': { def: 100_000, help: 'list: members of the HubSpot list the measured sync selects' },
   'other-members': { def: 50_000, help: 'list: contacts the other sync imports while webhook latency is measured the second time' },
   members: { def: 100_000, help: 'salesforce: Campaign members (Leads and Contacts) imported by the full run' },
@@ -123,7 +128,7 @@ const FLAGS = {
 const opts = readFlags(FLAGS, { command: 'daemon', example: 'BENCH_CONTACTS=20000', width: 15 });
 const SCENARIOS = {
   hubspot: ['hubspot'], csv: ['csv'], mirror: ['mirror'], list: ['list'], all: ['hubspot', 'csv', 'mirror', 'list'],
-  'hubspot-fault': ['hubspot-fault'], pipedrive: ['pipedrive'], 'salesforce-fault': ['salesforce-fault'], faults: ['faults'], salesforce: ['salesforce'],
+  'hubspot-fault': ['hubspot-fault'], pipedrive: ['pipedrive'], 'salesforce-fault': ['salesforce-fault'], faults: ['faults'], salesforce: ['salesforce'], compliance: ['compliance'],
 } as const;
 if (!Object.hasOwn(SCENARIOS, opts.scenario)) throw new Error(`--scenario must be one of ${Object.keys(SCENARIOS).join(', ')}; got ${opts.scenario}`);
 const scenarios = SCENARIOS[opts.scenario as keyof typeof SCENARIOS];
@@ -2153,6 +2158,7 @@ try {
     else if (scenario === 'pipedrive') await runFaults(['pipedrive']);
     else if (scenario === 'salesforce-fault') await runFaults(['salesforce']);
     else if (scenario === 'faults') await runFaults(['hubspot', 'pipedrive', 'salesforce']);
+    else if (scenario === 'compliance') await runCompliance({ contacts: opts['compliance-contacts'], days: opts['compliance-days'], stepSeconds: opts['compliance-step'], numbersPerAgent: opts['numbers-per-agent'] });
     else await runMirror();
   }
 } catch (err) {

@@ -2,7 +2,8 @@
 // sources, and the HTTP side (webhooks, /health, /metrics).
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { dialerOf, type Config, type SyncConfig } from './config.ts';
+import { complianceOf, dialerOf, type Config, type SyncConfig } from './config.ts';
+import { CampaignWindow } from './compliance/campaign-window.ts';
 import { buildHttp, type HttpServer } from './http/server.ts';
 import { createLogger } from './log.ts';
 import { Metrics } from './metrics.ts';
@@ -51,6 +52,8 @@ export interface DaemonOptions {
   http?: boolean;
   /** Set schedules and start first runs (the `start` command; `sync SYNC_ID` runs one sync only). */
   schedules?: boolean;
+  /** The clock calling windows are judged by (tests: the reference server's simulation clock); default Date.now. */
+  now?: () => number;
 }
 
 function createSource(sync: SyncConfig, ctx: CrmContext): Source {
@@ -129,13 +132,17 @@ export class Daemon {
       const keys = d.keys.sync(sync.id, campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId));
       const state = new SyncState(d.redis, keys, sync.id, d.acks);
       const rt: SyncRuntime = { config: sync, state, source: createSource(sync, ctx), push, log, metrics: d.metrics };
+      const compliance = complianceOf(config, sync);
+      if (compliance) {
+        rt.window = new CampaignWindow({ redis: d.redis, keys, dialer: new DialerClient(dialer), campaignId: sync.campaignId, compliance, mapping: sync.mapping, log, now: options.now });
+      }
       d.runtimes.set(sync.id, rt);
       if (sync.mirror) {
         d.mirrors.set(sync.id, {
           syncId: sync.id, campaignId: sync.campaignId, config: sync.mirror, timeZone: dialer.timeZone,
           sink: createSink(sync, ctx),
           // Its own client: the report read needs a key that may read reports, and spends the key's budget like any call.
-          dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter,
+          dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter, window: rt.window,
         });
       }
       d.targets.set(sync.id, {
@@ -146,9 +153,14 @@ export class Daemon {
       });
     }
     await d.noticeRedisRestart();
+    // A window edge missed while no process ran (or that Redis forgot) is made good before any other work (by a
+    // process that works: `status` and `--dry-run` change nothing).
+    const works = options.workers !== false;
+    if (works) for (const rt of d.runtimes.values()) await d.enforceWindow(rt, 'start');
     d.redis.on('ready', () => {
       void (async () => {
         await d.noticeRedisRestart().catch(() => {});
+        if (works) for (const rt of d.runtimes.values()) await d.enforceWindow(rt, 'reconnected');
         // A reconnection may follow a Redis that lost its last writes, a scheduler among them: check at once.
         await d.schedules?.checkLater('reconnected');
       })();
@@ -168,7 +180,7 @@ export class Daemon {
       for (const rt of d.runtimes.values()) await resumeBatches(rt);
       if (options.schedules !== false) {
         d.schedules = new Schedules(d.syncQueue, d.redis, d.keys, log, d.metrics,
-          () => config.syncs.flatMap((sync) => wantedSchedulers(sync, d.runtimes.get(sync.id)!.source.compareEvery)));
+          () => config.syncs.flatMap((sync) => wantedSchedulers(sync, d.runtimes.get(sync.id)!.source.compareEvery, d.runtimes.get(sync.id)!.window?.compliance.checkEvery)));
         const scheduled = await d.schedules.check(true);
         d.schedules.repeat(config.scheduleCheckEvery);
         // A sync seen for the first time starts with a full import (an `every` schedule just set fires at once itself).
@@ -264,6 +276,7 @@ export class Daemon {
     if (!rt) return 'unknown sync (removed from the configuration)';
     // Scheduler jobs skip deduplication: they only queue a pull, which deduplicates.
     if (job.name === 'tick') {
+      if (job.data.kind === 'window') return await this.enforceWindow(rt, 'schedule', true);
       if (job.data.kind === 'mirror') await this.triggerMirror(rt.config.id, 'schedule');
       else if (job.data.kind === 'compare') {
         // The scheduler's first tick fires at once: a sync that has not imported yet, or compared within the
@@ -307,6 +320,26 @@ export class Daemon {
       // A CRM that refuses the request (credentials, selection, budget) will refuse it again: no retry until the next trigger.
       if (err instanceof SourceError && err.final) throw new UnrecoverableError(err.message);
       throw err;
+    }
+  }
+
+  /**
+   * Sets the sync's campaign to the state its calling window wants; when it opens, a run plans the numbers that
+   * waited (and retries batches parked while it was paused). A failure is logged (`rethrow`: and fails the job, so
+   * BullMQ retries it); the next check tries again.
+   */
+  async enforceWindow(rt: SyncRuntime, why: string, rethrow = false): Promise<string> {
+    if (!rt.window) return 'no calling window';
+    try {
+      const r = await rt.window.enforce(why);
+      if (r.changed && r.state === 'Active') await this.triggerPull(rt.config.id, 'window opened');
+      // Numbers whose cap has passed are planned again (they stayed dirty).
+      else if (await rt.window.releaseCapped()) await this.triggerPlan(rt.config.id);
+      return r.state;
+    } catch (err) {
+      this.log.warn({ sync: rt.config.id, err: (err as Error).message, why }, 'calling window: could not set the campaign state; the next check tries again');
+      if (rethrow) throw err;
+      return 'failed';
     }
   }
 

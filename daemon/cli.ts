@@ -177,5 +177,10 @@ function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').sy
     lines.push(`  record error (run ${e.run}) contact ${e.contactId || '?'}${e.line ? ` line ${e.line}` : ''} ${e.field}${e.value ? `=${e.value}` : ''}: ${e.reason}`);
   }
   for (const p of s.parkedRecords) lines.push(`  parked ${p.phone} (contact ${p.contactId ?? '?'}): ${p.reason}`);
+  const w = s.window;
+  if (w) {
+    lines.push(`  calling window: campaign ${w.state ?? 'not set yet'}, next edge ${w.nextEdgeAt ?? 'none within 15 days'}; held by the window ${w.heldByWindow}, ` +
+      `by a cap ${w.heldByCap}; calls inside their window ${w.callsInside}, outside ${w.callsOutside}; ${w.groups.length} window groups`);
+  }
   return lines.join('\n');
 }

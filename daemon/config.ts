@@ -4,9 +4,10 @@ import { getCountries, type CountryCode } from 'libphonenumber-js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod/v4';
 import { duration, id, secret, url } from './config-fields.ts';
+import { complianceSchema } from './compliance/config.ts';
 import { CRMS, crmOf, crmSchemas } from './crm/registry.ts';
 import type { DoNotCallField } from './sync/do-not-call.ts';
-import { isTimeZone } from './mirror/local-time.ts';
+import { isTimeZone } from './local-time.ts';
 import { OUTCOMES, ruleSchema } from './outcomes.ts';
 import { MAX_VARIABLES } from '../api/limits.ts';
 
@@ -73,6 +74,11 @@ const mapping = z.strictObject({
   /** Country for numbers written without a country code (ISO 3166 alpha-2, e.g. US). */
   defaultCountry: z.string().refine((c) => COUNTRIES.has(c), 'an ISO 3166-1 alpha-2 country code libphonenumber knows, e.g. US, GB, DE')
     .transform((c) => c as CountryCode).optional(),
+  /** Where the callee is, for the calling window (compliance): fields holding an IANA time zone, a state or province, a postal code, a country. */
+  timeZone: z.string().min(1).optional(),
+  region: z.string().min(1).optional(),
+  postalCode: z.string().min(1).optional(),
+  country: z.string().min(1).optional(),
 });
 
 // {every: 15m} or {cron: '0 0 * * * *', tz?}: one object, so an error points at the key that is wrong.
@@ -116,6 +122,8 @@ const sync = z.strictObject({
   onLeave: z.enum(['delete', 'keep']).default('delete'),
   /** Call-detail records of the campaign, mirrored back as call activities. */
   mirror: mirror.optional(),
+  /** Hold numbers to their callees' calling windows under this rule set (default: the daemon's `compliance`). */
+  compliance: complianceSchema.optional(),
 }).refine((s) => !(s.mirror?.sink.type === 'source' && (s.source.type === 'webhook' || s.source.type === 'csv')),
   { message: 'a webhook or CSV source has no CRM to write activities to: give mirror.sink a type of webhook or file', path: ['mirror', 'sink'] })
   // Every Do Not Call field the sync honours: the CRM's own (Salesforce's DoNotCall, always) and the mapping's.
@@ -169,6 +177,8 @@ export const configSchema = z.strictObject({
   scheduleCheckEvery: duration.refine((ms) => ms >= 1000, 'at least 1s').default(30_000),
   /** Graceful shutdown deadline after SIGTERM. */
   shutdownTimeout: duration.default(20_000),
+  /** The rule set of every sync that names none (calling windows, state rows, the operator's window); absent: none. */
+  compliance: complianceSchema.optional(),
   log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info') }).default({ level: 'info' }),
 });
 
@@ -179,6 +189,11 @@ export function dialerOf(config: Config, sync: Config['syncs'][number]): Config[
   return { ...config.dialer, ...Object.fromEntries(Object.entries(sync.dialer ?? {}).filter(([, v]) => v !== undefined)) };
 }
 export type SyncConfig = Config['syncs'][number];
+
+/** The calling-window rules a sync's numbers are held to, or undefined when it has none. */
+export function complianceOf(config: Config, sync: SyncConfig): Config['compliance'] {
+  return sync.compliance ?? config.compliance;
+}
 export type SourceConfig = SyncConfig['source'];
 export type DialerConfig = Config['dialer'];
 export type Mapping = SyncConfig['mapping'];

@@ -1,4 +1,4 @@
-// The dialer API client (got): add, list and delete a campaign's numbers, with failures sorted by what to do next.
+// The dialer API client (got): add, list and delete a campaign's numbers, set its state, with failures sorted by what to do next.
 import got, { type Got } from 'got';
 import type { DialerConfig } from './config.ts';
 import { countRequest } from './history/history.ts';
@@ -51,7 +51,7 @@ export class DialerClient {
     });
   }
 
-  private async call(method: 'GET' | 'POST' | 'DELETE', path: string, options: { json?: unknown; searchParams?: Record<string, string> } = {}) {
+  private async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options: { json?: unknown; searchParams?: Record<string, string> } = {}) {
     let res;
     try {
       res = await this.http(`${this.base}${path}`, { method, json: options.json, searchParams: options.searchParams });
@@ -95,6 +95,11 @@ export class DialerClient {
     const searchParams = { range: JSON.stringify([first, last]), sort: JSON.stringify(['endedAtLocal', 'ASC']), filter: JSON.stringify(filter) };
     const { body } = await this.call('GET', `/campaigns/${encodeURIComponent(campaignId)}/reports/callDetails`, { searchParams });
     return Array.isArray(body) ? body : [];
+  }
+
+  /** Sets the campaign Active or Paused (§4.4: the body is the state as a JSON string). */
+  async setCampaignState(campaignId: string, state: 'Active' | 'Paused'): Promise<void> {
+    await this.call('PUT', `/campaigns/${encodeURIComponent(campaignId)}/state`, { json: state });
   }
 
   async deleteNumbers(campaignId: string, ids: string[]): Promise<void> {

@@ -8,11 +8,11 @@ import type { RedisClient } from './state/connection.ts';
 import type { DaemonKeys } from './state/keys.ts';
 import { Lease } from './state/lease.ts';
 
-export interface SyncJobData { syncId: string; trigger?: string; kind?: 'pull' | 'mirror' | 'compare' }
+export interface SyncJobData { syncId: string; trigger?: string; kind?: 'pull' | 'mirror' | 'compare' | 'window' }
 
 /** One job scheduler as the configuration wants it. */
 export interface WantedScheduler {
-  /** BullMQ's scheduler id: `tick-`, `compare-` or `mirror-` and the sync id. */
+  /** BullMQ's scheduler id: `tick-`, `compare-`, `mirror-` or `window-` and the sync id. */
   key: string;
   syncId: string;
   /** Its field in the daemon's `schedulers` hash (the sync id for its pulls, for the layout's sake). */
@@ -29,8 +29,8 @@ const LOCK_MS = 10_000;
 /** What the `schedulers` hash holds for a scheduler a process removed: older processes must not set it again. */
 const REMOVED = 'removed';
 
-/** The schedulers a sync needs: its pulls, its comparison (a source that compares) and its mirror. */
-export function wantedSchedulers(sync: SyncConfig, compareEvery: number | undefined): WantedScheduler[] {
+/** The schedulers a sync needs: its pulls, its comparison (a source that compares), its mirror and its calling window's check. */
+export function wantedSchedulers(sync: SyncConfig, compareEvery: number | undefined, windowEvery?: number): WantedScheduler[] {
   const s = sync.schedule;
   const wanted: WantedScheduler[] = [{
     key: `tick-${sync.id}`, syncId: sync.id, field: sync.id, spec: JSON.stringify(s),
@@ -47,6 +47,12 @@ export function wantedSchedulers(sync: SyncConfig, compareEvery: number | undefi
     wanted.push({
       key: `mirror-${sync.id}`, syncId: sync.id, field: `mirror-${sync.id}`, spec: JSON.stringify({ every: sync.mirror.every }),
       repeat: { every: sync.mirror.every }, data: { syncId: sync.id, trigger: 'schedule', kind: 'mirror' },
+    });
+  }
+  if (windowEvery) {
+    wanted.push({
+      key: `window-${sync.id}`, syncId: sync.id, field: `window-${sync.id}`, spec: JSON.stringify({ every: windowEvery }),
+      repeat: { every: windowEvery }, data: { syncId: sync.id, trigger: 'schedule', kind: 'window' },
     });
   }
   return wanted;

@@ -166,6 +166,17 @@ ${CHARTS_SCRIPT}
     await load();
   }
 
+  // The calling window: what the daemon set, when that changes, what it holds back, and the compliance report.
+  function windowSection(w) {
+    return el('div', { class: 'window' },
+      el('h3', { text: 'Calling window' }),
+      el('dl', { class: 'facts' },
+        fact('Campaign', w.state || dash, 'windowState'), fact('Next edge', w.nextEdgeAt ? when(w.nextEdgeAt) : 'none within 15 days', 'windowNext'),
+        fact('Held by the window', w.heldByWindow, 'heldByWindow'), fact('Held by a cap', w.heldByCap, 'heldByCap'),
+        fact('Calls inside their window', w.callsInside, 'callsInside'), fact('Calls outside (must be 0)', w.callsOutside, 'callsOutside')),
+      el('p', { class: 'muted', 'data-field': 'windowGroups', text: 'Window groups: ' + (w.groups.length ? w.groups.join('; ') : 'none yet') }));
+  }
+
   function syncSection(s) {
     const m = s.mirror;
     const button = el('button', { type: 'button', 'data-action': 'retry', text: 'Retry parked records', disabled: s.parked === 0 && !(m && m.parked) });
@@ -179,6 +190,7 @@ ${CHARTS_SCRIPT}
         fact('Mirror lag \u2020', m ? span(m.lagMs) : dash, 'mirrorLag'), fact('Mirrored', m ? show(m.mirrored) : dash, 'mirrored'),
         fact('Mirror parked', m ? show(m.parked) : dash, 'mirrorParked'), fact('Last record', m ? when(m.lastRecordAt) : dash, 'mirrorLastRecord')),
       m ? el('p', { class: 'note', text: LAG_NOTE }) : null,
+      s.window ? windowSection(s.window) : null,
       el('h3', { text: 'History (runs shaded on the time axis)' }), chartsFor(s.sync),
       el('h3', { text: 'Last runs' }), runsTable(s.runs),
       el('h3', { text: 'Record errors' }), recordErrorsTable(s),

@@ -109,6 +109,17 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       return syncHistory(d, rt, view as (typeof VIEWS)[number]);
     });
 
+    // Where one number's callee is and whether it may be called now: the zone evidence recorded when it was admitted.
+    ops.get<{ Params: { id: string; phone: string } }>('/api/syncs/:id/window/:phone', async (req, reply) => {
+      const rt = d.runtimes.get(req.params.id);
+      if (!rt) return reply.code(404).send({ error: `no sync "${req.params.id}" in this daemon's configuration` });
+      if (!rt.window) return reply.code(404).send({ error: `sync "${req.params.id}" has no calling window (no compliance block)` });
+      if (!/^\+\d{6,15}$/.test(req.params.phone)) return reply.code(400).send({ error: 'the phone number must be in E.164 (+ and 6 to 15 digits)' });
+      const found = await rt.window.numberWindow(req.params.phone);
+      if (!found) return reply.code(404).send({ error: 'this sync has not admitted that number' });
+      return found;
+    });
+
     ops.get('/api/syncs', async () => ({
       generatedAt: new Date().toISOString(),
       queuesWritable: !readOnlyMode,

@@ -13,7 +13,8 @@ import type { SyncState } from '../state/sync-state.ts';
 import { Lease } from '../state/lease.ts';
 import type { SyncHistory } from '../history/history.ts';
 import { LagMeter } from './lag.ts';
-import { formatWall, offsetAt, readFrom, toUtc, wallMs } from './local-time.ts';
+import type { CampaignWindow } from '../compliance/campaign-window.ts';
+import { formatWall, offsetAt, readFrom, toUtc, wallMs } from '../local-time.ts';
 import { DEFAULT_RULES, outcomeOf, type CallDetail, type Rule } from '../outcomes.ts';
 
 type MirrorConfig = NonNullable<SyncConfig['mirror']>;
@@ -32,6 +33,8 @@ export interface MirrorRuntime {
   history: SyncHistory;
   /** How long a run's lease outlives its last renewal (the job lock's life: a run that died is taken over after it). */
   leaseMs: number;
+  /** The sync's calling window: it counts call starts for per-number caps. */
+  window?: CampaignWindow;
 }
 
 export interface MirrorRunResult {
@@ -310,6 +313,7 @@ async function mirrorHeld(rt: MirrorRuntime, lease: Lease, counts: MirrorRunResu
     if (raw.length === size) next = prefetch(first + size);
     const page = raw.map(record).filter((r): r is CallDetail => r !== null);
     counts.read += page.length;
+    if (rt.window) await rt.window.recordStarts(page.map((r) => [r.number, r.attempt, toUtc(r.startedAtLocal, rt.timeZone)] as const));
     const newest = page.reduce<string | null>((n, r) => (n === null || r.endedAtLocal > n ? r.endedAtLocal : n), null);
     if (newest) lag.read(toUtc(newest, rt.timeZone));
     const keys = page.map((r) => attemptKey(rt.campaignId, r.number, r.attempt));
@@ -319,6 +323,7 @@ async function mirrorHeld(rt: MirrorRuntime, lease: Lease, counts: MirrorRunResu
     const isParked = page.length ? await rt.state.redis.hmget(mk.parked, ...keys) : [];
     const fresh = page.filter((_, i) => !done[i] && !isPending[i] && !isParked[i]);
     counts.skipped += page.length - fresh.length;
+    if (rt.window) await rt.window.countCalls(fresh.map((r) => [r.number, toUtc(r.startedAtLocal, rt.timeZone)] as const));
     const contacts = await contactOf(rt, [...new Set(fresh.map((r) => r.number))]);
     const candidates = fresh.map((r) => activityOf(rt, r, contacts.get(r.number) ?? null, rules));
     // Past the memory of what was mirrored (a backfill of long ago), or after Redis may have lost its last marks:

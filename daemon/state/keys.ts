@@ -83,6 +83,22 @@ export class SyncKeys {
       done: (endedAtLocal: string) => `${base}:done:${endedAtLocal.slice(0, 10)}`,
     };
   }
+  /** The calling window's keys (compliance/campaign-window.ts), the campaign's: every sync feeding it shares its window. */
+  get window() {
+    const base = `${this.campaign}:window`;
+    return {
+      /** set: the window groups of the numbers admitted to the campaign (`<zones>|<states>`). */
+      groups: `${base}:groups`,
+      /** hash: state (the one the daemon last set), at, next (the next edge, ms). */
+      meta: base,
+      /** hash: phone number -> where its callee is, in words (the zone evidence /ops shows). */
+      evidence: `${base}:evidence`,
+      /** hash: phone number (under a per-number cap) -> JSON {attempt: start ms} of its calls in the cap's span. */
+      starts: `${base}:starts`,
+      /** sorted set: phone number held at its cap, scored by when it may be planned again (ms). */
+      capped: `${base}:capped`,
+    };
+  }
   /** hash: phone number -> held record JSON (what the campaign holds). */
   get have() { return `${this.campaign}:have`; }
   /** hash: phone number -> the open batch acting on it. */

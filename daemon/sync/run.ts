@@ -5,9 +5,10 @@ import type { Logger } from 'pino';
 import type { SyncConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { PushQueue } from '../push/push-queue.ts';
+import type { CampaignWindow, Located } from '../compliance/campaign-window.ts';
 import type { PullPage, Source } from '../sources/source.ts';
 import type { SourceContact } from '../sources/source.ts';
-import { hashValues, mapContact, type MappedContact, type RecordError } from './contacts.ts';
+import { hashValues, mapContact, redactPhone, type MappedContact, type RecordError } from './contacts.ts';
 import { storableId, type SyncState, type RunRecord } from '../state/sync-state.ts';
 
 export interface SyncRuntime {
@@ -17,6 +18,8 @@ export interface SyncRuntime {
   push: PushQueue;
   log: Logger;
   metrics: Metrics;
+  /** The calling window the sync's campaign is held to (compliance), if any. */
+  window?: CampaignWindow;
 }
 
 /** The daemon is stopping: the run stops between two pages (everything before is applied and checkpointed). */
@@ -44,6 +47,23 @@ export async function readRun(redis: RedisClient, key: string): Promise<RunRecor
  * next call, so a rate-limited dialer key spends each request on a full batch, not on every page's remainder.
  */
 export async function plan(rt: SyncRuntime, phones: string[], runId: string, carry?: string[]): Promise<number> {
+  // A campaign held Paused by its calling window takes no numbers: they stay dirty until the window opens. A number
+  // at its cap (Florida: 3 calls in 24 h) is not added again until its oldest counted call ages out.
+  if (rt.window) {
+    if (phones.length && await rt.window.closed()) {
+      // Taking numbers out goes on (a Do Not Call or a contact gone must not wait for the opening to leave).
+      const holders = await redisOf(rt).hmget(rt.state.keys.phones, ...phones);
+      const leaving = phones.filter((_, i) => !holders[i]);
+      return leaving.length ? plan({ ...rt, window: undefined }, leaving, runId) : 0;
+    }
+    const capped = [...await rt.window.capped(phones)];
+    if (capped.length) {
+      // Held only if a contact still holds it (an add or a replace): taking a number out is never a call.
+      const holders = await redisOf(rt).hmget(rt.state.keys.phones, ...capped);
+      const hold = new Set(capped.filter((_, i) => holders[i]));
+      phones = phones.filter((p) => !hold.has(p));
+    }
+  }
   const max = rt.push.client.config.maxNumbersPerRequest;
   const all = carry ? [...new Set([...carry.splice(0), ...phones])] : phones;
   let planned = 0;
@@ -135,6 +155,7 @@ async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey
   const errors: RecordError[] = (page.errors ?? []).map((e) => ({ contactId: '', line: e.line, field: '', value: '', reason: e.reason, code: 'bad_record' }));
   const changes: ({ contact: MappedContact } | { deleted: string })[] = [];
   const phones = new Set<string>();
+  const located: Located[] = [];
   for (const c of page.contacts) {
     if (!storableId(c.id)) {
       errors.push({ contactId: c.id.slice(0, 50), line: c.line, field: 'id', value: '', reason: 'id is empty, too long, or has a comma or newline', code: 'bad_record' });
@@ -143,10 +164,22 @@ async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey
     const { contact, errors: e } = mapContact(c, rt.config.mapping);
     errors.push(...e);
     if (!contact) continue;
+    if (rt.window) {
+      // A number whose callee cannot be placed in any zone has no calling window: it never enters the campaign.
+      // One outside the sync's compliance.zones is another sync's: left out, without an error.
+      const where = rt.window.locate(c.fields, contact.phones).filter((l) => !l.elsewhere);
+      for (const l of where) {
+        if (!l.group) errors.push({ contactId: c.id, line: c.line, field: rt.config.mapping.phone.join(','), value: redactPhone(l.phone), reason: `no calling window: ${l.evidence}`, code: 'no_window' });
+      }
+      contact.phones = where.filter((l) => l.group).map((l) => l.phone);
+      located.push(...where);
+    }
     changes.push({ contact });
     for (const p of contact.phones) phones.add(p);
   }
   for (const id of page.left ?? []) changes.push({ deleted: id });
+  // Their groups first: a number from a group whose window is closed pauses the campaign before it can be planned.
+  if (rt.window) await rt.window.admit(located);
   const applied = await rt.state.applyContacts(changes);
   if (seenKey && page.contacts.length) {
     await redis.multi().sadd(seenKey, ...page.contacts.map((c) => c.id)).expire(seenKey, 2 * 86_400).exec();

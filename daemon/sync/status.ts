@@ -3,6 +3,7 @@
 import { redactPhone, type RecordError } from './contacts.ts';
 import { readRun, type SyncRuntime } from './run.ts';
 import type { RunRecord } from '../state/sync-state.ts';
+import type { WindowStatus } from '../compliance/campaign-window.ts';
 
 export interface SyncStatus {
   sync: string; source: string; campaignId: string;
@@ -24,6 +25,11 @@ export interface SyncStatus {
   lastCompareAt: string | null; compareEvery: number | null;
   /** What the mirror (call-detail records back to the CRM) last reported; null before it ran. */
   mirror: MirrorStatus | null;
+  /**
+   * The calling window (compliance), null without one: the campaign state the daemon set, the next edge, the window
+   * groups, numbers held by the window (waiting while it is closed: `dirty`) and by caps, calls inside and outside.
+   */
+  window: (WindowStatus & { heldByWindow: number }) | null;
 }
 
 export interface MirrorStatus { lagMs: number | null; mirrored: number | null; parked: number | null; lastRecordAt: string | null }
@@ -56,5 +62,11 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
   }
   return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, doNotCall, runs: records, parkedRecords, recordErrors,
     lastCompareAt: lastCompareAt && rt.source.compareEvery ? new Date(Number(lastCompareAt)).toISOString() : null, compareEvery: rt.source.compareEvery ?? null,
-    mirror: readMirror(mirror) };
+    mirror: readMirror(mirror), window: await windowStatus(rt, dirty) };
+}
+
+async function windowStatus(rt: SyncRuntime, dirty: number): Promise<SyncStatus['window']> {
+  if (!rt.window) return null;
+  const w = await rt.window.status();
+  return { ...w, heldByWindow: w.state === 'Paused' ? dirty : 0 };
 }

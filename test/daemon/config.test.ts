@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, dialerOf, loadConfig, parseConfig } from '../../daemon/config.ts';
+import { ConfigError, dialerOf, loadConfig, parseConfig, complianceOf } from '../../daemon/config.ts';
 
 const DIALER_TOKEN = 'dlr_live_Zq81mXw0PAvT3s';
 const HUBSPOT_TOKEN = 'pat-na1-7c1e2f4a-secret-hub';
@@ -498,5 +498,36 @@ describe("the README's configuration example", () => {
     expect(sf!.schedule).toEqual({ every: 900_000 });
     expect(sf!.onLeave).toBe('delete');
     expect(sf!.mirror).toMatchObject({ every: 60_000, statusProperty: 'Dialer_Status__c' });
+  });
+});
+
+describe('a compliance rule set', () => {
+  it('is off unless named; a sync takes the daemon\'s, or its own', () => {
+    expect(complianceOf(parseConfig(minimalConfig(), 'x', ENV), parseConfig(minimalConfig(), 'x', ENV).syncs[0]!)).toBeUndefined();
+    const raw = minimalConfig();
+    raw.compliance = {};
+    raw.syncs.push({ ...raw.syncs[0], id: 's2', compliance: { window: { from: '09:00', to: '20:00', days: ['mon', 'tue'] }, stateRules: false } });
+    const config = parseConfig(raw, 'x', ENV);
+    expect(complianceOf(config, config.syncs[0]!)).toEqual({ ruleSet: { stateRules: true }, checkEvery: 30_000, margin: 120_000 });
+    expect(complianceOf(config, config.syncs[1]!)!.ruleSet).toEqual({ stateRules: false, operator: { hours: ['09:00', '20:00'], days: ['mon', 'tue'] } });
+  });
+
+  it.each([
+    [{ window: { from: '9:00', to: '20:00' } }, 'compliance.window.from', /HH:MM/],
+    [{ window: { from: '20:00', to: '09:00' } }, 'compliance.window.to', /before to/],
+    [{ window: { from: '09:00', to: '20:00', days: ['monday'] } }, 'compliance.window.days.0', /mon/],
+    [{ stateRules: 'yes' }, 'compliance.stateRules', /boolean/],
+    [{ checkEvery: '2m', margin: '1m' }, 'compliance.margin', /longer than checkEvery/],
+    [{ zones: ['Mars/Base'] }, 'compliance.zones.0', /IANA time zone/],
+  ])('%j is refused, naming the key and what is allowed', (compliance, path, allowed) => {
+    const raw = minimalConfig();
+    raw.compliance = compliance;
+    expect(problemAt(problemsOf(raw).problems, path)).toMatch(allowed);
+  });
+
+  it('an unknown key names the keys allowed', () => {
+    const raw = minimalConfig();
+    raw.syncs[0].compliance = { windows: {} };
+    expect(problemAt(problemsOf(raw).problems, 'syncs.0.compliance.windows')).toContain('allowed here: window, stateRules, zones, checkEvery, margin');
   });
 });

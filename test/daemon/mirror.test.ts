@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 import { startPipedriveStandIn, type PipedriveStandIn } from '../../crm-stand-ins/pipedrive.ts';
 import { Daemon } from '../../daemon/app.ts';
-import { formatWall, offsetAt } from '../../daemon/mirror/local-time.ts';
+import { formatWall, offsetAt } from '../../daemon/local-time.ts';
 import { attemptKey } from '../../daemon/mirror/mirror.ts';
 import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
 import { Redis } from 'ioredis';

@@ -12,7 +12,7 @@ import { validPhone } from '../../crm-stand-ins/contacts.ts';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { RESOLUTIONS } from '../../daemon/history/history.ts';
-import { toUtc } from '../../daemon/mirror/local-time.ts';
+import { toUtc } from '../../daemon/local-time.ts';
 import { launchChromium } from '../support/browser.ts';
 import { callDetailRecords, campaignNumbers, daemonConfig, numberCount, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';

@@ -1,5 +1,5 @@
-// Report times are the dialer account's wall clock (`YYYY-MM-DDTHH:MM:SS`, no offset): converting them to instants,
-// and knowing when a clock that falls back repeats an hour, so that reading by wall-clock time misses nothing.
+// Wall-clock time in IANA zones: the dialer account's report times (no offset) to instants, zone offsets, and the hour a
+// clock that falls back repeats, so that reading by wall-clock time misses nothing. Used by the mirror and the calling windows.
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 

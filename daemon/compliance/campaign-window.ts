@@ -1,0 +1,238 @@
+// Holds a campaign to its callees' calling windows: the campaign is Active only while a call may start for every
+// number it holds (the intersection of their window groups), and Paused from `margin` before that closes. Numbers
+// whose window is unknown never enter; a number from a new group is admitted (and the campaign paused if that
+// group's window is closed) before it is planned. Setting a state is idempotent, so a check after kill -9, a lost
+// Redis write or a second process only sets again what the window wants; a missed edge is made good at the next
+// check (every `checkEvery`, and at every start before any work).
+import type { Logger } from 'pino';
+import type { DialerClient } from '../dialer.ts';
+import type { RedisClient } from '../state/connection.ts';
+import type { SyncKeys } from '../state/keys.ts';
+import type { Compliance } from './config.ts';
+import { cappedUntil } from './cap.ts';
+import { campaignEdge, parseGroup, windowGroup, type CampaignState, type GroupEdge, type WindowGroup } from './groups.ts';
+import { capFor, rulesFor, sharedWindow } from './window.ts';
+import { locate, type LocationFields } from './locate.ts';
+
+/** Where a contact's location fields are (the mapping's names). */
+export interface LocationMapping { timeZone?: string; region?: string; postalCode?: string; country?: string }
+
+export interface Located {
+  phone: string; group: WindowGroup | null; evidence: string;
+  /** Outside the sync's `compliance.zones`: another sync's number, left out without an error. */
+  elsewhere?: true;
+}
+
+export interface WindowStatus {
+  /** The state the daemon last set (null: not yet). */
+  state: CampaignState | null;
+  checkedAt: string | null;
+  /** When the state changes next (opens, or pauses a margin before the close). */
+  nextEdgeAt: string | null;
+  /** The window groups of the numbers admitted (`<zones>|<states>`). */
+  groups: string[];
+  heldByCap: number;
+  nextCapReleaseAt: string | null;
+  /** Calls the mirror read, by whether they started inside their callee's window. */
+  callsInside: number;
+  callsOutside: number;
+}
+
+function text(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return String(value);
+  if (Array.isArray(value)) return text(value[0]);
+  if (value && typeof value === 'object' && 'value' in value) return text((value as { value: unknown }).value);
+  return undefined;
+}
+
+/** The group a recorded evidence ends with (`… (group <key>)`). */
+function groupOf(evidence: string | null | undefined): string | undefined {
+  return evidence ? /\(group ([^)]+)\)$/.exec(evidence)?.[1] : undefined;
+}
+
+export class CampaignWindow {
+  readonly compliance: Compliance;
+  private readonly redis: RedisClient;
+  private readonly keys: SyncKeys['window'];
+  private readonly dialer: DialerClient;
+  private readonly campaignId: string;
+  private readonly mapping: LocationMapping;
+  private readonly log: Logger;
+  private readonly now: () => number;
+
+  constructor(o: { redis: RedisClient; keys: SyncKeys; dialer: DialerClient; campaignId: string; compliance: Compliance; mapping: LocationMapping; log: Logger; now?: () => number }) {
+    this.redis = o.redis;
+    this.keys = o.keys.window;
+    this.dialer = o.dialer;
+    this.campaignId = o.campaignId;
+    this.compliance = o.compliance;
+    this.mapping = o.mapping;
+    this.log = o.log;
+    this.now = o.now ?? Date.now;
+  }
+
+  /** Where each of a contact's phones is, from its mapped fields (read as text) and the numbers. */
+  locate(fields: Record<string, unknown>, phones: readonly string[]): Located[] {
+    const where: LocationFields = {};
+    for (const k of ['timeZone', 'region', 'postalCode', 'country'] as const) {
+      const field = this.mapping[k];
+      const value = field ? text(fields[field]) : undefined;
+      if (value) where[k] = value;
+    }
+    const only = this.compliance.zones && new Set(this.compliance.zones);
+    return phones.map((phone) => {
+      const l = locate(phone, where);
+      const elsewhere = only && l.zones.length > 0 && !l.zones.every((z) => only.has(z));
+      return { phone, group: windowGroup(l, this.compliance.ruleSet), evidence: l.evidence, ...(elsewhere ? { elsewhere: true } : {}) };
+    });
+  }
+
+  /**
+   * Records where these numbers are and admits their groups, then checks the campaign's state with them, so that a
+   * number whose window is closed is never planned into an open campaign. Checked by every caller, not only the one
+   * whose SADD added the group: another process may plan the same group's numbers before that one has paused it.
+   */
+  async admit(located: readonly Located[]): Promise<void> {
+    const withGroup = located.filter((l) => l.group);
+    if (!withGroup.length) return;
+    const evidence = withGroup.flatMap((l) => [l.phone, `${l.evidence} (group ${l.group!.key})`]);
+    const groups = [...new Set(withGroup.map((l) => l.group!.key))];
+    await Promise.all([this.redis.hset(this.keys.evidence, ...evidence), this.redis.sadd(this.keys.groups, ...groups)]);
+    await this.enforce('numbers admitted');
+  }
+
+  /** What the campaign should be now, from the groups admitted so far (no numbers: Active, nothing to hold). */
+  async wanted(at = this.now()): Promise<GroupEdge & { groups: number }> {
+    const members = await this.redis.smembers(this.keys.groups);
+    if (!members.length) return { group: '', want: 'Active', next: null, groups: 0 };
+    return { group: '', ...campaignEdge(members.map(parseGroup), this.compliance.ruleSet, at, this.compliance.margin), groups: members.length };
+  }
+
+  /**
+   * Sets the campaign's state to what its window wants, when the state the daemon last set differs (or is not known:
+   * Redis lost it). Returns the state and whether it was set, so the caller can plan the numbers that waited.
+   */
+  async enforce(why: string): Promise<{ state: CampaignState; changed: boolean; next: number | null }> {
+    const w = await this.wanted();
+    const last = await this.redis.hget(this.keys.meta, 'state');
+    if (last !== w.want) {
+      await this.dialer.setCampaignState(this.campaignId, w.want);
+      this.log.info({ campaign: this.campaignId, from: last ?? 'unknown', to: w.want, next: w.next && new Date(w.next).toISOString(), why, groups: w.groups }, 'calling window: campaign state set');
+    }
+    await this.redis.hset(this.keys.meta, 'state', w.want, 'at', this.now(), 'next', w.next ?? '');
+    return { state: w.want, changed: last !== w.want, next: w.next };
+  }
+
+  /** The per-number cap of each number's group (Florida: 3 in 24 h), from the evidence recorded when it was admitted. */
+  private async caps(phones: readonly string[]): Promise<({ calls: number; hours: number } | undefined)[]> {
+    if (!phones.length) return [];
+    const evidence = await this.redis.hmget(this.keys.evidence, ...phones);
+    return evidence.map((e) => {
+      const key = groupOf(e);
+      return key ? capFor(rulesFor(parseGroup(key).states, this.compliance.ruleSet)) : undefined;
+    });
+  }
+
+  /**
+   * Keeps the call starts of numbers under a cap (from the call-detail records the mirror reads; a record read again
+   * is the same attempt). `calls`: [phone, attempt, start ms].
+   */
+  async recordStarts(calls: readonly (readonly [string, number, number])[]): Promise<void> {
+    const phones = [...new Set(calls.map(([p]) => p))];
+    const caps = await this.caps(phones);
+    const capped = phones.filter((_, i) => caps[i]);
+    if (!capped.length) return;
+    const known = await this.redis.hmget(this.keys.starts, ...capped);
+    const now = this.now();
+    const updates: string[] = [];
+    capped.forEach((phone, i) => {
+      const span = caps[phones.indexOf(phone)]!.hours * 3_600_000;
+      const starts: Record<string, number> = known[i] ? JSON.parse(known[i]!) : {};
+      for (const [p, attempt, start] of calls) if (p === phone) starts[attempt] = start;
+      // Only the calls the cap can still count.
+      const kept = Object.fromEntries(Object.entries(starts).filter(([, t]) => t > now - span));
+      updates.push(phone, JSON.stringify(kept));
+    });
+    await this.redis.hset(this.keys.starts, ...updates);
+  }
+
+  /**
+   * The numbers among these that are at their cap now: they are not planned (added or replaced) until the oldest
+   * counted call ages out; each is remembered with that instant, for `releaseCapped`.
+   */
+  async capped(phones: readonly string[]): Promise<Set<string>> {
+    const held = new Set<string>();
+    if (!phones.length) return held;
+    const known = await this.redis.hmget(this.keys.starts, ...phones);
+    const withCalls = phones.filter((_, i) => known[i]);
+    if (!withCalls.length) return held;
+    const caps = await this.caps(withCalls);
+    const now = this.now();
+    const until: (string | number)[] = [];
+    withCalls.forEach((phone, i) => {
+      const cap = caps[i];
+      if (!cap) return;
+      const starts = Object.values(JSON.parse(known[phones.indexOf(phone)]!) as Record<string, number>);
+      const t = cappedUntil(starts, cap, now);
+      if (t !== null) { held.add(phone); until.push(t, phone); }
+    });
+    if (until.length) await this.redis.zadd(this.keys.capped, ...until);
+    return held;
+  }
+
+  /** Numbers whose cap has passed: forgotten as capped; the caller plans them again. */
+  async releaseCapped(): Promise<number> {
+    const due = await this.redis.zrangebyscore(this.keys.capped, 0, this.now());
+    if (due.length) await this.redis.zrem(this.keys.capped, ...due);
+    return due.length;
+  }
+
+  /**
+   * Counts calls by whether they started inside their callee's window (the compliance report; outside must stay 0).
+   * `calls`: [phone, start ms] of call attempts read for the first time.
+   */
+  async countCalls(calls: readonly (readonly [string, number])[]): Promise<void> {
+    if (!calls.length) return;
+    const phones = [...new Set(calls.map(([p]) => p))];
+    const evidence = await this.redis.hmget(this.keys.evidence, ...phones);
+    const groups = new Map(phones.map((p, i) => [p, groupOf(evidence[i])]));
+    let inside = 0, outside = 0;
+    for (const [phone, start] of calls) {
+      const key = groups.get(phone);
+      // A number the daemon did not place (added by hand) is judged from the number itself.
+      const where = key ? parseGroup(key) : locate(phone);
+      if (sharedWindow([where], this.compliance.ruleSet, start).open) inside++; else outside++;
+    }
+    await this.redis.multi().hincrby(this.keys.meta, 'callsInside', inside).hincrby(this.keys.meta, 'callsOutside', outside).exec();
+  }
+
+  /** What /ops and `status` show: the state set, the next edge, the groups, the numbers held by the window and by caps. */
+  async status(): Promise<WindowStatus> {
+    const [meta, groups, capped, nextCap] = await Promise.all([
+      this.redis.hgetall(this.keys.meta), this.redis.smembers(this.keys.groups), this.redis.zcard(this.keys.capped),
+      this.redis.zrange(this.keys.capped, '0', '0', 'WITHSCORES'),
+    ]);
+    const iso = (v: string | undefined) => (v ? new Date(Number(v)).toISOString() : null);
+    return {
+      state: (meta.state as CampaignState | undefined) ?? null, checkedAt: iso(meta.at), nextEdgeAt: iso(meta.next),
+      groups: groups.sort(), heldByCap: capped, nextCapReleaseAt: iso(nextCap[1]),
+      callsInside: Number(meta.callsInside ?? 0), callsOutside: Number(meta.callsOutside ?? 0),
+    };
+  }
+
+  /** Where a number's callee is (the evidence in words), and its own window now; null: not admitted here. */
+  async numberWindow(phone: string): Promise<{ evidence: string; open: boolean; opensAt: string | null; closesAt: string | null } | null> {
+    const evidence = await this.redis.hget(this.keys.evidence, phone);
+    const key = groupOf(evidence);
+    if (!evidence || !key) return null;
+    const w = sharedWindow([parseGroup(key)], this.compliance.ruleSet, this.now());
+    const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+    return { evidence, open: w.open, opensAt: iso(w.opensAt), closesAt: iso(w.closesAt) };
+  }
+
+  /** Whether the campaign is held closed now (planning waits: a Paused campaign takes no numbers). */
+  async closed(): Promise<boolean> {
+    return (await this.redis.hget(this.keys.meta, 'state')) === 'Paused';
+  }
+}

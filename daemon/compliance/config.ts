@@ -1,0 +1,46 @@
+// The `compliance` block of the configuration (the daemon's, or a sync's own): which rule set holds its numbers to
+// their callees' calling windows, and how closely the daemon watches the edges, validated at the door.
+import { z } from 'zod/v4';
+import { duration } from '../config-fields.ts';
+import { isTimeZone } from '../local-time.ts';
+import { WEEKDAYS, type Weekday } from './rules.ts';
+import type { RuleSet } from './window.ts';
+
+const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a local time HH:MM such as 09:00');
+
+export interface Compliance {
+  ruleSet: RuleSet;
+  /** How often the campaign's state is compared with its window (a job scheduler), in ms. */
+  checkEvery: number;
+  /** The campaign is paused this long before its window closes, in ms. */
+  margin: number;
+  /** Only numbers whose zones are all among these belong to the sync (absent: all). */
+  zones?: string[];
+}
+
+export const complianceSchema = z.strictObject({
+  /** The operator's own window, callee-local, inside the law's (08:00–21:00 and the state rows). */
+  window: z.strictObject({
+    from: hhmm,
+    to: z.union([hhmm, z.literal('24:00')]),
+    days: z.array(z.enum(WEEKDAYS as [Weekday, ...Weekday[]])).min(1, 'at least one weekday (sun, mon, …, sat)').optional(),
+  }).refine((w) => w.from < w.to, { message: 'from must be before to (a window does not span midnight)', path: ['to'] }).optional(),
+  /** Apply the stricter state rows shipped as data (Florida, Rhode Island); default true. */
+  stateRules: z.boolean().default(true),
+  /**
+   * Only numbers whose callee is in these zones (every zone of its evidence among them) belong to this sync: one
+   * selection split over several syncs, one campaign per window group. Absent: every number.
+   */
+  zones: z.array(z.string().refine(isTimeZone, 'an IANA time zone such as America/New_York')).min(1).optional(),
+  checkEvery: duration.refine((ms) => ms >= 1000, 'at least 1s').default(30_000),
+  margin: duration.default(120_000),
+}).refine((c) => c.margin > c.checkEvery, { message: 'margin must be longer than checkEvery: a check may come that late before a close', path: ['margin'] })
+  .transform((c): Compliance => ({
+    ruleSet: {
+      stateRules: c.stateRules,
+      ...(c.window ? { operator: { hours: [c.window.from, c.window.to] as const, ...(c.window.days ? { days: c.window.days } : {}) } } : {}),
+    },
+    checkEvery: c.checkEvery,
+    margin: c.margin,
+    ...(c.zones ? { zones: c.zones } : {}),
+  }));

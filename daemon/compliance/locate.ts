@@ -1,0 +1,107 @@
+// Where a callee may be: the IANA zones and US states of a phone number, from the best evidence at hand (a CRM time
+// zone field, then the address, then the number itself), with that evidence in words for the operator.
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { isTimeZone } from '../local-time.ts';
+import { AREA_CODE_ZONES, CALLING_CODE_ZONES, NUMBER_ZONES_SOURCE } from './number-zones.ts';
+import { CA_POSTAL_DISTRICTS, CA_REGION_ZONES, REGION_NAMES, US_REGION_ZONES } from './regions.ts';
+import { STATE_BY_AREA_CODE } from './rules.ts';
+
+/** What the contact's mapped fields say (each optional; strings as the CRM holds them). */
+export interface LocationFields {
+  timeZone?: string;
+  /** State or province: a code (FL, ON) or a name (Florida). */
+  region?: string;
+  postalCode?: string;
+  /** ISO country of the address (US, CA); helps read `region` and `postalCode`. */
+  country?: string;
+}
+
+export interface Location {
+  /** Zones the callee may be in (sorted); the calling window is the intersection of theirs. Empty: unknown. */
+  zones: string[];
+  /** US states whose rules apply (sorted): the address's, and the one its area code presumes. */
+  states: string[];
+  /** Which evidence gave the zones: `field`, `address`, `number`, or `none`. */
+  from: 'field' | 'address' | 'number' | 'none';
+  /** The evidence in words, e.g. "area code 305 (libphonenumber time-zone map): America/New_York". */
+  evidence: string;
+}
+
+const canonicalZones = new Map(Intl.supportedValuesOf('timeZone').map((z) => [z.toLowerCase(), z]));
+
+/**
+ * A zone as CRMs write it: an IANA name in any case, or HubSpot's `hs_timezone` option values
+ * (`america_slash_new_york`, `america_slash_port_minus_au_minus_prince`). Undefined when it names no zone.
+ */
+export function readTimeZone(text: string): string | undefined {
+  const t = text.trim();
+  if (!t) return undefined;
+  const spelled = t.toLowerCase().replaceAll('_slash_', '/').replaceAll('_minus_', '-').replaceAll('_plus_', '+');
+  const known = canonicalZones.get(spelled);
+  if (known) return known;
+  return isTimeZone(t) && t.includes('/') ? t : undefined;
+}
+
+function regionCode(region: string, country: string | undefined): { code: string; country: 'US' | 'CA' } | undefined {
+  const t = region.trim();
+  const code = t.length === 2 ? t.toUpperCase() : REGION_NAMES[t.toLowerCase()];
+  if (!code) return undefined;
+  const c = country?.trim().toUpperCase();
+  if (US_REGION_ZONES[code] && c !== 'CA') return { code, country: 'US' };
+  if (CA_REGION_ZONES[code] && c !== 'US') return { code, country: 'CA' };
+  return undefined;
+}
+
+const words = (zones: readonly string[]) => zones.join(', ');
+const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
+
+/** The callee's zones and states. `phone` is E.164 (as the sync holds it). */
+export function locate(phone: string, fields: LocationFields = {}): Location {
+  const parsed = parsePhoneNumberFromString(phone);
+  const nanp = parsed?.countryCallingCode === '1';
+  const areaCode = nanp ? parsed!.nationalNumber.slice(0, 3) : undefined;
+  const presumed = areaCode ? STATE_BY_AREA_CODE.get(areaCode) : undefined;
+
+  // The address's state (US) or province (CA), from the region field or a Canadian postal code.
+  let address: { code: string; country: 'US' | 'CA'; said: string } | undefined;
+  if (fields.region) {
+    const r = regionCode(fields.region, fields.country);
+    if (r) address = { ...r, said: `${r.country === 'US' ? 'state' : 'province'} ${r.code}` };
+  }
+  if (!address && fields.postalCode && fields.country?.trim().toUpperCase() !== 'US') {
+    const m = /^\s*([ABCEGHJ-NPRSTVXY])\d[A-Z]\s?\d[A-Z]\d\s*$/i.exec(fields.postalCode);
+    const provinces = m ? CA_POSTAL_DISTRICTS[m[1]!.toUpperCase()] : undefined;
+    if (provinces?.length === 1) address = { code: provinces[0]!, country: 'CA', said: `postal code ${fields.postalCode.trim().toUpperCase()} (province ${provinces[0]})` };
+  }
+  const states = sorted([...(address?.country === 'US' ? [address.code] : []), ...(presumed ? [presumed] : [])]);
+
+  const zone = fields.timeZone ? readTimeZone(fields.timeZone) : undefined;
+  if (zone) return { zones: [zone], states, from: 'field', evidence: `time zone field: ${zone}` };
+  // An unreadable field is said, not silently passed over: the next evidence decides.
+  const note = fields.timeZone ? `time zone field "${fields.timeZone.trim().slice(0, 64)}" names no zone; ` : '';
+  const said = (l: Location): Location => ({ ...l, evidence: note + l.evidence });
+  if (address) {
+    const zones = sorted((address.country === 'US' ? US_REGION_ZONES : CA_REGION_ZONES)[address.code]!);
+    return said({ zones, states, from: 'address', evidence: `${address.said}: ${words(zones)}` });
+  }
+  if (!parsed) return said({ zones: [], states, from: 'none', evidence: 'not a phone number' });
+  if (nanp) {
+    const listed = AREA_CODE_ZONES[areaCode!];
+    if (listed) {
+      const zones = listed.split(' ');
+      return said({ zones, states, from: 'number', evidence: `area code ${areaCode} (${NUMBER_ZONES_SOURCE}): ${words(zones)}` });
+    }
+    // An area code newer than the map: the zones of its country (libphonenumber-js knows the country by number plan).
+    const country = parsed.country;
+    const table = country === 'US' ? US_REGION_ZONES : country === 'CA' ? CA_REGION_ZONES : undefined;
+    if (table) {
+      const zones = sorted(Object.entries(table).filter(([code]) => country === 'CA' || !['GU', 'MP', 'AS', 'PR', 'VI'].includes(code)).flatMap(([, z]) => z));
+      return said({ zones, states, from: 'number', evidence: `area code ${areaCode} is not in the time-zone map; any zone of ${country}: ${words(zones)}` });
+    }
+    return said({ zones: [], states, from: 'none', evidence: `area code ${areaCode} is not in the time-zone map` });
+  }
+  const listed = CALLING_CODE_ZONES[parsed.countryCallingCode];
+  if (!listed) return said({ zones: [], states, from: 'none', evidence: `country code +${parsed.countryCallingCode} is not in the time-zone map` });
+  const zones = listed.split(' ');
+  return said({ zones, states, from: 'number', evidence: `country code +${parsed.countryCallingCode} (${NUMBER_ZONES_SOURCE}): ${words(zones)}` });
+}

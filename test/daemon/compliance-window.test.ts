@@ -1,0 +1,142 @@
+// Calling windows as tables: where each callee is (time zone field, address, area code, country code) and whether a
+// call may start at an instant, with the next edges, across both 2026 US DST changes, Arizona (and the Navajo Nation),
+// Hawaii, Alaska, Puerto Rico, Indiana's split area codes, Canada, the UK, Florida's and Rhode Island's rows and an
+// operator's window.
+import { describe, expect, it } from 'vitest';
+import { locate, readTimeZone } from '../../daemon/compliance/locate.ts';
+import { AREA_CODE_ZONES } from '../../daemon/compliance/number-zones.ts';
+import { CA_REGION_ZONES, US_REGION_ZONES } from '../../daemon/compliance/regions.ts';
+import { FEDERAL_HOLIDAYS, STATE_RULES } from '../../daemon/compliance/rules.ts';
+import { callingWindow, capFor, DEFAULT_RULE_SET, isHoliday, rulesFor, type RuleSet } from '../../daemon/compliance/window.ts';
+import { isTimeZone } from '../../daemon/local-time.ts';
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString().slice(0, 16) + 'Z');
+
+describe('where a callee is', () => {
+  it.each([
+    // phone, fields, zones, states, from
+    ['+12125550123', {}, ['America/New_York'], [], 'number'],
+    ['+13055550123', {}, ['America/New_York'], ['FL'], 'number'],
+    ['+18505550123', {}, ['America/Chicago', 'America/New_York'], ['FL'], 'number'],
+    ['+16025550123', {}, ['America/Phoenix'], [], 'number'],
+    ['+19285550123', {}, ['America/Denver', 'America/Phoenix'], [], 'number'], // 928 takes in the Navajo Nation (DST)
+    ['+18085550123', {}, ['Pacific/Honolulu'], [], 'number'],
+    ['+17875550123', {}, ['America/Puerto_Rico'], [], 'number'],
+    ['+19395550123', {}, ['America/Puerto_Rico'], [], 'number'],
+    ['+13175550123', {}, ['America/New_York'], [], 'number'], // Indianapolis
+    ['+12195550123', {}, ['America/Chicago', 'America/New_York'], [], 'number'], // north-west Indiana: Central and Eastern
+    ['+18125550123', {}, ['America/Chicago', 'America/New_York'], [], 'number'], // south-west Indiana (Evansville: Central)
+    ['+14165550123', {}, ['America/Toronto'], [], 'number'],
+    ['+16045550123', {}, ['America/Vancouver'], [], 'number'],
+    ['+14015550123', {}, ['America/New_York'], ['RI'], 'number'],
+    ['+442071234567', {}, ['Europe/Guernsey', 'Europe/Isle_of_Man', 'Europe/Jersey', 'Europe/London'], [], 'number'],
+    ['+12125550123', { timeZone: 'America/Los_Angeles' }, ['America/Los_Angeles'], [], 'field'],
+    ['+12125550123', { timeZone: 'america_slash_los_angeles' }, ['America/Los_Angeles'], [], 'field'], // HubSpot hs_timezone
+    ['+12125550123', { region: 'Florida' }, ['America/Chicago', 'America/New_York'], ['FL'], 'address'],
+    ['+13055550123', { region: 'NY' }, ['America/New_York'], ['FL', 'NY'], 'address'], // both states' rules hold
+    ['+12125550123', { region: 'AZ', country: 'US' }, ['America/Denver', 'America/Phoenix'], ['AZ'], 'address'],
+    ['+12125550123', { postalCode: 'T2P 1J9' }, ['America/Edmonton'], [], 'address'],
+    ['+12125550123', { region: 'ON', country: 'CA' }, ['America/Toronto', 'America/Winnipeg'], [], 'address'],
+    ['+12125550123', { timeZone: 'nowhere', region: 'nowhere' }, ['America/New_York'], [], 'number'],
+  ] as const)('%s %j → %j %j (%s)', (phone, fields, zones, states, from) => {
+    const l = locate(phone, fields);
+    expect(l.zones).toEqual(zones);
+    expect(l.states).toEqual(states);
+    expect(l.from).toBe(from);
+    expect(l.evidence).toMatch(from === 'number' ? /code/ : from === 'field' ? /time zone field/ : /state|province|postal/);
+  });
+
+  it('says why a field was passed over', () => {
+    expect(locate('+12125550123', { timeZone: 'Mars/Base' }).evidence).toMatch(/^time zone field "Mars\/Base" names no zone; area code 212/);
+  });
+
+  it('reads HubSpot and IANA spellings of a zone, and nothing else', () => {
+    expect(readTimeZone('america_slash_port_minus_au_minus_prince')).toBe('America/Port-au-Prince');
+    expect(readTimeZone('AMERICA/NEW_YORK')).toBe('America/New_York');
+    expect(readTimeZone('EST')).toBeUndefined();
+    expect(readTimeZone('')).toBeUndefined();
+  });
+
+  it('every zone of the data tables is one Intl knows', () => {
+    const zones = new Set([...Object.values(AREA_CODE_ZONES).flatMap((z) => z.split(' ')), ...Object.values(US_REGION_ZONES).flat(), ...Object.values(CA_REGION_ZONES).flat()]);
+    expect([...zones].filter((z) => !isTimeZone(z))).toEqual([]);
+  });
+});
+
+describe('may a call start now', () => {
+  // Instants are UTC; comments give the callee's local time.
+  it.each([
+    // Winter, New York EST (UTC-5): 08:00 opens, 21:00 closes.
+    ['+12125550123', '2026-01-14T12:59Z', false, '2026-01-14T13:00Z', '2026-01-15T02:00Z'],
+    ['+12125550123', '2026-01-14T13:00Z', true, '2026-01-15T13:00Z', '2026-01-15T02:00Z'],
+    ['+12125550123', '2026-01-15T01:59Z', true, '2026-01-15T13:00Z', '2026-01-15T02:00Z'],
+    ['+12125550123', '2026-01-15T02:00Z', false, '2026-01-15T13:00Z', '2026-01-16T02:00Z'],
+    // Spring forward, Sunday 8 March 2026: New York opens at 08:00 EDT = 12:00Z, Phoenix stays at 15:00Z.
+    ['+12125550123', '2026-03-08T12:00Z', true, '2026-03-09T12:00Z', '2026-03-09T01:00Z'],
+    ['+12125550123', '2026-03-08T11:59Z', false, '2026-03-08T12:00Z', '2026-03-09T01:00Z'],
+    ['+16025550123', '2026-03-08T14:59Z', false, '2026-03-08T15:00Z', '2026-03-09T04:00Z'],
+    // Navajo Nation in 928: Denver's clock closes first in summer (21:00 MDT = 03:00Z), Phoenix's opens last.
+    ['+19285550123', '2026-07-01T15:00Z', true, '2026-07-02T15:00Z', '2026-07-02T03:00Z'],
+    ['+19285550123', '2026-01-14T15:00Z', true, '2026-01-15T15:00Z', '2026-01-15T04:00Z'],
+    // Fall back, Sunday 1 November 2026: New York 08:00 EST = 13:00Z; Los Angeles 21:00 PST = 05:00Z next day.
+    ['+12125550123', '2026-11-01T12:30Z', false, '2026-11-01T13:00Z', '2026-11-02T02:00Z'],
+    ['+12135550123', '2026-11-01T15:59Z', false, '2026-11-01T16:00Z', '2026-11-02T05:00Z'],
+    ['+12135550123', '2026-10-31T15:00Z', true, '2026-11-01T16:00Z', '2026-11-01T04:00Z'],
+    // Hawaii (no DST): 08:00 HST = 18:00Z all year; Alaska takes Adak's and Honolulu's clocks too.
+    ['+18085550123', '2026-07-01T17:59Z', false, '2026-07-01T18:00Z', '2026-07-02T07:00Z'],
+    ['+19075550123', '2026-07-01T18:00Z', true, '2026-07-02T18:00Z', '2026-07-02T05:00Z'],
+    // Puerto Rico (AST, no DST): 08:00 = 12:00Z.
+    ['+17875550123', '2026-01-14T12:00Z', true, '2026-01-15T12:00Z', '2026-01-15T01:00Z'],
+    // Indiana 219: Eastern opens first, Central closes last: both must allow it.
+    ['+12195550123', '2026-01-14T13:30Z', false, '2026-01-14T14:00Z', '2026-01-15T02:00Z'],
+    // Florida: 08:00–20:00 (closes 00:00Z in summer); the panhandle (850) also Central.
+    ['+13055550123', '2026-07-01T23:59Z', true, '2026-07-02T12:00Z', '2026-07-02T00:00Z'],
+    ['+13055550123', '2026-07-02T00:00Z', false, '2026-07-02T12:00Z', '2026-07-03T00:00Z'],
+    ['+18505550123', '2026-07-01T12:30Z', false, '2026-07-01T13:00Z', '2026-07-02T00:00Z'],
+    // Rhode Island: Saturday 10:00–17:00, no Sunday, no holiday (Monday 7 Sept 2026 is Labor Day).
+    ['+14015550123', '2026-09-05T13:59Z', false, '2026-09-05T14:00Z', '2026-09-05T21:00Z'],
+    ['+14015550123', '2026-09-05T21:00Z', false, '2026-09-08T13:00Z', '2026-09-08T22:00Z'],
+    // Toronto; London (08:00 GMT, 08:00 BST = 07:00Z).
+    ['+14165550123', '2026-01-14T13:00Z', true, '2026-01-15T13:00Z', '2026-01-15T02:00Z'],
+    ['+442071234567', '2026-07-01T07:00Z', true, '2026-07-02T07:00Z', '2026-07-01T20:00Z'],
+    ['+442071234567', '2026-01-14T07:30Z', false, '2026-01-14T08:00Z', '2026-01-14T21:00Z'],
+  ] as const)('%s at %s → open %s, next open %s, close %s', (phone, at, open, opensAt, closesAt) => {
+    const w = callingWindow(locate(phone), DEFAULT_RULE_SET, Date.parse(at.replace('Z', ':00Z')));
+    expect({ open: w.open, opensAt: iso(w.opensAt), closesAt: iso(w.closesAt) }).toEqual({ open, opensAt, closesAt });
+  });
+
+  it.each([
+    // The operator's 09:00–20:00 on weekdays narrows the law's window; state rows may be turned off.
+    [{ stateRules: true, operator: { hours: ['09:00', '20:00'], days: ['mon', 'tue', 'wed', 'thu', 'fri'] } }, '+12125550123', '2026-01-14T13:30Z', false, '2026-01-14T14:00Z'],
+    [{ stateRules: true, operator: { hours: ['09:00', '20:00'], days: ['mon', 'tue', 'wed', 'thu', 'fri'] } }, '+12125550123', '2026-01-17T15:00Z', false, '2026-01-19T14:00Z'],
+    [{ stateRules: false }, '+13055550123', '2026-07-02T00:30Z', true, '2026-07-02T12:00Z'],
+  ] as const)('rule set %j: %s at %s → open %s, next open %s', (ruleSet, phone, at, open, opensAt) => {
+    const w = callingWindow(locate(phone), ruleSet as RuleSet, Date.parse(at.replace('Z', ':00Z')));
+    expect({ open: w.open, opensAt: iso(w.opensAt) }).toEqual({ open, opensAt });
+  });
+
+  it('a callee with no known zone, or zones with no common hour, is never open', () => {
+    expect(callingWindow({ zones: [], states: [] }, DEFAULT_RULE_SET, Date.now())).toEqual({ open: false, opensAt: null, closesAt: null });
+    const narrow: RuleSet = { stateRules: true, operator: { hours: ['09:00', '10:00'] } };
+    expect(callingWindow({ zones: ['America/New_York', 'Europe/London'], states: [] }, narrow, Date.now())).toEqual({ open: false, opensAt: null, closesAt: null });
+  });
+
+  it('the cap of Florida is 3 calls in 24 hours, and none applies elsewhere', () => {
+    expect(capFor(rulesFor(['FL'], DEFAULT_RULE_SET))).toEqual({ calls: 3, hours: 24 });
+    expect(capFor(rulesFor(['NY'], DEFAULT_RULE_SET))).toBeUndefined();
+  });
+
+  it.each([
+    ['2026-01-19', true], ['2026-05-25', true], ['2026-07-03', true], ['2026-07-04', true], ['2026-11-26', true],
+    ['2026-11-27', false], ['2026-12-25', true], ['2027-12-31', true], ['2026-06-18', false],
+  ])('%s is a federal holiday (or the day one is kept): %s', (date, holiday) => {
+    expect(isHoliday(FEDERAL_HOLIDAYS, Date.parse(date))).toBe(holiday);
+  });
+
+  it('every state row names its statute and a window inside the federal one', () => {
+    for (const r of STATE_RULES) {
+      expect(r.source).toMatch(/§/);
+      expect(r.hours[0] >= '08:00' && r.hours[1] <= '21:00').toBe(true);
+    }
+  });
+});
