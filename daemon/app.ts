@@ -15,6 +15,7 @@ import { CsvSource } from './sources/csv.ts';
 import type { Source } from './sources/source.ts';
 import { WebhookSource } from './sources/webhook.ts';
 import { Interrupted, planDirty, resumeBatches, runSync, type SyncRuntime } from './sync/run.ts';
+import { Arrivals } from './sync/arrivals.ts';
 import { DialerClient } from './dialer.ts';
 import { mirrorRun, type MirrorRuntime } from './mirror/mirror.ts';
 import { FileSink } from './sinks/file.ts';
@@ -124,7 +125,9 @@ export class Daemon {
       }
       const keys = d.keys.sync(sync.id, campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId));
       const state = new SyncState(d.redis, keys, sync.id);
-      const rt: SyncRuntime = { config: sync, state, source: createSource(sync, ctx), push, log, metrics: d.metrics };
+      // What a run held for a webhook being received is released, when the last one ends, by a run of its own.
+      const arrivals = new Arrivals(() => d.triggerPull(sync.id, 'webhook', false, 'inbox'));
+      const rt: SyncRuntime = { config: sync, state, source: createSource(sync, ctx), push, log, metrics: d.metrics, arrivals };
       d.runtimes.set(sync.id, rt);
       if (sync.mirror) {
         d.mirrors.set(sync.id, {

@@ -40,6 +40,15 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
     hooks.removeAllContentTypeParsers();
     hooks.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
+    // From the moment its headers are read until it is answered (or its connection closes), a delivery is known to be
+    // coming: a run holds back part batches for it (sync/arrivals.ts).
+    hooks.addHook<{ Params: { syncId: string } }>('onRequest', async (req, reply) => {
+      const arrivals = d.runtimes.get(req.params.syncId)?.arrivals;
+      if (!arrivals) return;
+      arrivals.begin();
+      reply.raw.once('close', () => arrivals.end());
+    });
+
     hooks.post<{ Params: { syncId: string } }>('/webhooks/:syncId', async (req, reply) => {
       const rt = d.runtimes.get(req.params.syncId);
       if (!rt) return reply.code(404).send({ error: `no sync "${req.params.syncId}" in this daemon's configuration` });
