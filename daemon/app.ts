@@ -295,6 +295,13 @@ export class Daemon {
       const reading = job ? !['completed', 'failed', 'unknown'].includes(await job.getState()) : false;
       return { planned: await planDirty(rt, latest, reading) };
     }
+    if (job.data.trigger === 'webhook' && rt.source.pulls && !(await this.redis.exists(rt.state.keys.run(String(job.id))))) {
+      // A pull a webhook asked for reads what changed since the last run (less the overlap): while more webhooks of the
+      // sync are being received it waits for them (the last one to end queues it again), so a burst costs one read of
+      // its changes, not one a run. Its pullWanted stays set. An inbox-only run (contacts read by id) never waits here.
+      const [pull, full, compare] = await this.redis.hmget(rt.state.keys.meta, 'pullWanted', 'fullRequested', 'compareWanted');
+      if (pull && !full && !compare && rt.arrivals.hold()) return 'held: webhooks of this sync are being received';
+    }
     try {
       return await runSync(rt, String(job.id), job.data.trigger ?? 'manual', this.stopping.signal);
     } catch (err) {

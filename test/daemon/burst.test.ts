@@ -1,13 +1,19 @@
 // A burst of webhooks reaches the dialer in whole batches (issue 29): 1,000 signed generic webhooks of 10 contacts
 // cost at most 12 dialer requests, deletions and replaces alike, and a lone webhook is pushed by the run that drains
-// it, held by nothing but a webhook still being received.
+// it, held by nothing but a webhook still being received. A burst of HubSpot events or Salesforce Outbound Messages
+// is read from the CRM in its batches (100, 300 ids a request), not one read a webhook; a burst of Pipedrive webhooks
+// costs a few incremental reads (pulls coalesce), and each burst reaches the dialer in whole batches.
 import { createHmac, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validPhone } from '../../crm-stand-ins/contacts.ts';
-import { Daemon } from '../../daemon/app.ts';
+import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
+import { startPipedriveStandIn, type PipedriveStandIn } from '../../crm-stand-ins/pipedrive.ts';
+import { startSalesforceStandIn, type SalesforceStandIn } from '../../crm-stand-ins/salesforce.ts';
+import type { Daemon } from '../../daemon/app.ts';
 import { campaignNumbers, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
-import { countedDaemon, runs, settle, type CountedDialer } from '../support/sync-checks.ts';
+import { salesforceSync } from '../support/salesforce.ts';
+import { countedDaemon, freePort, runs, settle, type CountedDialer } from '../support/sync-checks.ts';
 
 const MAPPING = { id: 'id', phone: 'phone', defaultCountry: 'US', variables: { FirstName: 'first' } };
 
@@ -22,19 +28,27 @@ function signer(secret: string): (body: string) => Record<string, string> {
   };
 }
 
-/** POSTs every body, `parallel` at once; every answer must be a 200. */
-async function postAll(url: string, bodies: string[], sign: (body: string) => Record<string, string>, parallel = 32): Promise<void> {
+/** Calls `send(i)` for i = 0..count-1, `parallel` at once (32: a CRM's webhook burst), and collects what each answered. */
+async function inParallel<T>(count: number, send: (i: number) => Promise<T>, parallel = 32): Promise<T[]> {
   let next = 0;
-  const refused: string[] = [];
+  const out: T[] = [];
   await Promise.all(Array.from({ length: parallel }, async () => {
-    while (next < bodies.length) {
-      const body = bodies[next++]!;
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...sign(body) }, body });
-      if (res.status !== 200) refused.push(`${res.status} ${await res.text()}`);
-      else await res.arrayBuffer();
+    while (next < count) {
+      const i = next++;
+      out[i] = await send(i);
     }
   }));
-  expect(refused).toEqual([]);
+  return out;
+}
+
+/** POSTs every body, 32 at once; every answer must be a 200. */
+async function postAll(url: string, bodies: string[], sign: (body: string) => Record<string, string>): Promise<void> {
+  const statuses = await inParallel(bodies.length, async (i) => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...sign(bodies[i]!) }, body: bodies[i]! });
+    await res.arrayBuffer();
+    return res.status;
+  });
+  expect(statuses.filter((s) => s !== 200)).toEqual([]);
 }
 
 /** Webhook bodies of `per` contacts each, contacts `from`..`from + count*per - 1`, with a first name. */
@@ -82,6 +96,7 @@ describe('a burst of generic webhooks', () => {
     const numbers = await campaignNumbers(f);
     expect(numbers).toHaveLength(10_000);
     expect(new Set(numbers.map((n) => n.number)).size).toBe(10_000);
+    // 10 whole batches of 1,000, and a part batch or two where the burst paused (1,000 requests before issue 29).
     const sent = requests();
     expect(sent.adds).toBeLessThanOrEqual(12);
     expect(sent.deletes).toBe(0);
@@ -171,6 +186,127 @@ describe('a burst of generic webhooks', () => {
     const sent = requests();
     expect(sent.deletes).toBeLessThanOrEqual(12);
     expect(sent.adds).toBe(0);
+  }, 180_000);
+});
+
+/** A daemon whose one sync is given, on a dialer at the key's pace whose requests are counted, its webhooks at `hook`. */
+async function crmDaemon(prefix: string, sync: (f: DialerFixture) => { id: string }) {
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  let id = '';
+  const w = await countedDaemon(prefix, (f) => { const s = sync(f); id = s.id; return [s]; },
+    (dialer) => ({ dialer: { ...dialer.dialer, rateLimit: { perSecond: 10, burst: 10 } }, http: { host: '127.0.0.1', port, publicUrl } }));
+  return { ...w, hook: `${publicUrl}/webhooks/${id}` };
+}
+
+/** The campaign holds each of these phone numbers, and no phone number twice. */
+async function holdsOnce(f: DialerFixture, phones: string[]): Promise<void> {
+  const held = (await campaignNumbers(f)).map((n) => n.number);
+  expect(new Set(held).size).toBe(held.length);
+  const all = new Set(held);
+  expect(phones.filter((p) => !all.has(p))).toEqual([]);
+}
+
+describe('a burst of HubSpot change events', () => {
+  const redis = testPrefix();
+  let hs: HubSpotStandIn;
+  let w: Awaited<ReturnType<typeof crmDaemon>>;
+
+  beforeAll(async () => {
+    hs = await startHubSpotStandIn({ contacts: 10 });
+    w = await crmDaemon(redis.prefix, (f) => ({
+      id: 'hs', campaignId: f.campaignId, mapping: { phone: 'phone', defaultCountry: 'US', variables: { FirstName: 'firstname' } },
+      source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, clientSecret: 'hs-client-secret' },
+    }));
+  });
+  afterAll(async () => {
+    await w?.close();
+    await hs?.close();
+    await redis.cleanup();
+  });
+
+  it('1,000 contacts created, one webhook each, 32 at once: read 100 a request, added in whole batches, each once', async () => {
+    const reads = () => hs.stats.byRoute['POST contacts/batch/read'] ?? 0;
+    const [readsBefore, addsBefore] = [reads(), w.dialer.adds()];
+    const created = Array.from({ length: 1000 }, (_, i) => hs.createContact({ firstname: `H${i}`, phone: validPhone(30_000 + i) }));
+    let eventId = 1;
+    const answers = await inParallel(created.length, async (i) => (await hs.sendWebhook([{
+      eventId: eventId++, subscriptionId: 4001, portalId: 62515, appId: 1160452, occurredAt: Date.now(),
+      subscriptionType: 'contact.creation', attemptNumber: 0, objectId: Number(created[i]!.id), changeSource: 'CRM_UI',
+    }], { url: w.hook })).status);
+    expect(answers.filter((s) => s !== 200)).toEqual([]);
+    await settle(w.d, 120_000);
+    await holdsOnce(w.f, created.map((_, i) => validPhone(30_000 + i)));
+    // 1,000 ids are 10 batch reads; a few more where the burst paused; never one a webhook (19 reads and 19 add
+    // requests before issue 29, when each drain read and sent what it found).
+    expect(reads() - readsBefore).toBeGreaterThanOrEqual(10);
+    expect(reads() - readsBefore).toBeLessThanOrEqual(13);
+    expect(w.dialer.adds() - addsBefore).toBeLessThanOrEqual(3);
+    expect(hs.refusals()).toEqual([]);
+  }, 180_000);
+});
+
+describe('a burst of Salesforce Outbound Messages', () => {
+  const redis = testPrefix();
+  let sf: SalesforceStandIn;
+  let w: Awaited<ReturnType<typeof crmDaemon>>;
+
+  beforeAll(async () => {
+    sf = await startSalesforceStandIn({ contacts: 10, leads: 0 });
+    w = await crmDaemon(redis.prefix, (f) => salesforceSync(sf, f.campaignId, { object: 'Contact' }));
+  });
+  afterAll(async () => {
+    await w?.close();
+    await sf?.close();
+    await redis.cleanup();
+  });
+
+  it('1,000 Contacts created, one message each, 32 at once: read by Id IN (…) 300 at a time, added in whole batches, each once', async () => {
+    const [queriesBefore, addsBefore] = [sf.stats.queries, w.dialer.adds()];
+    const created = Array.from({ length: 1000 }, (_, i) => sf.createRecord('Contact', { LastName: `S${i}`, Phone: validPhone(40_000 + i) }));
+    const states = await inParallel(created.length, (i) => sf.sendOutboundMessage({ url: w.hook, ids: [created[i]!.values.Id as string] }).settled);
+    expect(states.filter((s) => s !== 'acknowledged')).toEqual([]);
+    await settle(w.d, 120_000);
+    await holdsOnce(w.f, created.map((_, i) => validPhone(40_000 + i)));
+    // 1,000 ids are 4 queries of at most 300; a few more where the burst paused; never one a message (21 queries and
+    // 21 add requests before issue 29).
+    expect(sf.stats.queries - queriesBefore).toBeGreaterThanOrEqual(4);
+    expect(sf.stats.queries - queriesBefore).toBeLessThanOrEqual(8);
+    expect(w.dialer.adds() - addsBefore).toBeLessThanOrEqual(3);
+  }, 180_000);
+});
+
+describe('a burst of Pipedrive webhooks', () => {
+  const redis = testPrefix();
+  const hooks = { user: 'pd-hooks', password: 'a-long-webhook-password' };
+  let pd: PipedriveStandIn;
+  let w: Awaited<ReturnType<typeof crmDaemon>>;
+
+  beforeAll(async () => {
+    pd = await startPipedriveStandIn({ persons: 10 });
+    w = await crmDaemon(redis.prefix, (f) => ({
+      id: 'pd', campaignId: f.campaignId, mapping: { phone: 'phones', defaultCountry: 'US', variables: { Name: 'name' } },
+      source: { type: 'pipedrive', baseUrl: pd.url, apiToken: pd.apiToken, webhookUser: hooks.user, webhookPassword: hooks.password },
+    }));
+  });
+  afterAll(async () => {
+    await w?.close();
+    await pd?.close();
+    await redis.cleanup();
+  });
+
+  it('1,000 persons created, one webhook each, 32 at once: a few incremental reads of 500 a page, added in whole batches, each once', async () => {
+    const [requestsBefore, addsBefore] = [pd.stats.requests, w.dialer.adds()];
+    const created = Array.from({ length: 1000 }, (_, i) => pd.createPerson({ name: `P${i}`, phones: [{ value: validPhone(50_000 + i) }] }));
+    const answers = await inParallel(created.length, async (i) => (await pd.sendWebhook('create', created[i]!, null, { url: w.hook, ...hooks })).status);
+    expect(answers.filter((s) => s !== 200)).toEqual([]);
+    await settle(w.d, 120_000);
+    await holdsOnce(w.f, created.map((_, i) => validPhone(50_000 + i)));
+    // A pull a webhook queues waits while more webhooks are being received, then reads what changed: 2 pages of 500,
+    // a few more where the burst paused (16 requests before issue 29: a pull a run, each reading the whole burst so far).
+    expect(pd.stats.requests - requestsBefore).toBeLessThanOrEqual(9);
+    expect(w.dialer.adds() - addsBefore).toBeLessThanOrEqual(3);
+    expect(pd.stats.refused).toBe(0);
   }, 180_000);
 });
 
