@@ -16,6 +16,7 @@ import { salesforceSync } from '../support/salesforce.ts';
 import { countedDaemon, freePort, runs, settle, type CountedDialer } from '../support/sync-checks.ts';
 
 const MAPPING = { id: 'id', phone: 'phone', defaultCountry: 'US', variables: { FirstName: 'first' } };
+const OPS_TOKEN = 'burst-test-admin-token-0123456789';
 
 /** Standard Webhooks headers for a body, signed here with node:crypto. */
 function signer(secret: string): (body: string) => Record<string, string> {
@@ -81,7 +82,7 @@ describe('a burst of generic webhooks', () => {
   beforeAll(async () => {
     // The key's pace of the reference server (10 requests a second), batches of 1,000.
     ({ f, dialer, d, close } = await countedDaemon(redis.prefix, (f) => [{ id: 'burst', campaignId: f.campaignId, source: { type: 'webhook', secret }, mapping: MAPPING }],
-      (dialer) => ({ dialer: { ...dialer.dialer, rateLimit: { perSecond: 10, burst: 10 } } })));
+      (dialer) => ({ dialer: { ...dialer.dialer, rateLimit: { perSecond: 10, burst: 10 } }, http: { host: '127.0.0.1', port: 0, adminToken: OPS_TOKEN } })));
     hook = `${d.address}/webhooks/burst`;
   });
   afterAll(async () => {
@@ -177,6 +178,24 @@ describe('a burst of generic webhooks', () => {
       expect(requests()).toEqual({ adds: 1, deletes: 0 });
     });
   }
+
+  it('/ops shows the deliveries waiting in the inbox, and 0 once a run has drained them', async () => {
+    await settle(d);
+    const status = async () => {
+      const res = await fetch(`${d.address}/ops/api/syncs`, { headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` } });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { syncs: { sync: string; inbox: number; receiving: number }[] }).syncs.find((s) => s.sync === 'burst')!;
+    };
+    // Three deliveries as the webhook route queues them, with no run queued yet: what a burst leaves while it drains.
+    const inbox = d.runtimes.get('burst')!.state.keys.inbox;
+    for (const body of bodies(20_500, 3, 2)) await d.redis.rpush(inbox, JSON.stringify({ c: JSON.parse(body).contacts.map((c: { id: string }) => ({ id: c.id, fields: c })) }));
+    expect(await status()).toMatchObject({ inbox: 3, receiving: 0 });
+    await d.triggerPull('burst', 'webhook', false, 'inbox');
+    await settle(d);
+    expect(await status()).toMatchObject({ inbox: 0, receiving: 0 });
+    const phones = new Set((await campaignNumbers(f)).map((n) => n.number));
+    for (let i = 0; i < 6; i++) expect(phones.has(validPhone(20_500 + i))).toBe(true);
+  });
 
   it('1,000 webhooks deleting 10 contacts each: at most 12 delete requests, and their numbers are gone', async () => {
     requests();
