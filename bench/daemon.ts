@@ -88,7 +88,7 @@ import {
 // ---------------------------------------------------------------------------------------------- options
 
 const FLAGS = {
-  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), list (a HubSpot list: idle run requests, comparison rate, webhook latency idle and beside another import), all (hubspot, csv, mirror, list), hubspot-fault, pipedrive or salesforce-fault (mirroring through a Redis SIGKILL; requests/tokens per 1,000 contacts and calls), faults (all three), salesforce (a Campaign\'s members imported and calls written as Tasks: numbers/s, Tasks/s, API requests per 1,000 contacts and calls)' },
+  scenario: { def: 'hubspot', help: 'burst (webhook bursts of every source: its own flags, see --scenario burst --help), hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), list (a HubSpot list: idle run requests, comparison rate, webhook latency idle and beside another import), all (hubspot, csv, mirror, list), hubspot-fault, pipedrive or salesforce-fault (mirroring through a Redis SIGKILL; requests/tokens per 1,000 contacts and calls), faults (all three), salesforce (a Campaign\'s members imported and calls written as Tasks: numbers/s, Tasks/s, API requests per 1,000 contacts and calls)' },
   'list-members': { def: 100_000, help: 'list: members of the HubSpot list the measured sync selects' },
   'other-members': { def: 50_000, help: 'list: contacts the other sync imports while webhook latency is measured the second time' },
   members: { def: 100_000, help: 'salesforce: Campaign members (Leads and Contacts) imported by the full run' },
@@ -117,6 +117,13 @@ const FLAGS = {
   'daemon-node-args': { def: '', help: 'more node options for the daemon process, space-separated (e.g. --max-old-space-size=128)' },
   'keep-logs': { def: false, help: 'keep the daemon\'s log and configuration (path printed)' },
 } as const;
+
+// `--scenario burst` is a command of its own, with flags of its own (bench/daemon-burst.ts).
+const scenarioArg = process.argv.find((a, i) => process.argv[i - 1] === '--scenario' || a.startsWith('--scenario='))?.replace(/^--scenario=/, '');
+if ((scenarioArg ?? process.env.BENCH_SCENARIO) === 'burst') {
+  await (await import('./daemon-burst.ts')).main();
+  process.exit(process.exitCode ?? 0);
+}
 
 const opts = readFlags(FLAGS, { command: 'daemon', example: 'BENCH_CONTACTS=20000', width: 15 });
 const SCENARIOS = {
