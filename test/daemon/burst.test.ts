@@ -4,14 +4,20 @@
 // is read from the CRM in its batches (100, 300 ids a request), not one read a webhook; a burst of Pipedrive webhooks
 // costs a few incremental reads (pulls coalesce), and each burst reaches the dialer in whole batches.
 import { createHmac, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validPhone } from '../../crm-stand-ins/contacts.ts';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 import { startPipedriveStandIn, type PipedriveStandIn } from '../../crm-stand-ins/pipedrive.ts';
 import { startSalesforceStandIn, type SalesforceStandIn } from '../../crm-stand-ins/salesforce.ts';
 import type { Daemon } from '../../daemon/app.ts';
-import { campaignNumbers, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
+import { campaignNumbers, dialerFixture, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
+import { startProxy, type Proxy } from '../support/proxy.ts';
 import { salesforceSync } from '../support/salesforce.ts';
 import { countedDaemon, freePort, runs, settle, type CountedDialer } from '../support/sync-checks.ts';
 
@@ -327,6 +333,83 @@ describe('a burst of Pipedrive webhooks', () => {
     expect(w.dialer.adds() - addsBefore).toBeLessThanOrEqual(3);
     expect(pd.stats.refused).toBe(0);
   }, 180_000);
+});
+
+describe('kill -9 of the daemon in the middle of a burst', () => {
+  const redis = testPrefix();
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  const dir = mkdtempSync(join(tmpdir(), 'cds-burst-'));
+  const client = new Redis(REDIS_URL);
+  let f: DialerFixture;
+  let proxy: Proxy;
+  let daemon: DaemonProcess | null = null;
+  afterAll(async () => {
+    await daemon?.kill();
+    await proxy?.close();
+    await f?.server.close();
+    await redis.cleanup();
+    client.disconnect();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('1,000 webhooks of 10, the daemon killed the moment the dialer added a batch it never heard of: every number once', async () => {
+    f = await dialerFixture();
+    proxy = await startProxy(f.server.url);
+    let duplicates = 0;
+    let adds = 0;
+    let killed: Promise<void> | null = null;
+    proxy.onAnswer = (exchange, body) => {
+      if (exchange.method !== 'POST' || !/\/numbers(\?|$)/.test(exchange.path)) return;
+      adds++;
+      // The server refusing a number as already there would mean the daemon sent it twice.
+      duplicates += ((JSON.parse(body.toString() || '{}') as { rejected?: { code: string }[] }).rejected ?? []).filter((r) => r.code === 'duplicate').length;
+      if (!killed && adds === 3 && exchange.status === 201) {
+        killed = daemon!.kill();
+        return 'drop';
+      }
+    };
+    const port = await freePort();
+    const config = {
+      redis: { url: REDIS_URL, prefix: redis.prefix }, http: { host: '127.0.0.1', port },
+      dialer: { baseUrl: proxy.url, accountId: f.accountId, apiToken: '${BURST_DIALER_TOKEN}', rateLimit: { perSecond: 10, burst: 10 } },
+      takeoverAfter: '2s', log: { level: process.env.DAEMON_TEST_LOG ?? 'info' },
+      syncs: [{ id: 'burst', campaignId: f.campaignId, source: { type: 'webhook', secret: '${BURST_SECRET}' }, mapping: MAPPING, schedule: { every: '1h' } }],
+    };
+    const env = { BURST_DIALER_TOKEN: f.token, BURST_SECRET: secret };
+    daemon = await spawnDaemon(config, dir, env);
+    await daemon.address;
+    const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+    const all = bodies(60_000, 1000, 10);
+    // A sender that retries as Standard Webhooks senders do: the same webhook-id, a new timestamp (so a new signature).
+    const deliveries = inParallel(all.length, async (i) => {
+      const id = `msg_kill_${i}`;
+      for (let attempt = 0; ; attempt++) {
+        const ts = String(Math.floor(Date.now() / 1000) - attempt);
+        const signature = `v1,${createHmac('sha256', key).update(`${id}.${ts}.${all[i]}`).digest('base64')}`;
+        try {
+          const res = await fetch(`http://127.0.0.1:${port}/webhooks/burst`, {
+            method: 'POST', body: all[i], headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': ts, 'webhook-signature': signature },
+          });
+          await res.arrayBuffer();
+          if (res.status === 200) return attempt;
+        } catch { /* the daemon is down: try again */ }
+        await new Promise((r) => setTimeout(r, 100)); // a sender's back-off between attempts
+      }
+    });
+    await waitFor(() => killed !== null, 'the daemon to be killed at a batch\'s answer');
+    await killed;
+    daemon = await spawnDaemon(config, dir, env);
+    const attempts = await deliveries;
+    expect(attempts.some((a) => a > 0)).toBe(true); // some deliveries met the dead daemon and were sent again
+    const keys = new DaemonKeys(redis.prefix).sync('burst', campaignKey(proxy.url, f.accountId, f.campaignId));
+    const expected = Array.from({ length: 10_000 }, (_, i) => validPhone(60_000 + i)).sort();
+    await waitFor(async () => {
+      const numbers = (await campaignNumbers(f)).map((n) => n.number).sort();
+      if (numbers.length !== expected.length || numbers.some((n, i) => n !== expected[i])) return false;
+      return !(await client.hlen(keys.batches)) && !(await client.llen(keys.inbox)) && !(await client.scard(keys.dirty));
+    }, 'the campaign to hold every number of the burst once', 120_000);
+    expect(duplicates).toBe(0);
+  }, 240_000);
 });
 
 /** validPhone's index of a phone number (the tests use indices below 20,000). */
