@@ -85,8 +85,7 @@ function signed(body: string): Record<string, string> {
 interface Burst {
   sync: Record<string, unknown>;
   env: Record<string, string>;
-  /** Creates the contacts in the CRM (nothing for generic webhooks); returns the webhooks to send. */
-  prepare(): number;
+  /** Makes the webhook's contacts in the CRM (a list import, a bulk edit), then sends the webhooks the CRM sends for them. */
   send(webhook: number, url: string): Promise<boolean>;
   crmRequests(): number;
   close(): Promise<void>;
@@ -94,13 +93,11 @@ interface Burst {
 
 async function burstOf(source: SourceName, n: number, campaignId: string, first: number): Promise<Burst> {
   const phone = (i: number) => validPhone(first + i);
-  const webhooks = Math.ceil(n / PER);
   const range = (w: number) => Array.from({ length: Math.min(PER, n - w * PER) }, (_, k) => w * PER + k);
   if (source === 'generic') {
     return {
       sync: { id: 'burst', campaignId, source: { type: 'webhook', secret: '${BENCH_WEBHOOK_SECRET}' }, mapping: { id: 'id', phone: 'phone', variables: { FirstName: 'first' } } },
       env: { BENCH_WEBHOOK_SECRET: SECRET },
-      prepare: () => webhooks,
       async send(w, url) {
         const body = JSON.stringify({ contacts: range(w).map((i) => ({ id: `c${i}`, phone: phone(i), first: `F${i}` })) });
         const res = await fetch(url, { method: 'POST', headers: signed(body), body });
@@ -113,7 +110,6 @@ async function burstOf(source: SourceName, n: number, campaignId: string, first:
   }
   if (source === 'hubspot') {
     const hs: HubSpotStandIn = await startHubSpotStandIn({ contacts: 0 });
-    const ids: string[] = [];
     let eventId = 1;
     return {
       sync: {
@@ -121,14 +117,10 @@ async function burstOf(source: SourceName, n: number, campaignId: string, first:
         source: { type: 'hubspot', baseUrl: hs.url, accessToken: '${BENCH_HUBSPOT_TOKEN}', clientSecret: '${BENCH_HUBSPOT_SECRET}' },
       },
       env: { BENCH_HUBSPOT_TOKEN: hs.token, BENCH_HUBSPOT_SECRET: 'hs-client-secret' },
-      prepare() {
-        for (let i = 0; i < n; i++) ids.push(hs.createContact({ firstname: `F${i}`, phone: phone(i) }).id);
-        return webhooks;
-      },
       async send(w, url) {
         const events = range(w).map((i) => ({
           eventId: eventId++, subscriptionId: 4001, portalId: 62515, appId: 1160452, occurredAt: Date.now(),
-          subscriptionType: 'contact.creation', attemptNumber: 0, objectId: Number(ids[i]), changeSource: 'CRM_UI',
+          subscriptionType: 'contact.creation', attemptNumber: 0, objectId: Number(hs.createContact({ firstname: `F${i}`, phone: phone(i) }).id), changeSource: 'CRM_UI',
         }));
         return (await hs.sendWebhook(events, { url })).status === 200;
       },
@@ -138,34 +130,30 @@ async function burstOf(source: SourceName, n: number, campaignId: string, first:
   }
   if (source === 'pipedrive') {
     const pd: PipedriveStandIn = await startPipedriveStandIn({ persons: 0 });
-    const people: ReturnType<PipedriveStandIn['createPerson']>[] = [];
     return {
       sync: {
         id: 'burst', campaignId, mapping: { phone: 'phones', defaultCountry: 'US', variables: { Name: 'name' } },
         source: { type: 'pipedrive', baseUrl: pd.url, apiToken: '${BENCH_PIPEDRIVE_TOKEN}', webhookUser: PD_HOOK.user, webhookPassword: '${BENCH_PIPEDRIVE_HOOK}' },
       },
       env: { BENCH_PIPEDRIVE_TOKEN: pd.apiToken, BENCH_PIPEDRIVE_HOOK: PD_HOOK.password },
-      prepare() {
-        for (let i = 0; i < n; i++) people.push(pd.createPerson({ name: `P${i}`, phones: [{ value: phone(i) }] }));
-        return webhooks;
-      },
       // A Pipedrive webhook names one person and queues a pull: one per PER persons created.
-      send: async (w, url) => (await pd.sendWebhook('create', people[w * PER]!, null, { url, ...PD_HOOK })).status === 200,
+      async send(w, url) {
+        const [person] = range(w).map((i) => pd.createPerson({ name: `P${i}`, phones: [{ value: phone(i) }] }));
+        return (await pd.sendWebhook('create', person!, null, { url, ...PD_HOOK })).status === 200;
+      },
       crmRequests: () => pd.stats.requests,
       close: () => pd.close(),
     };
   }
   const sf: SalesforceStandIn = await startSalesforceStandIn({ contacts: 0, leads: 0, dailyApiRequests: 10_000_000 });
-  const ids: string[] = [];
   const sync = salesforceSync(sf, campaignId, { object: 'Contact' });
   return {
     sync: { ...sync, id: 'burst', source: { ...sync.source, auth: { flow: 'client_credentials', clientSecret: '${BENCH_SF_SECRET}' } } },
     env: { BENCH_SF_SECRET: 'sf-client-secret' },
-    prepare() {
-      for (let i = 0; i < n; i++) ids.push(sf.createRecord('Contact', { LastName: `S${i}`, Phone: phone(i) }).values.Id as string);
-      return webhooks;
+    async send(w, url) {
+      const ids = range(w).map((i) => sf.createRecord('Contact', { LastName: `S${i}`, Phone: phone(i) }).values.Id as string);
+      return (await sf.sendOutboundMessage({ url, ids }).settled) === 'acknowledged';
     },
-    send: async (w, url) => (await sf.sendOutboundMessage({ url, ids: range(w).map((i) => ids[i]!) }).settled) === 'acknowledged',
     crmRequests: () => sf.stats.requests,
     close: async () => sf.close(),
   };
@@ -194,8 +182,8 @@ async function runSource(server: BenchServer, redis: Redis, source: SourceName, 
       if (id && (await redis.hget(keys.run(id), 'status')) === 'done') break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    // The contacts are made in the CRM now, after that import: only the burst's webhooks bring them.
-    const webhooks = burst.prepare();
+    // Each webhook's contacts are made in the CRM as it is sent, after that import: only the burst brings them.
+    const webhooks = Math.ceil(n / PER);
     const crmBefore = burst.crmRequests();
     console.log(`${source}: ${n} contacts, ${webhooks} webhooks, ${parallel} at once`);
     const t0 = performance.now();

@@ -83,9 +83,20 @@ async function moreComing(rt: SyncRuntime, inboxTaken = 0): Promise<boolean> {
 }
 
 /**
+ * Whether a batch of the sync is open (planned, its answer not yet recorded): recording it plans what is dirty again
+ * (PushTarget.afterBatch), so a part batch may wait for it instead of queuing behind it as a request of its own.
+ */
+async function sending(rt: SyncRuntime): Promise<boolean> {
+  const own = new RegExp(`^${rt.config.id.replace(/\./g, '\\.')}\\.\\d+$`);
+  // Batch ids only (their entries are not read): the open batches of the campaign, few beside its numbers.
+  return (await rt.state.redis.hkeys(rt.state.keys.batches)).some((id) => own.test(id));
+}
+
+/**
  * Plans every dirty phone number of the sync in whole batches, then whatever is left, unless `wholeOnly` (a run
- * still reading will plan the rest at its end) or more is known to be coming (see moreComing): a burst of webhooks
- * then reaches the dialer in whole batches, and a lone webhook goes at once.
+ * still reading will plan the rest at its end), more is known to be coming (see moreComing) or a batch of the sync
+ * is being sent (see sending): a burst of webhooks then reaches the dialer in whole batches, and a lone webhook goes
+ * at once.
  */
 export async function planDirty(rt: SyncRuntime, runId: string, wholeOnly = false): Promise<number> {
   const redis = redisOf(rt);
@@ -98,7 +109,7 @@ export async function planDirty(rt: SyncRuntime, runId: string, wholeOnly = fals
     planned += await plan(rt, members, runId, carry);
   } while (cursor !== '0');
   if (wholeOnly || !carry.length) return planned;
-  if (await moreComing(rt)) {
+  if (await moreComing(rt) || await sending(rt)) {
     rt.log.debug({ sync: rt.config.id, held: carry.length }, 'part batch held: more is coming');
     return planned;
   }
