@@ -76,8 +76,9 @@ export async function plan(rt: SyncRuntime, phones: string[], runId: string, car
  */
 async function moreComing(rt: SyncRuntime, inboxTaken = 0): Promise<boolean> {
   const { keys } = rt.state;
+  // A source that does not pull reads nothing more when asked to (and its runs leave compareWanted as it is).
   const [inbox, flags] = await Promise.all([
-    rt.state.redis.llen(keys.inbox), rt.state.redis.hmget(keys.meta, 'pullWanted', 'fullRequested', 'compareWanted'),
+    rt.state.redis.llen(keys.inbox), rt.source.pulls ? rt.state.redis.hmget(keys.meta, 'pullWanted', 'fullRequested', 'compareWanted') : [],
   ]);
   return inbox > inboxTaken || flags.some((f) => f !== null) || rt.arrivals.hold();
 }

@@ -139,8 +139,10 @@ describe('a burst of generic webhooks', () => {
       const all = await runs(d, 'burst');
       return all.length > known && all[0]!.status === 'done' && all[0]!.pushed === 3 ? all[0] : null;
     }, 'the run of the lone webhook');
-    // The run itself planned the three numbers (no later plan job did), and one request carried them.
+    // The run itself planned the three numbers (no later plan job or run did), and one request carried them.
     expect(run).toMatchObject({ trigger: 'webhook', planned: 3, pushed: 3 });
+    await settle(d);
+    expect((await runs(d, 'burst')).length).toBe(known + 1);
     expect(await completed('plan')).toBe(plans);
     expect((await d.syncQueue.getDelayed()).filter((j) => j.name !== 'tick')).toEqual([]);
     expect(requests()).toEqual({ adds: 1, deletes: 0 });
