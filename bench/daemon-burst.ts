@@ -32,12 +32,13 @@ const FLAGS = {
   'burst-contacts': { def: 10_000, help: 'contacts per source, arriving as webhooks of 10 (the issue: 100000, 10,000 webhooks)' },
   sources: { def: 'generic,hubspot,pipedrive,salesforce', help: 'sources measured, comma-separated' },
   parallel: { def: 32, help: 'webhooks sent at once' },
+  per: { def: 10, help: 'contacts a webhook carries (names; Pipedrive: persons made per webhook); 100 brings numbers faster than the key takes them' },
   'drain-seconds': { def: 600, help: 'give up waiting for a burst to reach the campaign after this many seconds' },
 } as const;
 const SOURCES = ['generic', 'hubspot', 'pipedrive', 'salesforce'] as const;
 type SourceName = typeof SOURCES[number];
-/** Contacts per webhook. */
-const PER = 10;
+/** Contacts per webhook (--per). */
+let PER = 10;
 const MAX_NUMBERS = 1000;
 const CEILING = DEFAULT_RATE_LIMIT.rate * MAX_NUMBERS;
 const SECRET = `whsec_${randomBytes(24).toString('base64')}`;
@@ -185,7 +186,7 @@ async function runSource(server: BenchServer, redis: Redis, source: SourceName, 
     // Each webhook's contacts are made in the CRM as it is sent, after that import: only the burst brings them.
     const webhooks = Math.ceil(n / PER);
     const crmBefore = burst.crmRequests();
-    console.log(`${source}: ${n} contacts, ${webhooks} webhooks, ${parallel} at once`);
+    console.log(`${source}: ${n} contacts, ${webhooks} webhooks of ${PER}, ${parallel} at once`);
     const t0 = performance.now();
     const sent = await inParallel(webhooks, parallel, (w) => burst.send(w, url));
     const lastAck = performance.now();
@@ -238,6 +239,7 @@ let counts: Counts;
 
 export async function main(): Promise<void> {
   const opts = readFlags(FLAGS, { command: 'daemon --scenario burst', example: 'BENCH_BURST_CONTACTS=100000', width: 15 });
+  PER = Math.max(1, opts.per);
   const sources = opts.sources.split(',').map((s) => s.trim()) as SourceName[];
   for (const s of sources) if (!SOURCES.includes(s)) throw new Error(`--sources: ${s} is not one of ${SOURCES.join(', ')}`);
   if (opts['burst-contacts'] < 1 || opts['burst-contacts'] * sources.length > VALID_PHONE_COUNT) throw new Error(`--burst-contacts × sources must be 1..${VALID_PHONE_COUNT}`);
