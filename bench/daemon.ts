@@ -1,4 +1,4 @@
-// `./dev bench daemon [--scenario hubspot|csv|mirror|list|salesforce|all|hubspot-fault|pipedrive|salesforce-fault|faults] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
+// `./dev bench daemon [--scenario hubspot|csv|mirror|list|salesforce|all|hubspot-fault|pipedrive|salesforce-fault|faults|burst] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
 // end, as its own process, against the reference server. `hubspot` (the default): import throughput from the HubSpot
 // stand-in against the binding rate-limit ceiling, webhook-to-dialable latency when idle, and the daemon's peak RSS.
 // `csv`: a generated CSV file streamed into the campaign, with the daemon's RSS over the run. `mirror`: call-detail
