@@ -187,6 +187,37 @@ describe('a burst of generic webhooks', () => {
     });
   }
 
+  it('a part batch waits while a batch of its sync is being sent, and goes when that batch\'s answer is recorded', async () => {
+    await settle(d);
+    requests();
+    const known = (await runs(d, 'burst')).length;
+    let answer!: () => void;
+    dialer.proxy.holdAnswers = new Promise((resolve) => { answer = resolve; });
+    const send = async (at: number) => {
+      const body = bodies(at, 1, 3)[0]!;
+      expect((await fetch(hook, { method: 'POST', headers: { 'content-type': 'application/json', ...sign(body) }, body })).status).toBe(200);
+    };
+    try {
+      await send(20_600);
+      // Its add reached the dialer, whose answer waits at the proxy: the batch is open.
+      await waitFor(() => dialer.proxy.exchanges.slice(mark).some((e) => e.method === 'POST'), 'the first webhook\'s add');
+      await send(20_700);
+      await waitFor(async () => {
+        const all = await runs(d, 'burst');
+        return all.length > known + 1 && all[0]!.seen === 3 && all[0]!.status === 'done';
+      }, 'the run of the second webhook');
+      expect(requests()).toEqual({ adds: 1, deletes: 0 });
+      expect(await d.redis.scard(d.runtimes.get('burst')!.state.keys.dirty)).toBe(3);
+    } finally {
+      dialer.proxy.holdAnswers = null;
+      answer();
+    }
+    await settle(d);
+    expect(requests()).toEqual({ adds: 1, deletes: 0 });
+    const phones = new Set((await campaignNumbers(f)).map((n) => n.number));
+    for (const at of [20_600, 20_700]) for (let i = 0; i < 3; i++) expect(phones.has(validPhone(at + i))).toBe(true);
+  });
+
   it('/ops shows the deliveries waiting in the inbox, and 0 once a run has drained them', async () => {
     await settle(d);
     const status = async () => {

@@ -24,11 +24,13 @@ export interface Proxy {
    * an answer of its own is sent in its place (the upstream has done the work; the client hears otherwise).
    */
   onAnswer: ((exchange: Exchange, body: Buffer) => 'drop' | { status: number; body?: string } | void) | null;
+  /** While set, upstream answers (already recorded in `exchanges`) wait for it before they are relayed. */
+  holdAnswers: Promise<void> | null;
   close(): Promise<void>;
 }
 
 export async function startProxy(target: string): Promise<Proxy> {
-  const proxy: Proxy = { url: '', exchanges: [], intercept: null, interceptWithBody: null, rewritePath: null, onAnswer: null, close: async () => {} };
+  const proxy: Proxy = { url: '', exchanges: [], intercept: null, interceptWithBody: null, rewritePath: null, onAnswer: null, holdAnswers: null, close: async () => {} };
   const server = createServer((req, res) => {
     const answerWith = (answer: Answer) => {
       proxy.exchanges.push({ method: req.method!, path: req.url!, status: answer.status });
@@ -57,14 +59,16 @@ export async function startProxy(target: string): Promise<Proxy> {
       const upstream = httpRequest(new URL(proxy.rewritePath?.(req.url!) ?? req.url!, target), { method: req.method, headers: req.headers }, (up) => {
         const exchange = { method: req.method!, path: req.url!, status: up.statusCode! };
         proxy.exchanges.push(exchange);
-        if (!proxy.onAnswer) {
+        const held = proxy.holdAnswers;
+        if (!proxy.onAnswer && !held) {
           res.writeHead(up.statusCode!, up.headers);
           up.pipe(res);
           return;
         }
         const chunks: Buffer[] = [];
         up.on('data', (c: Buffer) => chunks.push(c));
-        up.on('end', () => {
+        up.on('end', async () => {
+          await held;
           const body = Buffer.concat(chunks);
           const verdict = proxy.onAnswer?.(exchange, body);
           if (verdict === 'drop') {
