@@ -1,4 +1,4 @@
-// `./dev bench daemon [--scenario hubspot|csv|mirror|list|salesforce|all|hubspot-fault|pipedrive|salesforce-fault|faults|compliance] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
+// `./dev bench daemon [--scenario hubspot|csv|mirror|list|salesforce|all|hubspot-fault|pipedrive|salesforce-fault|faults|compliance|burst] [--contacts 100000 | --rows 1000000 | --records 100000 ...]`: the sync daemon end to
 // end, as its own process, against the reference server. `hubspot` (the default): import throughput from the HubSpot
 // stand-in against the binding rate-limit ceiling, webhook-to-dialable latency when idle, and the daemon's peak RSS.
 // `csv`: a generated CSV file streamed into the campaign, with the daemon's RSS over the run. `mirror`: call-detail
@@ -90,7 +90,7 @@ import {
 // ---------------------------------------------------------------------------------------------- options
 
 const FLAGS = {
-  scenario: { def: 'hubspot', help: 'hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), list (a HubSpot list: idle run requests, comparison rate, webhook latency idle and beside another import), all (hubspot, csv, mirror, list), hubspot-fault, pipedrive or salesforce-fault (mirroring through a Redis SIGKILL; requests/tokens per 1,000 contacts and calls), faults (all three), salesforce (a Campaign\'s members imported and calls written as Tasks: numbers/s, Tasks/s, API requests per 1,000 contacts and calls), compliance (contacts across the zones dialed over simulated days with calling-window rules and without: calls outside windows, over caps, capacity, first calls)' },
+  scenario: { def: 'hubspot', help: 'burst (webhook bursts of every source: its own flags, see --scenario burst --help), hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), list (a HubSpot list: idle run requests, comparison rate, webhook latency idle and beside another import), all (hubspot, csv, mirror, list), hubspot-fault, pipedrive or salesforce-fault (mirroring through a Redis SIGKILL; requests/tokens per 1,000 contacts and calls), faults (all three), salesforce (a Campaign\'s members imported and calls written as Tasks: numbers/s, Tasks/s, API requests per 1,000 contacts and calls), compliance (contacts across the zones dialed over simulated days with calling-window rules and without: calls outside windows, over caps, capacity, first calls)' },
   'compliance-contacts': { def: 50_000, help: 'compliance: contacts spread over the window groups' },
   'compliance-days': { def: 3, help: 'compliance: simulated days' },
   'compliance-step': { def: 300, help: 'compliance: seconds the clock advances between two window checks (the margin is twice this)' },
@@ -124,6 +124,13 @@ const FLAGS = {
   'keep-logs': { def: false, help: 'keep the daemon\'s log and configuration (path printed)' },
   cluster: { def: false, help: 'hubspot-fault, pipedrive, salesforce-fault: on a six-node Redis Cluster of the bench\'s own; the fault kills the master holding the mirror\'s keys (its replica takes over) and restarts it as a replica' },
 } as const;
+
+// `--scenario burst` is a command of its own, with flags of its own (bench/daemon-burst.ts).
+const scenarioArg = process.argv.find((a, i) => process.argv[i - 1] === '--scenario' || a.startsWith('--scenario='))?.replace(/^--scenario=/, '');
+if ((scenarioArg ?? process.env.BENCH_SCENARIO) === 'burst') {
+  await (await import('./daemon-burst.ts')).main();
+  process.exit(process.exitCode ?? 0);
+}
 
 const opts = readFlags(FLAGS, { command: 'daemon', example: 'BENCH_CONTACTS=20000', width: 15 });
 const SCENARIOS = {

@@ -16,6 +16,7 @@ import { CsvSource } from './sources/csv.ts';
 import type { Source } from './sources/source.ts';
 import { WebhookSource } from './sources/webhook.ts';
 import { Interrupted, planDirty, resumeBatches, runSync, type SyncRuntime } from './sync/run.ts';
+import { Arrivals } from './sync/arrivals.ts';
 import { DialerClient } from './dialer.ts';
 import { mirrorRun, type MirrorRuntime } from './mirror/mirror.ts';
 import { FileSink } from './sinks/file.ts';
@@ -131,7 +132,9 @@ export class Daemon {
       }
       const keys = d.keys.sync(sync.id, campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId));
       const state = new SyncState(d.redis, keys, sync.id, d.acks);
-      const rt: SyncRuntime = { config: sync, state, source: createSource(sync, ctx), push, log, metrics: d.metrics };
+      // What a run held for a webhook being received is released, when the last one ends, by a run of its own.
+      const arrivals = new Arrivals(() => d.triggerPull(sync.id, 'webhook', false, 'inbox'));
+      const rt: SyncRuntime = { config: sync, state, source: createSource(sync, ctx), push, log, metrics: d.metrics, arrivals };
       const compliance = complianceOf(config, sync);
       if (compliance) {
         rt.window = new CampaignWindow({ redis: d.redis, keys, dialer: new DialerClient(dialer), campaignId: sync.campaignId, compliance, mapping: sync.mapping, log, now: options.now });
@@ -308,6 +311,13 @@ export class Daemon {
       // A run whose job is gone (failed for good) will plan nothing more: then this plans everything.
       const reading = job ? !['completed', 'failed', 'unknown'].includes(await job.getState()) : false;
       return { planned: await planDirty(rt, latest, reading) };
+    }
+    if (job.data.trigger === 'webhook' && rt.source.pulls && !(await this.redis.exists(rt.state.keys.run(String(job.id))))) {
+      // A pull a webhook asked for reads what changed since the last run (less the overlap): while more webhooks of the
+      // sync are being received it waits for them (the last one to end queues it again), so a burst costs one read of
+      // its changes, not one a run. Its pullWanted stays set. An inbox-only run (contacts read by id) never waits here.
+      const [pull, full, compare] = await this.redis.hmget(rt.state.keys.meta, 'pullWanted', 'fullRequested', 'compareWanted');
+      if (pull && !full && !compare && rt.arrivals.hold()) return 'held: webhooks of this sync are being received';
     }
     try {
       return await runSync(rt, String(job.id), job.data.trigger ?? 'manual', this.stopping.signal);

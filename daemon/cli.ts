@@ -167,7 +167,7 @@ if (command === 'start') {
 
 function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').syncStatus>>): string {
   const lines = [`${s.sync}  (${s.source} → campaign ${s.campaignId})`,
-    `  contacts held ${s.contacts}, numbers in the campaign ${s.numbers}, dirty ${s.dirty}, open batches ${s.openBatches}, parked ${s.parked}, held by Do Not Call ${s.doNotCall}`];
+    `  contacts held ${s.contacts}, numbers in the campaign ${s.numbers}, webhook deliveries waiting ${s.inbox}, dirty ${s.dirty}, open batches ${s.openBatches}, parked ${s.parked}, held by Do Not Call ${s.doNotCall}`];
   if (s.compareEvery !== null) lines.push(`  last comparison with the whole selection ${s.lastCompareAt ?? 'never'} (every ${Math.round(s.compareEvery / 60_000)} min)`);
   for (const r of s.runs.slice(0, 5)) {
     lines.push(`  run ${r.id} ${r.mode} ${r.status} ${r.startedAt} ${r.durationMs ?? '-'} ms  seen ${r.seen} changed ${r.changed} left ${r.left} ` +

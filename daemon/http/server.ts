@@ -40,6 +40,19 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
     hooks.removeAllContentTypeParsers();
     hooks.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
+    // From the moment its headers are read until what it delivered is in the inbox (or it is refused, or its connection
+    // closes), a delivery is known to be coming: a run holds back part batches for it (sync/arrivals.ts).
+    const arrived = new WeakMap<object, () => void>();
+    hooks.addHook<{ Params: { syncId: string } }>('onRequest', async (req, reply) => {
+      const arrivals = d.runtimes.get(req.params.syncId)?.arrivals;
+      if (!arrivals) return;
+      arrivals.begin();
+      let ended = false;
+      const end = () => { if (!ended) { ended = true; arrivals.end(); } };
+      arrived.set(req, end);
+      reply.raw.once('close', end);
+    });
+
     hooks.post<{ Params: { syncId: string } }>('/webhooks/:syncId', async (req, reply) => {
       const rt = d.runtimes.get(req.params.syncId);
       if (!rt) return reply.code(404).send({ error: `no sync "${req.params.syncId}" in this daemon's configuration` });
@@ -69,6 +82,8 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       if (item.c || item.d || item.r) await d.redis.rpush(rt.state.keys.inbox, JSON.stringify(item));
       if (verdict.hold) d.log.debug({ sync: syncId, reason: verdict.hold }, 'webhook queued for the next scheduled run');
       else if (item.c || item.d || item.r || verdict.pull) await d.triggerPull(syncId, 'webhook', false, verdict.pull ? 'pull' : 'inbox');
+      // Queued: from now on the run it queued (or the inbox) knows of it.
+      arrived.get(req)?.();
       if (eventKeys.length) {
         const m = d.redis.multi();
         for (const k of eventKeys) m.set(k, '1', 'EX', EVENT_TTL_S);

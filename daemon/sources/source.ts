@@ -88,6 +88,8 @@ export interface Source {
    * have it are sent webhook events' ids instead of a pull, so a webhook costs what it names, not the selection.
    */
   read?(ids: string[], signal?: AbortSignal): AsyncGenerator<PullPage>;
+  /** Ids `read` takes in one CRM request: a burst of webhooks is read in batches of this many (default 100). */
+  readonly readBatch?: number;
   /** How often the whole selection is compared with what the daemon holds (ms); undefined: never. */
   readonly compareEvery?: number;
 }

@@ -10,6 +10,7 @@ import type { PullPage, Source } from '../sources/source.ts';
 import type { SourceContact } from '../sources/source.ts';
 import { hashValues, mapContact, redactPhone, type MappedContact, type RecordError } from './contacts.ts';
 import { storableId, type SyncState, type RunRecord } from '../state/sync-state.ts';
+import type { Arrivals } from './arrivals.ts';
 
 export interface SyncRuntime {
   config: SyncConfig;
@@ -20,6 +21,8 @@ export interface SyncRuntime {
   metrics: Metrics;
   /** The calling window the sync's campaign is held to (compliance), if any. */
   window?: CampaignWindow;
+  /** The sync's webhook requests this process is receiving: while one is, part batches wait for it. */
+  arrivals: Arrivals;
 }
 
 /** The daemon is stopping: the run stops between two pages (everything before is applied and checkpointed). */
@@ -29,6 +32,13 @@ export class Interrupted extends Error {}
 export interface InboxItem { c?: SourceContact[]; d?: string[]; r?: string[] }
 
 const COUNTS = ['seen', 'changed', 'left', 'invalid', 'planned', 'pushed', 'deleted', 'rejected'] as const;
+
+/** Inbox items a drain reads at a time (a generic webhook's item may carry 10,000 contacts). */
+const INBOX_CHUNK = 100;
+/** Contacts a drain applies and plans together. */
+const APPLY_CHUNK = 1000;
+/** Contacts read by id in one CRM request, when the source does not say (HubSpot's batch read). */
+const READ_BATCH = 100;
 
 function redisOf(rt: SyncRuntime): RedisClient { return rt.state.redis; }
 
@@ -80,8 +90,34 @@ export async function plan(rt: SyncRuntime, phones: string[], runId: string, car
 }
 
 /**
- * Plans every dirty phone number of the sync in whole batches, then (unless `wholeOnly`: a run still reading will
- * plan the rest at its end) whatever is left.
+ * Whether more work for the sync is known to be coming, so that what does not fill a batch may wait for it: a webhook
+ * this process is receiving (its end releases what waits), webhook deliveries in the inbox beyond the first
+ * `inboxTaken` (each queued a run), or a read someone asked for (a run is queued). Never a guess, never a timer.
+ */
+async function moreComing(rt: SyncRuntime, inboxTaken = 0): Promise<boolean> {
+  const { keys } = rt.state;
+  // A source that does not pull reads nothing more when asked to (and its runs leave compareWanted as it is).
+  const [inbox, flags] = await Promise.all([
+    rt.state.redis.llen(keys.inbox), rt.source.pulls ? rt.state.redis.hmget(keys.meta, 'pullWanted', 'fullRequested', 'compareWanted') : [],
+  ]);
+  return inbox > inboxTaken || flags.some((f) => f !== null) || rt.arrivals.hold();
+}
+
+/**
+ * Whether a batch of the sync is open (planned, its answer not yet recorded): recording it plans what is dirty again
+ * (PushTarget.afterBatch), so a part batch may wait for it instead of queuing behind it as a request of its own.
+ */
+async function sending(rt: SyncRuntime): Promise<boolean> {
+  const own = new RegExp(`^${rt.config.id.replace(/\./g, '\\.')}\\.\\d+$`);
+  // Batch ids only (their entries are not read): the open batches of the campaign, few beside its numbers.
+  return (await rt.state.redis.hkeys(rt.state.keys.batches)).some((id) => own.test(id));
+}
+
+/**
+ * Plans every dirty phone number of the sync in whole batches, then whatever is left, unless `wholeOnly` (a run
+ * still reading will plan the rest at its end), more is known to be coming (see moreComing) or a batch of the sync
+ * is being sent (see sending): a burst of webhooks then reaches the dialer in whole batches, and a lone webhook goes
+ * at once.
  */
 export async function planDirty(rt: SyncRuntime, runId: string, wholeOnly = false): Promise<number> {
   const redis = redisOf(rt);
@@ -93,7 +129,12 @@ export async function planDirty(rt: SyncRuntime, runId: string, wholeOnly = fals
     cursor = next;
     planned += await plan(rt, members, runId, carry);
   } while (cursor !== '0');
-  return wholeOnly ? planned : planned + (await plan(rt, carry, runId));
+  if (wholeOnly || !carry.length) return planned;
+  if (await moreComing(rt) || await sending(rt)) {
+    rt.log.debug({ sync: rt.config.id, held: carry.length }, 'part batch held: more is coming');
+    return planned;
+  }
+  return planned + (await plan(rt, carry, runId));
 }
 
 /**
@@ -212,25 +253,54 @@ async function sweep(rt: SyncRuntime, runId: string, seenKey: string): Promise<n
   return left;
 }
 
+/**
+ * Applies what the webhooks delivered, oldest first: the contacts they carried and the deletions they named, many
+ * deliveries together, planned in whole batches only (the run's final plan sends the rest); the contacts they named
+ * are read by id together, in the CRM's batches. Ids short of a batch wait while more is coming: their deliveries stay
+ * at the inbox's head for the next run (re-applying a delivery changes nothing, by hash).
+ */
 async function drainInbox(rt: SyncRuntime, runId: string, signal?: AbortSignal): Promise<void> {
   const redis = redisOf(rt);
   const key = rt.state.keys.inbox;
-  for (;;) {
-    const items = await redis.lrange(key, 0, 99);
-    if (!items.length) return;
-    const reads = new Set<string>();
-    for (const raw of items) {
-      const item = JSON.parse(raw) as InboxItem;
-      if (item.c?.length || item.d?.length) await applyPage(rt, runId, { contacts: item.c ?? [], left: item.d ?? [] }, null);
-      for (const id of item.r ?? []) reads.add(id);
-    }
+  const readBatch = rt.source.readBatch ?? READ_BATCH;
+  const carry: string[] = [];
+  const reads = new Set<string>();
+  /** Deliveries at the inbox's head that are applied, their reads (if any) not yet done. */
+  let taken = 0;
+  const read = async () => {
     // The contacts the webhooks named, read by id together (a storm of events about one contact is one read).
     if (reads.size && rt.source.read) {
-      for await (const page of rt.source.read([...reads], signal)) await applyPage(rt, runId, page, null);
+      for await (const page of rt.source.read([...reads], signal)) await applyPage(rt, runId, page, null, carry);
     }
-    // Applying is idempotent (by hash): items applied twice after a crash here change nothing.
-    await redis.ltrim(key, items.length, -1);
+    reads.clear();
+    // Applying is idempotent (by hash): deliveries applied twice after a crash here change nothing.
+    await redis.ltrim(key, taken, -1);
+    taken = 0;
+  };
+  for (;;) {
+    const items = await redis.lrange(key, taken, taken + INBOX_CHUNK - 1);
+    if (!items.length) break;
+    let page: PullPage = { contacts: [], left: [] };
+    for (const raw of items) {
+      const item = JSON.parse(raw) as InboxItem;
+      page.contacts.push(...item.c ?? []);
+      page.left!.push(...item.d ?? []);
+      if (page.contacts.length + page.left!.length >= APPLY_CHUNK) {
+        await applyPage(rt, runId, page, null, carry);
+        page = { contacts: [], left: [] };
+      }
+      for (const id of item.r ?? []) reads.add(id);
+    }
+    if (page.contacts.length || page.left!.length) await applyPage(rt, runId, page, null, carry);
+    taken += items.length;
+    if (reads.size >= readBatch || !reads.size) await read();
   }
+  if (!taken) return;
+  if (reads.size && rt.source.read && await moreComing(rt, taken)) {
+    rt.log.debug({ sync: rt.config.id, ids: reads.size }, 'reads short of a batch held: more is coming');
+    return;
+  }
+  await read();
 }
 
 /** Runs one sync; `runId` is the job's id, so a resumed job continues the same run. */

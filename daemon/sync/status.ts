@@ -11,6 +11,11 @@ export interface SyncStatus {
   contacts: number; numbers: number; dirty: number; openBatches: number; parked: number;
   /** Phone numbers held out of the campaign because a contact holding them is marked Do Not Call. */
   doNotCall: number;
+  /**
+   * Webhook deliveries waiting in the sync's inbox for a run (a burst drains through it), and the sync's webhook
+   * requests this process is receiving at this moment.
+   */
+  inbox: number; receiving: number;
   runs: RunRecord[];
   parkedRecords: { phone: string; contactId: string | null; reason: string; code: string; at: string }[];
   /**
@@ -42,9 +47,9 @@ function readMirror(raw: Record<string, string>): MirrorStatus | null {
 
 export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors = 20): Promise<SyncStatus> {
   const { redis, keys } = rt.state;
-  const [contacts, numbers, dirty, openBatches, parkedCount, doNotCall, runIds, mirror] = await Promise.all([
+  const [contacts, numbers, dirty, openBatches, parkedCount, doNotCall, inbox, runIds, mirror] = await Promise.all([
     redis.hlen(keys.contacts), redis.hlen(keys.have), redis.scard(keys.dirty), redis.hlen(keys.batches), redis.hlen(keys.parked),
-    redis.hlen(keys.doNotCall), redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(keys.mirror.meta),
+    redis.hlen(keys.doNotCall), redis.llen(keys.inbox), redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(keys.mirror.meta),
   ]);
   const lastCompareAt = await redis.hget(keys.meta, 'lastCompareAt');
   const records = (await Promise.all(runIds.map((id) => readRun(redis, keys.run(id))))).filter((r): r is RunRecord => r !== null);
@@ -60,7 +65,8 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
     }
     if (parkedRecords.length >= parked) break;
   }
-  return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, doNotCall, runs: records, parkedRecords, recordErrors,
+  return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, doNotCall,
+    inbox, receiving: rt.arrivals.count, runs: records, parkedRecords, recordErrors,
     lastCompareAt: lastCompareAt && rt.source.compareEvery ? new Date(Number(lastCompareAt)).toISOString() : null, compareEvery: rt.source.compareEvery ?? null,
     mirror: readMirror(mirror), window: await windowStatus(rt, dirty) };
 }

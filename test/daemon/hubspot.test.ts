@@ -289,10 +289,15 @@ describe('HubSpot: import, incremental runs, webhooks', () => {
     const before = await queued(d, 'hs');
     const contacts = hs.contacts();
     const peaks: number[] = [];
-    // The first pull's search gets a 429 with Retry-After 3 s, so that pull is still running while the whole storm
-    // arrives: what arrives meanwhile must wait as one job, however slow this machine is.
+    // The first webhook's read gets a 429 with Retry-After 3 s, so its run is still running while the rest of the
+    // storm arrives: what arrives meanwhile must wait as one job, however slow this machine is. (The first webhook
+    // comes alone: a run holds a read short of a batch while more webhooks are being received, and would end at once.)
     hs.failNext(1, 3);
+    const limited = hs.stats.rateLimited;
+    expect((await hs.sendWebhook([event('contact.propertyChange', contacts[10]!.id)], { url: hook })).status).toBe(200);
+    await waitFor(() => hs.stats.rateLimited > limited, 'the first run to meet the 429');
     const answers = await Promise.all(Array.from({ length: 50 }, async (_, i) => {
+      if (i === 0) return 200;
       const res = await hs.sendWebhook([event('contact.propertyChange', contacts[10 + i]!.id)], { url: hook });
       peaks.push((await d.syncQueue.getJobs(['active', 'wait', 'prioritized', 'delayed'])).filter((j) => j.name === 'pull').length);
       return res.status;

@@ -160,6 +160,21 @@ describe('plan and record', () => {
     expect(await s.claimInflight(old!, 'D', '1795674000000', MIN)).toBeNull();
   });
 
+  it('whole batches only: deletions and replaces short of a batch stay dirty and unclaimed too, and are returned', async () => {
+    await s.applyContacts(['+1', '+2', '+3', '+4'].map((p, i) => ({ contact: contact(`c${i}`, [p]) })));
+    await settle(s);
+    // Three leave, one changes its variables (a replace: its deletion goes first).
+    await s.applyContacts([{ deleted: 'c0' }, { deleted: 'c1' }, { deleted: 'c2' }, { contact: contact('c3', ['+4'], ['new']) }]);
+    const first = await s.plan(['+1', '+2', '+3', '+4'], 'delete', 3, 'r1', true);
+    expect(first).toMatchObject({ planned: 3, held: ['+4'] });
+    expect((await s.batch(first.batchIds[0]!))!.kind).toBe('del');
+    expect(await s.redis.hexists(s.keys.claims, '+4')).toBe(0);
+    expect(await dirty(s)).toEqual(['+4']);
+    const last = await s.plan(first.held, 'delete', 3, 'r1');
+    expect(last).toMatchObject({ planned: 1, held: [] });
+    expect((await s.batch(last.batchIds[0]!))!.entries[0]).toEqual(['+4', 'n-+4', 1, 'h(new)']);
+  });
+
   it('record settles created, rejected and unsettled entries, releases the claims, and is a no-op the second time', async () => {
     await s.applyContacts(['+1', '+2', '+3'].map((p, i) => ({ contact: contact(`c${i}`, [p]) })));
     const { batchIds: [id] } = await s.plan(['+1', '+2', '+3'], 'delete', 10, 'r1');

@@ -9,7 +9,7 @@ import { Daemon } from '../../daemon/app.ts';
 import { launchChromium } from '../support/browser.ts';
 import { campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createCampaign } from '../support/server.ts';
-import { campaignValues, counter, countedDialer, expectRefusedForLength, held, pullAndSettle, queued, runErrors, runs, settle, type CountedDialer } from '../support/sync-checks.ts';
+import { campaignValues, counter, countedDaemon, expectRefusedForLength, held, pullAndSettle, queued, runErrors, runs, settle, type CountedDialer } from '../support/sync-checks.ts';
 
 const MAPPING = { id: 'id', phone: 'phone', defaultCountry: 'US', variables: { FirstName: 'first', City: 'city' } };
 const OPS_TOKEN = 'csv-test-admin-token-0123456789';
@@ -365,6 +365,7 @@ describe('CSV file source: one row over the API\'s limits among 1,000', () => {
   let f: DialerFixture;
   let dialer: CountedDialer;
   let d: Daemon;
+  let close: () => Promise<void>;
   // Row 500 (line 502: the header is line 1) has a City of 1,100 characters; the dialer takes at most 1,000.
   const BAD = 500;
   const row = (i: number, city = `City ${i}`) => `c${i},${validPhone(i)},First${i},${city}`;
@@ -375,16 +376,11 @@ describe('CSV file source: one row over the API\'s limits among 1,000', () => {
     dir = await mkdtemp(join(tmpdir(), 'daemon-csv-'));
     file = join(dir, 'contacts.csv');
     await write('C'.repeat(1100));
-    f = await dialerFixture();
-    dialer = await countedDialer(f);
-    d = await Daemon.start(daemonConfig(f, redis.prefix, [{ id: 'csv', campaignId: f.campaignId, source: { type: 'csv', path: file }, mapping: MAPPING }],
-      { dialer: dialer.dialer, http: { host: '127.0.0.1', port: 0, adminToken: OPS_TOKEN } }), { log: quietLog });
-    await settle(d);
+    ({ f, dialer, d, close } = await countedDaemon(redis.prefix, (f) => [{ id: 'csv', campaignId: f.campaignId, source: { type: 'csv', path: file }, mapping: MAPPING }],
+      (dialer) => ({ dialer: dialer.dialer, http: { host: '127.0.0.1', port: 0, adminToken: OPS_TOKEN } })));
   });
   afterAll(async () => {
-    await d?.close();
-    await dialer?.proxy.close();
-    await f?.server.close();
+    await close?.();
     await redis.cleanup();
     await rm(dir, { recursive: true, force: true });
   });

@@ -30,11 +30,13 @@ export interface Proxy {
    * an exact point of an exchange, e.g. while a fault is made.
    */
   hold: ((req: IncomingMessage) => { before?: Promise<void>; after?: Promise<void> } | undefined) | null;
+  /** While set, upstream answers (already recorded in `exchanges`) wait for it before they are relayed. */
+  holdAnswers: Promise<void> | null;
   close(): Promise<void>;
 }
 
 export async function startProxy(target: string): Promise<Proxy> {
-  const proxy: Proxy = { url: '', exchanges: [], intercept: null, interceptWithBody: null, rewritePath: null, onAnswer: null, hold: null, close: async () => {} };
+  const proxy: Proxy = { url: '', exchanges: [], intercept: null, interceptWithBody: null, rewritePath: null, onAnswer: null, hold: null, holdAnswers: null, close: async () => {} };
   const server = createServer((req, res) => {
     const answerWith = (answer: Answer) => {
       proxy.exchanges.push({ method: req.method!, path: req.url!, status: answer.status });
@@ -75,20 +77,17 @@ export async function startProxy(target: string): Promise<Proxy> {
       const upstream = httpRequest(new URL(proxy.rewritePath?.(req.url!) ?? req.url!, target), { method: req.method, headers: req.headers }, (up) => {
         const exchange = { method: req.method!, path: req.url!, status: up.statusCode! };
         proxy.exchanges.push(exchange);
-        if (after) {
-          const chunks: Buffer[] = [];
-          up.on('data', (c: Buffer) => chunks.push(c));
-          up.on('end', () => void after.then(() => { res.writeHead(up.statusCode!, up.headers); res.end(Buffer.concat(chunks)); }));
-          return;
-        }
-        if (!proxy.onAnswer) {
+        // An answer held back for this request (hold's `after`), or all answers while holdAnswers is set.
+        const held = after ?? proxy.holdAnswers;
+        if (!proxy.onAnswer && !held) {
           res.writeHead(up.statusCode!, up.headers);
           up.pipe(res);
           return;
         }
         const chunks: Buffer[] = [];
         up.on('data', (c: Buffer) => chunks.push(c));
-        up.on('end', () => {
+        up.on('end', async () => {
+          await held;
           const body = Buffer.concat(chunks);
           const verdict = proxy.onAnswer?.(exchange, body);
           if (verdict === 'drop') {

@@ -4,11 +4,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
-import type { Daemon } from '../../daemon/app.ts';
+import { Daemon } from '../../daemon/app.ts';
 import type { RecordError } from '../../daemon/sync/contacts.ts';
 import { readRun } from '../../daemon/sync/run.ts';
 import { decodeHeld, type HeldNumber, type RunRecord } from '../../daemon/state/sync-state.ts';
-import { campaignNumbers, waitFor, type DialerFixture } from './daemon.ts';
+import { campaignNumbers, daemonConfig, dialerFixture, quietLog, waitFor, type DialerFixture } from './daemon.ts';
 import { startProxy, type Proxy } from './proxy.ts';
 
 /** A free loopback port, so that a daemon's `http.publicUrl` can be known before it starts. */
@@ -138,6 +138,16 @@ export async function countedDialer(f: DialerFixture): Promise<CountedDialer> {
     dialer: { baseUrl: proxy.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, maxNumbersPerRequest: 1000 },
     adds: () => proxy.exchanges.filter((e) => e.method === 'POST' && /\/numbers(\?|$)/.test(e.path)).length,
   };
+}
+
+/** A reference server with a campaign, a counting dialer proxy before it and a settled daemon on both; `close` stops all three. */
+export async function countedDaemon(prefix: string, syncs: (f: DialerFixture) => unknown[], extra: (dialer: CountedDialer) => Record<string, unknown>):
+  Promise<{ f: DialerFixture; dialer: CountedDialer; d: Daemon; close(): Promise<void> }> {
+  const f = await dialerFixture();
+  const dialer = await countedDialer(f);
+  const d = await Daemon.start(daemonConfig(f, prefix, syncs(f), extra(dialer)), { log: quietLog });
+  await settle(d);
+  return { f, dialer, d, async close() { await d.close(); await dialer.proxy.close(); await f.server.close(); } };
 }
 
 /**

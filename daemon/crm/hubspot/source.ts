@@ -66,6 +66,7 @@ export class HubSpotSource implements Source {
    * each group has room for one more filter (hs_object_id IN the ids; HubSpot takes 6 filters a group).
    */
   private readonly readsById: boolean;
+  readonly readBatch = BATCH;
   /** The property the mirror writes a number's final status into, when the sync does not read it. */
   private readonly statusProperty: string | null;
 

@@ -14,6 +14,7 @@ const IDS_PER_QUERY = 300;
 export class SalesforceSource implements Source {
   readonly kind = 'salesforce';
   readonly pulls = true;
+  readonly readBatch = IDS_PER_QUERY;
   readonly compareEvery: number;
   private readonly config: SalesforceConfig;
   private readonly api: SalesforceApi;

@@ -3,9 +3,10 @@
   blocks it), claims the numbers it acts on and writes the batches, all at once: two planners can never claim one
   number, and a crash after this leaves batches that the next run finds and queues. A number claimed by an open
   batch stays dirty (its answer decides).
-  With `whole` set (a run between two pages of its read), adds that do not fill a batch are not written: they stay
-  dirty, unclaimed, and are returned, so that the next page (or the run's final plan) sends them in a full batch;
-  each dialer request of a rate-limited key then carries a whole batch, not a page's remainder.
+  With `whole` set (a run between two pages of its read, or draining a burst of webhooks), adds and deletions that do
+  not fill a batch are not written: they stay dirty, unclaimed, and are returned, so that the next page (or the run's
+  final plan) sends them in a full batch; each dialer request of a rate-limited key then carries a whole batch, not a
+  page's (or a webhook's) remainder. A replace is a deletion then (its add follows once the deletion is recorded).
 
   Input:
     KEYS[1] contacts  KEYS[2] phones  KEYS[3] dirty       (the sync's)
@@ -17,7 +18,7 @@
     ARGV[1] sync id   ARGV[2] onLeave (delete|keep)   ARGV[3] max entries a batch   ARGV[4] now (ms)   ARGV[5] run id
     ARGV[6] whole (1|0)   ARGV[7..] phone numbers
   Output:
-    {batch ids, skipped (claimed), planned (entries), held (whole: the adds left dirty for a later batch)}
+    {batch ids, skipped (claimed), planned (entries), held (whole: the adds and deletions left dirty for a later batch)}
   Entries: add {e164, contact, variables, hash}; delete {e164, number id, then add 0|1, wanted hash or false}.
 ]=]
 --- @include "includes/owners"
@@ -73,15 +74,17 @@ for i = 7, #ARGV do
     end
   end
 end
-flush('del', dels)
 local held = {}
 if whole then
-  -- Deciding an add changed nothing but the dirty mark: put it back, and the number is planned again later.
-  for _, e in ipairs(adds) do
-    redis.call('SADD', dirty, e[1])
-    held[#held + 1] = e[1]
+  -- Deciding an add or a deletion changed nothing but the dirty mark: put it back, and the number is planned again later.
+  for _, list in ipairs({dels, adds}) do
+    for _, e in ipairs(list) do
+      redis.call('SADD', dirty, e[1])
+      held[#held + 1] = e[1]
+    end
   end
 else
+  flush('del', dels)
   flush('add', adds)
 end
 return {ids, skipped, planned, held}
