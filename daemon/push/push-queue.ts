@@ -8,6 +8,7 @@ import type { DialerConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import { inSync, type SyncHistory } from '../history/history.ts';
 import type { AddEntry, Claim, DeleteEntry, SyncState } from '../state/sync-state.ts';
+import { isolateRefused } from '../isolate.ts';
 import { holderToken } from '../state/lease.ts';
 import { WorkerWatchdog } from '../worker-watchdog.ts';
 import { DialerClient, DialerError, type CampaignNumber } from '../dialer.ts';
@@ -335,13 +336,5 @@ function splitRefused(err: DialerError, slice: AddEntry[]): { refused: [AddEntry
   // A 400 about the query (varNames) or the body as a whole is no entry's fault.
   if (Array.isArray(errors) && errors.length && !errors.some((e) => e?.in === 'body' && typeof e.name === 'string' && e.name !== '')) return null;
   const named = err.status === 400 ? namedEntries(err, slice.length) : new Map<number, string>();
-  if (named.size) {
-    return {
-      refused: [...named].map(([i, detail]) => [slice[i]!, `the dialer refused it: ${detail}`]),
-      retry: [slice.filter((_, i) => !named.has(i))],
-    };
-  }
-  if (slice.length === 1) return { refused: [[slice[0]!, `the dialer refused it: ${err.message}`]], retry: [] };
-  const half = Math.ceil(slice.length / 2);
-  return { refused: [], retry: [slice.slice(0, half), slice.slice(half)] };
+  return isolateRefused(slice, (_, i) => (named.has(i) ? `the dialer refused it: ${named.get(i)}` : undefined), `the dialer refused it: ${err.message}`);
 }

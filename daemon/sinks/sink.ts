@@ -1,5 +1,6 @@
 // What every sink (one module per CRM, plus the generic ones) does with call activities: write a batch, say per
 // activity what happened, and find an activity it may have written before a crash by the key written into it.
+import { isolateRefused } from '../isolate.ts';
 import { SourceError } from '../errors.ts';
 import type { CallDetail, Outcome } from '../outcomes.ts';
 
@@ -101,16 +102,9 @@ export async function writeIsolating(sink: Sink, activities: Activity[], settle:
     } catch (err) {
       if (!isRefusal(err)) throw err;
       const reasons = err instanceof BatchRefusal ? err.refused : new Map<string, string>();
-      const named = batch.filter((a) => reasons.has(a.key));
-      if (batch.length === 1 || named.length) {
-        const refused = batch.length === 1 ? batch : named;
-        await settle(refused.map((a) => ({ key: a.key, ok: false, reason: reasons.get(a.key) ?? err.message })));
-        const rest = batch.filter((a) => !refused.includes(a));
-        if (rest.length) todo.unshift(rest);
-      } else {
-        const half = Math.ceil(batch.length / 2);
-        todo.unshift(batch.slice(0, half), batch.slice(half));
-      }
+      const split = isolateRefused(batch, (a) => reasons.get(a.key), err.message);
+      if (split.refused.length) await settle(split.refused.map(([a, reason]) => ({ key: a.key, ok: false, reason })));
+      todo.unshift(...split.retry);
       continue;
     }
     await settle(results);
