@@ -138,7 +138,7 @@ export class PushQueue {
     if (!batch) return 'already recorded';
     const started = performance.now();
     const counts = batch.kind === 'add'
-      ? await this.processAdd(job, token, target, batch.entries)
+      ? await this.processAdd(job, token, target, batch.entries, batch.runId)
       : await this.processDelete(job, target, batch.entries);
     this.metrics.pushSeconds.observe({ kind: batch.kind }, (performance.now() - started) / 1000);
     this.log.debug({ batch: job.data.batchId, ...counts }, 'batch recorded');
@@ -180,7 +180,7 @@ export class PushQueue {
     throw new DelayedError();
   }
 
-  private async processAdd(job: Job<PushJobData>, token: string | undefined, target: PushTarget, all: AddEntry[]): Promise<Counts> {
+  private async processAdd(job: Job<PushJobData>, token: string | undefined, target: PushTarget, all: AddEntry[], runId: string): Promise<Counts> {
     const { state, campaignId } = target;
     const created: [string, string, 0 | 1][] = [];
     const rejected: [string, string, string][] = [];
@@ -222,9 +222,15 @@ export class PushQueue {
         } catch (err) {
           if (!(err instanceof DialerError)) throw err;
           if (err.kind === 'rate-limited') {
-            // Refused whole: this slice added nothing. With earlier slices added, the batch stays in flight, and the
-            // job's next attempt looks up what they added before sending the rest.
+            // Refused whole: this slice added nothing. What earlier slices added is known: recorded now, while the
+            // rest goes back to dirty for the next plan (sent once the key's budget allows). Left in flight, the next
+            // attempt would read the whole campaign to learn it again.
             if (!sentAny) await state.clearInflight(job.data.batchId);
+            else {
+              const r = await state.record(job.data.batchId, { created, rejected });
+              await state.countRun(runId, { pushed: r.pushed, rejected: r.rejected });
+              await target.afterBatch();
+            }
             return this.rateLimited(err);
           }
           if (err.kind === 'transient' && !this.isLastAttempt(job)) throw err;

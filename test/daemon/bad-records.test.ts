@@ -215,4 +215,22 @@ describe('a dialer that takes fewer numbers a request than the daemon sends (413
     // 1000 → 413; 500 + 500 → 413 each; 4 × 250 → 201.
     expect(adds(t.proxy).map((e) => e.status)).toEqual([413, 413, 201, 201, 413, 201, 201]);
   });
+
+  it('a 429 in the middle of splitting: what went in is recorded at once and the rest is sent by the next plan, with no look-up of the campaign', async () => {
+    t.proxy.exchanges.length = 0;
+    const batch = contacts(5000, 1000);
+    let posts = 0;
+    // The fourth request (the second quarter, after the first went in) is refused by the key's rate limit.
+    t.proxy.interceptWithBody = (req) => (req.method === 'POST' && /\/numbers(\?|$)/.test(req.url!) && ++posts === 4
+      ? { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '1' }, body: JSON.stringify({ message: 'Too Many Requests' }) }
+      : undefined);
+    await t.deliver(batch);
+    const now = await phonesIn(t.f);
+    for (const c of batch) expect(now.has(c.phone)).toBe(true);
+    expect(await parked(t.d)).toEqual({});
+    // Before, the batch stayed in flight and its next attempt read the whole campaign to learn what the first quarter
+    // had added: a cost that grows with the campaign, not with the change.
+    expect(t.proxy.exchanges.filter((e) => e.method === 'GET' && /\/numbers(\?|$)/.test(e.path))).toHaveLength(0);
+    expect(adds(t.proxy).map((e) => e.status).slice(0, 4)).toEqual([413, 413, 201, 429]);
+  });
 });
