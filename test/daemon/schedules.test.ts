@@ -118,6 +118,8 @@ describe('a job scheduler lost under two running daemon processes', () => {
     expect(await queue.getJobState(jobId)).toBe('unknown');
 
     await waitFor(async () => (await scheduledRuns(redis, f, prefix)) > before, 'a scheduled run after the restore', 10_000);
+    // The restoring process logs after setting the scheduler, whose first run (on any process) may end before that.
+    await waitFor(() => restored().length > 0, 'the restore logged', 10_000);
     const lines = restored();
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ sync: 'leads', scheduler: 'tick-leads', missing: 'its next run' });
