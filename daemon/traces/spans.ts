@@ -35,11 +35,19 @@ const traceId = hexId(16, 'a trace id');
 const spanId = hexId(8, 'a span id');
 
 /** A fixed64 of nanoseconds since the epoch (a decimal string or a number), in milliseconds. */
-const unixNanos = z.union([z.string().regex(/^\d{1,20}$/, 'nanoseconds since 1970 as a decimal string'), z.number().int().nonnegative()])
+const unixNanos = z.union([z.string().regex(/^\d{1,20}$/), z.number().int().nonnegative()],
+  { error: (issue) => (issue.input === undefined ? 'required' : 'nanoseconds since 1970 (a decimal string or a whole number)') })
   .transform((v) => Number(BigInt(v) / 1000n) / 1000);
+
+/** Path steps a value may sit at (three per level of arrays or kvlists): deeper is refused, not recursed into. */
+const MAX_DEPTH = 3 * 32;
 
 /** AnyValue as a plain JSON value: strings, numbers, booleans, arrays and objects (kvlist); bytes stay base64. */
 function plainValue(v: unknown, ctx: z.RefinementCtx, path: (string | number)[]): unknown {
+  if (path.length > MAX_DEPTH) {
+    ctx.addIssue({ code: 'custom', message: `attribute values nested deeper than ${MAX_DEPTH / 3} levels`, path });
+    return undefined;
+  }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
     ctx.addIssue({ code: 'custom', message: 'an AnyValue object such as {"stringValue": "…"}', path });
     return undefined;
@@ -79,16 +87,17 @@ function plainValue(v: unknown, ctx: z.RefinementCtx, path: (string | number)[])
 }
 
 function plainAttributes(list: unknown[], ctx: z.RefinementCtx, path: (string | number)[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // Entries, not assignments: a key "__proto__" stays an attribute.
+  const out: [string, unknown][] = [];
   list.forEach((kv, i) => {
     const key = (kv as { key?: unknown } | null)?.key;
     if (typeof key !== 'string') {
       ctx.addIssue({ code: 'custom', message: 'a KeyValue {"key": "…", "value": {…}}', path: [...path, i, 'key'] });
       return;
     }
-    out[key] = plainValue((kv as { value?: unknown }).value ?? {}, ctx, [...path, i, 'value']);
+    out.push([key, plainValue((kv as { value?: unknown }).value ?? {}, ctx, [...path, i, 'value'])]);
   });
-  return out;
+  return Object.fromEntries(out);
 }
 
 const attributes = z.array(z.unknown()).default([]).transform((list, ctx) => plainAttributes(list, ctx, []));
