@@ -35,7 +35,8 @@ const traceId = hexId(16, 'a trace id');
 const spanId = hexId(8, 'a span id');
 
 /** A fixed64 of nanoseconds since the epoch (a decimal string or a number), in milliseconds. */
-const unixNanos = z.union([z.string().regex(/^\d{1,20}$/), z.number().int().nonnegative()],
+// Older JS SDKs wrote a number, past 2^53 and so rounded (zod's int() would refuse it): still a time to the microsecond.
+const unixNanos = z.union([z.string().regex(/^\d{1,20}$/), z.number().nonnegative().refine(Number.isInteger)],
   { error: (issue) => (issue.input === undefined ? 'required' : 'nanoseconds since 1970 (a decimal string or a whole number)') })
   .transform((v) => Number(BigInt(v) / 1000n) / 1000);
 

@@ -67,7 +67,9 @@ describe('trace receiver', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json');
     expect(await res.json()).toEqual({ partialSuccess: {} });
-    const server = request1('campaign-dialing-server', [otlpSpan('2b3c4d5e6f708192', 'POST /v1/accounts/:accountId/campaigns/:campaignId/numbers', 100, 140, { parentSpanId: '1a2b3c4d5e6f7081', kind: 2, parentSpanId2: 'x' })]);
+    // Times as JSON numbers, as older JS SDKs wrote them (past 2^53, so not exact).
+    const server = request1('campaign-dialing-server', [otlpSpan('2b3c4d5e6f708192', 'POST /v1/accounts/:accountId/campaigns/:campaignId/numbers', 100, 140,
+      { parentSpanId: '1a2b3c4d5e6f7081', kind: 2, startTimeUnixNano: Number(nanos(100)), endTimeUnixNano: Number(nanos(140)) })]);
     expect((await post(receiver.url, gzipSync(JSON.stringify(server)), { 'content-type': 'application/json; charset=utf-8', 'content-encoding': 'gzip' })).status).toBe(200);
 
     const written = lines(file);
