@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTraceReceiver } from '../daemon/traces/receiver.ts';
 import type { SpanLine } from '../daemon/traces/spans.ts';
-import { loadAverage, MB, printFiguresHeading, readFlags, round } from './support.ts';
+import { loadAverage, machine, MB, printFiguresHeading, readFlags, round, writeResults } from './support.ts';
 
 const FLAGS = {
   traces: { def: 7000, help: 'traces written (15 spans each); one of them carries the number looked up' },
@@ -84,6 +84,11 @@ try {
   console.log(`daemon trace over it (its own process)       ${Math.round(full.ms)} ms, peak RSS ${full.rss}`);
   console.log(`  of which start-up (over the 15-line fixture) ${Math.round(bare.ms)} ms, peak RSS ${bare.rss}`);
   console.log(line);
+  writeResults('traces', {
+    traces, spans: all.length, batch, machine: machine(loadAtStart),
+    receiver: { spansPerSecond: Math.round(all.length / (receiveMs / 1000)), requests: bodies.length, msPerRequest: round(receiveMs / bodies.length), fileMb: round(statSync(file).size / MB) },
+    lookup: { ms: Math.round(full.ms), peakRss: full.rss }, startUp: { ms: Math.round(bare.ms), peakRss: bare.rss },
+  });
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
