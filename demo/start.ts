@@ -34,7 +34,7 @@ Needs Redis on 127.0.0.1:6379 (REDIS_URL to use another).
   --interval S     seconds between progress refreshes (default 1 on a terminal, 5 otherwise)
   --traces         the server and the daemon send their traces (OTLP/HTTP JSON) to a local receiver that writes them
                    to a file as JSON lines; ./dev daemon trace <phone number> prints a number's path from it
-  --traces-file F  that file (default traces.jsonl here; emptied at start, kept on exit)
+  --traces-file F  that file (default traces.jsonl here; emptied at start, kept on exit); implies --traces
 
 The reference server alone: ./dev server [--port 4000 --seed demo ...]; a real deployment of the daemon:
 ./dev daemon start --config FILE.`;
@@ -55,7 +55,7 @@ try {
       'port-base': { type: 'string', default: '4000' },
       interval: { type: 'string' },
       traces: { type: 'boolean', default: false },
-      'traces-file': { type: 'string', default: 'traces.jsonl' },
+      'traces-file': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   }));
@@ -75,7 +75,8 @@ const portBase = Number(values['port-base']);
 if (!Number.isInteger(portBase) || !(portBase === 0 || (portBase >= 1024 && portBase + 300 <= 65_535))) {
   fail(`--port-base must be 0 (free ports) or from 1024 to 65235; got ${values['port-base']}`);
 }
-const tracesFile = values.traces ? resolve(values['traces-file']) : null;
+// --traces-file alone means --traces too.
+const tracesFile = values.traces || values['traces-file'] !== undefined ? resolve(values['traces-file'] ?? 'traces.jsonl') : null;
 const tty = process.stdout.isTTY === true;
 const intervalS = values.interval === undefined ? (tty ? 1 : 5) : Number(values.interval);
 if (!(intervalS >= 0.2 && intervalS <= 3600)) fail(`--interval must be a number of seconds from 0.2 to 3600; got ${values.interval}`);

@@ -27,7 +27,8 @@ function childrenOf(pid: number): { script: string; env: Record<string, string> 
 
 it('starts a trace receiver, points the server and the daemon at it with OTEL_* settings, and keeps its file on exit', async () => {
   const file = join(dir, 'spans.jsonl');
-  const demo = startDemo(['--traces', '--traces-file', file, '--contacts', '5', '--speed', '600', '--port-base', '0', '--interval', '0.5']);
+  // --traces-file implies --traces.
+  const demo = startDemo(['--traces-file', file, '--contacts', '5', '--speed', '600', '--port-base', '0', '--interval', '0.5']);
   await waitFor(() => demo.gone() || /^Try$/m.test(demo.output()), 'the demo\'s banner', 45_000);
   const out = demo.output();
   expect(demo.gone(), out).toBe(false);
