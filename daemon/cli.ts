@@ -70,7 +70,8 @@ if (command === 'trace') {
   // Reads a file only: no configuration, no Redis.
   if (!positionals[0]) fail(`which phone number?\n\n${HELP.trace}`);
   const { traceNumber } = await import('./traces/timeline.ts');
-  const answer = await traceNumber({ phone: positionals[0], file: values.file ?? 'traces.jsonl', since: values.since, country: values.country });
+  // `trace +1 212 555 0199` unquoted is one number in four arguments.
+  const answer = await traceNumber({ phone: positionals.join(' '), file: values.file ?? 'traces.jsonl', since: values.since, country: values.country });
   (answer.code === 0 ? console.log : console.error)(answer.text);
   process.exit(answer.code);
 }

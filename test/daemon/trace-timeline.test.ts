@@ -60,6 +60,8 @@ describe('daemon trace', () => {
     expect(mirror).toContain('(2 spans about other numbers not shown)');
     // The torn last line (a receiver killed mid-write) is skipped and said.
     expect(stdout).toContain('1 line of the file is not a span (first: line 16); skipped.');
+    // Typed with spaces and not quoted: the same number.
+    expect((await cli(['trace', '+1', '212', '555', '0199', '--file', FIXTURE])).stdout).toBe(stdout);
   });
 
   it('leaves out a linked trace that is about other numbers only, and keeps the number\'s own', async () => {
