@@ -117,7 +117,7 @@ export async function traceNumber(q: TraceQuery, now = Date.now()): Promise<Trac
     if (!list) byTrace.set(s.traceId, (list = []));
     list.push(s);
   });
-  // A linked trace about other numbers only (a batch's other webhooks) is theirs, not this number's.
+  // A linked trace that names numbers is about them (a batch's other webhooks), or about this one before --since: left out.
   for (const id of linked) if (byTrace.get(id)?.some((s) => phonesOf(s, phone) !== 'none')) byTrace.delete(id);
 
   const traces = [...byTrace.values()].sort((a, b) => firstStart(a) - firstStart(b));
