@@ -19,6 +19,7 @@ commands:
   sync SYNC_ID          run one sync now and wait until its numbers are pushed  [--full] [--compare] [--dry-run]
   status                each sync: last runs with counts, contacts and numbers held, parked records
   backfill SYNC_ID      mirror every call-detail record since a time again, adding only what the CRM lacks  --since ISO-TIME
+  trace PHONE           a phone number's traces as timelines, from a trace receiver's file (no --config)  [--file traces.jsonl]
 
 ./dev daemon <command> --help shows the command's options.`,
   start: `usage: ./dev daemon start --config FILE
@@ -35,6 +36,12 @@ commands:
   --since     where to start: 2026-11-01T00:00:00 (the dialer account's wall clock, as reports give it),
               a date (its midnight), or an instant with Z or an offset (converted to the account's time zone).
   Attempts already mirrored are skipped; older than mirror.keepDays, each is looked up in the CRM first.`,
+  trace: `usage: ./dev daemon trace PHONE [--file traces.jsonl] [--since 30m|ISO-TIME] [--country US]
+  Prints every trace whose spans carry the number (cds.phone, cds.phones), and the traces linked to them, as
+  indented timelines. Reads the JSON lines of the demo's trace receiver (./dev start --traces).
+  --file      the receiver's file (default traces.jsonl, in the repository when run through ./dev)
+  --since     only spans of the number that started since then: a duration back from now (30m, 2h) or an ISO time
+  --country   the country of a number given without its country code (default US)`,
 };
 
 function fail(message: string, code = 2): never {
@@ -44,12 +51,12 @@ function fail(message: string, code = 2): never {
 
 const argv = process.argv.slice(2);
 const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : 'help';
-let values: { config?: string; full?: boolean; compare?: boolean; 'dry-run'?: boolean; json?: boolean; help?: boolean; since?: string };
+let values: { config?: string; full?: boolean; compare?: boolean; 'dry-run'?: boolean; json?: boolean; help?: boolean; since?: string; file?: string; country?: string };
 let positionals: string[];
 try {
   ({ values, positionals } = parseArgs({
     args: argv.slice(command === 'help' ? 0 : 1), allowPositionals: true,
-    options: { config: { type: 'string', short: 'c' }, full: { type: 'boolean' }, compare: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, since: { type: 'string' } },
+    options: { config: { type: 'string', short: 'c' }, full: { type: 'boolean' }, compare: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, since: { type: 'string' }, file: { type: 'string' }, country: { type: 'string' } },
   }));
 } catch (err) {
   fail(`${(err as Error).message}\n\n${HELP[command] ?? HELP.main}`);
@@ -59,6 +66,15 @@ if (command === 'help' || !(command in HELP)) {
   process.exit(command === 'help' ? 0 : 2);
 }
 if (values.help) { console.log(HELP[command]); process.exit(0); }
+if (command === 'trace') {
+  // Reads a file only: no configuration, no Redis.
+  if (!positionals[0]) fail(`which phone number?\n\n${HELP.trace}`);
+  const { traceNumber } = await import('./traces/timeline.ts');
+  // `trace +1 212 555 0199` unquoted is one number in four arguments.
+  const answer = await traceNumber({ phone: positionals.join(' '), file: values.file ?? 'traces.jsonl', since: values.since, country: values.country });
+  (answer.code === 0 ? console.log : console.error)(answer.text);
+  process.exit(answer.code);
+}
 if (!values.config) fail(`--config FILE is required\n\n${HELP[command]}`);
 
 let config: Config;

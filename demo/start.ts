@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { setUpDialer, TIME_ZONE, type DialerSetup } from './dialer-setup.ts';
@@ -14,8 +14,10 @@ const ROOT = join(import.meta.dirname, '..');
 const SYNC_ID = 'demo';
 const HUBSPOT_API_VERSION = '2026-09';
 const DAEMON = 'sync daemon';
+const RECEIVER = 'trace receiver';
 
 const USAGE = `usage: ./dev start [--crm hubspot|salesforce] [--contacts 300] [--speed 60] [--agents 10] [--port-base 4000] [--interval SECONDS]
+                   [--traces [--traces-file traces.jsonl]]
 
 Runs the whole loop: the reference server with a demo account and a Dynamic campaign, the HubSpot stand-in with
 generated contacts, and the sync daemon that feeds the campaign from it and writes every call back as a call
@@ -30,6 +32,9 @@ Needs Redis on 127.0.0.1:6379 (REDIS_URL to use another).
   --port-base N    server on N, HubSpot stand-in on N+100, daemon on N+300 (default 4000); a port already taken
                    is replaced by a free one; 0 takes free ports for all three
   --interval S     seconds between progress refreshes (default 1 on a terminal, 5 otherwise)
+  --traces         the server and the daemon send their traces (OTLP/HTTP JSON) to a local receiver that writes them
+                   to a file as JSON lines; ./dev daemon trace <phone number> prints a number's path from it
+  --traces-file F  that file (default traces.jsonl here; emptied at start, kept on exit); implies --traces
 
 The reference server alone: ./dev server [--port 4000 --seed demo ...]; a real deployment of the daemon:
 ./dev daemon start --config FILE.`;
@@ -49,6 +54,8 @@ try {
       agents: { type: 'string', default: '10' },
       'port-base': { type: 'string', default: '4000' },
       interval: { type: 'string' },
+      traces: { type: 'boolean', default: false },
+      'traces-file': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   }));
@@ -68,6 +75,8 @@ const portBase = Number(values['port-base']);
 if (!Number.isInteger(portBase) || !(portBase === 0 || (portBase >= 1024 && portBase + 300 <= 65_535))) {
   fail(`--port-base must be 0 (free ports) or from 1024 to 65235; got ${values['port-base']}`);
 }
+// --traces-file alone means --traces too.
+const tracesFile = values.traces || values['traces-file'] !== undefined ? resolve(values['traces-file'] ?? 'traces.jsonl') : null;
 const tty = process.stdout.isTTY === true;
 const intervalS = values.interval === undefined ? (tty ? 1 : 5) : Number(values.interval);
 if (!(intervalS >= 0.2 && intervalS <= 3600)) fail(`--interval must be a number of seconds from 0.2 to 3600; got ${values.interval}`);
@@ -246,9 +255,12 @@ async function shutdown(code: number, why?: string): Promise<never> {
   if (why) console.log(why);
   console.log(dim(`stopping: daemon, then ${crmKind === 'salesforce' ? 'Salesforce' : 'HubSpot'} stand-in and server...`));
   const daemon = children.find((c) => c.name === DAEMON);
+  const receiver = children.find((c) => c.name === RECEIVER);
   // The daemon first: it finishes its jobs against a server and a CRM that are still there.
   if (daemon) await daemon.stop(10_000);
-  await Promise.all(children.filter((c) => c !== daemon).map((c) => c.stop(5000)));
+  await Promise.all(children.filter((c) => c !== daemon && c !== receiver).map((c) => c.stop(5000)));
+  // The trace receiver last: the others export their last spans as they stop.
+  if (receiver) await receiver.stop(5000);
   let deleted = 0;
   try {
     deleted = await deletePrefix(prefix);
@@ -257,7 +269,7 @@ async function shutdown(code: number, why?: string): Promise<never> {
     code = code || 1;
   }
   rmSync(dir, { recursive: true, force: true });
-  console.log(dim(`stopped; removed ${deleted} Redis keys ${prefix}:* and ${dir}`));
+  console.log(dim(`stopped; removed ${deleted} Redis keys ${prefix}:* and ${dir}${tracesFile ? `; the traces stay in ${tracesFile}` : ''}`));
   process.exit(code);
 }
 
@@ -316,9 +328,24 @@ try {
   const sfClientSecret = secret('');
   const adminToken = secret('');
 
+  // Tracing: a receiver first, so the first spans have somewhere to go; each process configured by the standard
+  // OTEL_* environment, as it would be against Jaeger, Tempo or Honeycomb.
+  let traces: { url: string; file: string } | null = null;
+  if (tracesFile) {
+    const file = tracesFile;
+    writeFileSync(file, '');
+    const receiver = watch(startChild(RECEIVER, 'daemon/traces/receiver.ts', ['--port', '0', '--file', file], {}, join(dir, 'receiver.log'), ROOT));
+    traces = { url: (await receiver.waitFor(/listening on (http:\/\/\S+)/, 30_000))[1]!, file };
+  }
+  const otel = (service: string): Record<string, string> => (traces ? {
+    OTEL_EXPORTER_OTLP_ENDPOINT: traces.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: service,
+    // Metrics stay on /metrics (Prometheus) and logs in the log files: the receiver keeps traces only.
+    OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none',
+  } : {});
+
   console.log(dim(`starting the reference server, the ${crmName} (${contacts} contacts) and the sync daemon; logs in ${dir}`));
   const server = watch(startChild('reference server', 'server/cli.ts', ['--port', String(serverPort), '--speed', String(speed)],
-    { CONSOLE_TOKEN: consoleToken, WEBHOOK_SIGNING_KEY: secret('') }, join(dir, 'server.log'), ROOT));
+    { CONSOLE_TOKEN: consoleToken, WEBHOOK_SIGNING_KEY: secret(''), ...otel('campaign-dialing-server') }, join(dir, 'server.log'), ROOT));
   const crmChild = crmKind === 'salesforce'
     ? watch(startChild(crmName, 'crm-stand-ins/salesforce.ts', [
       // Two thirds Contacts, a third Leads; an Outbound Message to the daemon on every change of either.
@@ -349,7 +376,7 @@ try {
   // For the person who wants to run `./dev daemon status` against this run (the file goes with the run).
   const envFile = join(dir, 'secrets.env');
   writeFileSync(envFile, Object.entries(daemonEnv).map(([k, v]) => `${k}=${v}\n`).join(''), { mode: 0o600 });
-  const daemon = watch(startChild(DAEMON, 'daemon/cli.ts', ['start', '--config', configFile], daemonEnv, join(dir, 'daemon.log'), ROOT));
+  const daemon = watch(startChild(DAEMON, 'daemon/cli.ts', ['start', '--config', configFile], { ...daemonEnv, ...otel('campaign-sync') }, join(dir, 'daemon.log'), ROOT));
   await daemon.waitFor(/"msg":"daemon listening"/, 60_000);
 
   const api = `${serverUrl}/v1/accounts/${dialer.accountId}`;
@@ -372,7 +399,8 @@ try {
     `                     (or open ${opsWithLogin})`,
     `                     ${daemonUrl}/health   ${daemonUrl}/metrics`,
     `  ${bold('Daemon config')}      ${configFile}   (secrets in ${envFile})`,
-    `  ${bold('Logs')}               ${dir}/{server,${crmKind},daemon}.log`,
+    `  ${bold('Logs')}               ${dir}/{server,${crmKind},daemon${traces ? ',receiver' : ''}}.log`,
+    ...(traces ? [`  ${bold('Traces')}             ${traces.url}/v1/traces (OTLP/HTTP JSON) → ${traces.file} (kept on exit)`] : []),
     `  ${bold('Redis')}              ${REDIS_URL}, keys ${prefix}:*`,
     `  ${dim('(the config, logs and Redis keys are removed on exit)')}`,
     '',
@@ -383,6 +411,8 @@ try {
     sf ? `  curl -s -X PATCH -H "Authorization: Bearer $(curl -s -d grant_type=client_credentials -d client_id=${sf.clientId} -d client_secret=${sfClientSecret} ${crmUrl}/services/oauth2/token | sed 's/.*"access_token":"\\([^"]*\\)".*/\\1/')" -H 'Content-Type: application/json' ${crmUrl}/services/data/v62.0/sobjects/Contact/${firstContact} -d '{"Phone":"+1 212 555 0199"}'`
       : `  curl -s -X PATCH -H 'Authorization: Bearer ${hubspotToken}' -H 'Content-Type: application/json' ${crmUrl}/crm/objects/${HUBSPOT_API_VERSION}/contacts/${firstContact} -d '{"properties":{"phone":"+1 212 555 0199"}}'`,
     `  set -a; . ${envFile}; set +a; ./dev daemon status --config ${configFile}`,
+    ...(traces ? [`  the path of that number, from the webhook to the call and back: ./dev daemon trace +12125550199${
+      traces.file === join(ROOT, 'traces.jsonl') ? '' : ` --file ${traces.file}`}`] : []),
     '',
   ].join('\n'));
 
