@@ -7,6 +7,7 @@ import { DialerError } from './dialer.ts';
 import { SourceError } from './errors.ts';
 import { backfillStart } from './mirror/mirror.ts';
 import { createLogger } from './log.ts';
+import { startTelemetry, stopTelemetry, telemetrySettings } from './telemetry.ts';
 import { redisUnreachable } from './state/connection.ts';
 import { dryRun } from './sync/dry-run.ts';
 import { readRun } from './sync/run.ts';
@@ -64,8 +65,11 @@ if (!values.config) fail(`--config FILE is required\n\n${HELP[command]}`);
 let config: Config;
 try {
   config = loadConfig(values.config);
+  // Tracing (off unless configured) starts before anything makes a span: queues, workers and connections read it.
+  await startTelemetry(telemetrySettings(config.telemetry, process.env, 'campaign-sync'));
 } catch (err) {
   if (err instanceof ConfigError) fail(err.message);
+  if ((err as Error).message.startsWith('OTEL_')) fail(`${values.config}: ${(err as Error).message}`);
   throw err;
 }
 // Logs of the one-shot commands go to stderr, so their output (JSON for `status --json`) stays clean on stdout; written
@@ -96,7 +100,7 @@ if (command === 'start') {
       if (stopping) process.exit(1);
       stopping = true;
       log.info({ signal }, 'stopping');
-      void daemon.close().then(() => process.exit(0));
+      void daemon.close().then(stopTelemetry).then(() => process.exit(0));
     });
   }
 } else if (command === 'sync' && values['dry-run']) {

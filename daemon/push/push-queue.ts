@@ -10,6 +10,7 @@ import { inSync, type SyncHistory } from '../history/history.ts';
 import type { AddEntry, Claim, DeleteEntry, SyncState } from '../state/sync-state.ts';
 import { holderToken } from '../state/lease.ts';
 import { WorkerWatchdog } from '../worker-watchdog.ts';
+import { currentTraceparent, inSpan, queueTelemetry } from '../telemetry.ts';
 import { DialerClient, DialerError, type CampaignNumber } from '../dialer.ts';
 
 export interface PushJobData { batchId: string; syncId: string }
@@ -72,7 +73,7 @@ export class PushQueue {
     this.name = pushQueueName(dialer);
     this.client = new DialerClient(dialer);
     this.queue = new Queue<PushJobData>(this.name, {
-      connection, prefix,
+      connection, prefix, telemetry: queueTelemetry(),
       defaultJobOptions: {
         attempts: dialer.attempts,
         backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
@@ -98,7 +99,7 @@ export class PushQueue {
 
   private newWorker(lockDuration: number): Worker<PushJobData> {
     const worker = new Worker<PushJobData>(this.name, (job, token) => inSync(this.targets.get(job.data.syncId)?.history, () => this.process(job, token)), {
-      connection: this.connection, prefix: this.prefix,
+      connection: this.connection, prefix: this.prefix, telemetry: queueTelemetry(),
       concurrency: this.dialer.concurrency,
       limiter: limiterFor(this.dialer),
       lockDuration,
@@ -136,9 +137,12 @@ export class PushQueue {
     const batch = await target.state.batch(job.data.batchId);
     if (!batch) return 'already recorded';
     const started = performance.now();
-    const counts = batch.kind === 'add'
-      ? await this.processAdd(job, token, target, batch.entries)
-      : await this.processDelete(job, target, batch.entries);
+    const counts = await inSpan('push batch', () => ({
+      'cds.sync': job.data.syncId, 'cds.batch': job.data.batchId, 'cds.run': batch.runId, 'cds.campaign': target.campaignId,
+      'cds.kind': batch.kind, 'cds.phones': batch.entries.map((e) => e[0]), 'cds.attempt': job.attemptsMade + 1,
+    }), () => (batch.kind === 'add'
+      ? this.processAdd(job, token, target, batch.entries)
+      : this.processDelete(job, target, batch.entries)));
     this.metrics.pushSeconds.observe({ kind: batch.kind }, (performance.now() - started) / 1000);
     this.log.debug({ batch: job.data.batchId, ...counts }, 'batch recorded');
     await target.state.countRun(batch.runId, { pushed: counts.pushed, deleted: counts.deleted, rejected: counts.rejected });
@@ -265,7 +269,8 @@ export class PushQueue {
       }
       if (!sentAny) await state.clearInflight(job.data.batchId); // every request was refused: the server added nothing
     }
-    const r = await state.record(job.data.batchId, { created, rejected });
+    // The numbers remember the span that added them: a call's mirror write links back to it (state.record).
+    const r = await state.record(job.data.batchId, { created, rejected }, currentTraceparent());
     this.metrics.records.inc({ sync: job.data.syncId, outcome: 'pushed' }, r.pushed);
     if (r.rejected) this.metrics.records.inc({ sync: job.data.syncId, outcome: 'rejected' }, r.rejected);
     return r;

@@ -1,0 +1,149 @@
+// OpenTelemetry across processes: a phone number's change through a signed webhook is one trace from the webhook to
+// the dialer's add (two daemon processes, the spans POSTed as OTLP JSON to a real receiver on loopback); the call's
+// mirror write links back to it; log lines carry the trace; the settings come from the standard environment.
+import { createHmac, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validPhone } from '../../crm-stand-ins/contacts.ts';
+import { attemptKey } from '../../daemon/mirror/mirror.ts';
+import { campaignKey, DaemonKeys } from '../../daemon/state/keys.ts';
+import { decodeHeld } from '../../daemon/state/sync-state.ts';
+import { telemetrySettings } from '../../daemon/telemetry.ts';
+import { campaignNumbers, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp.ts';
+import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
+
+describe('tracing settings', () => {
+  it('is off without an endpoint, on with the standard environment, the configuration block winning', () => {
+    expect(telemetrySettings(undefined, {}, 'svc')).toBeNull();
+    expect(telemetrySettings(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/' }, 'svc'))
+      .toEqual({ tracesUrl: 'http://127.0.0.1:4318/v1/traces', serviceName: 'svc', sampler: 'parentbased_always_on', samplerArg: 1 });
+    expect(telemetrySettings(undefined, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://h:1/x', OTEL_SERVICE_NAME: 'a', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }, 'svc'))
+      .toEqual({ tracesUrl: 'http://h:1/x', serviceName: 'a', sampler: 'traceidratio', samplerArg: 0.25 });
+    expect(telemetrySettings({ endpoint: 'http://c:2', serviceName: 'b' }, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://e:1', OTEL_SERVICE_NAME: 'a' }, 'svc'))
+      .toMatchObject({ tracesUrl: 'http://c:2/v1/traces', serviceName: 'b' });
+    expect(telemetrySettings(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://e:1', OTEL_SDK_DISABLED: 'true' }, 'svc')).toBeNull();
+    expect(telemetrySettings(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://e:1', OTEL_TRACES_SAMPLER: 'always_off' }, 'svc')).toBeNull();
+    expect(() => telemetrySettings(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://e:1', OTEL_TRACES_SAMPLER: 'sometimes' }, 'svc')).toThrow(/OTEL_TRACES_SAMPLER: "sometimes" is not one of/);
+    expect(() => telemetrySettings(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://e:1', OTEL_TRACES_SAMPLER_ARG: '2' }, 'svc')).toThrow(/OTEL_TRACES_SAMPLER_ARG/);
+    expect(() => telemetrySettings(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://e:1', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'svc')).toThrow(/http\/json/);
+  });
+});
+
+describe('one trace per change, across two daemon processes', () => {
+  const { prefix, cleanup } = testPrefix();
+  const dir = mkdtempSync(join(tmpdir(), 'cds-traces-'));
+  const file = join(dir, 'activities.jsonl');
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  let f: DialerFixture;
+  let otlp: OtlpReceiver;
+  const daemons: DaemonProcess[] = [];
+  const redis = new Redis(REDIS_URL);
+  let keys: ReturnType<DaemonKeys['sync']>;
+
+  const signed = (body: string): Record<string, string> => {
+    const id = `msg_${randomBytes(6).toString('hex')}`;
+    const ts = String(Math.floor(Date.now() / 1000));
+    const sig = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${ts}.${body}`).digest('base64');
+    return { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': ts, 'webhook-signature': `v1,${sig}` };
+  };
+
+  beforeAll(async () => {
+    otlp = await startOtlpReceiver();
+    const server = await startServer({ seed: 28, clockStart: '2026-11-02T14:00:00Z' });
+    const account = await createAccount(server, 'Trace Co', 'America/New_York');
+    const ALL_DAY = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] };
+    const campaign = await createCampaign(server, account.id, { name: 'Traced', type: 'Dynamic', state: 'Active', dialer: { mode: 'Power', agents: 3, maxAttempts: 1, callingHours: ALL_DAY } });
+    const token = await createKey(server, account.id, ['CampaignNumberAdmin', 'CampaignReader']);
+    f = { server, accountId: account.id, token, campaignId: campaign.id };
+    keys = new DaemonKeys(prefix).sync('wh', campaignKey(f.server.url, f.accountId, f.campaignId));
+    const config = {
+      redis: { url: REDIS_URL, prefix }, http: { host: '127.0.0.1', port: 0 },
+      dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: 'America/New_York' },
+      syncs: [{ id: 'wh', campaignId: f.campaignId, source: { type: 'webhook', secret }, mapping: { phone: 'phone', defaultCountry: 'US' },
+        mirror: { every: '1s', sink: { type: 'file', path: file } } }],
+      // debug: a push job's lines (sending, recorded) show in the process that ran it.
+      log: { level: 'debug' },
+    };
+    for (const name of ['daemon-a', 'daemon-b']) {
+      daemons.push(await spawnDaemon(config, dir, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_SERVICE_NAME: name, OTEL_BSP_SCHEDULE_DELAY: '100' }));
+    }
+    await Promise.all(daemons.map((d) => d.address));
+    // The first run (queued at start) is over: a delivery is then taken by the run its own webhook queues.
+    await waitFor(async () => {
+      const [latest] = await redis.lrange(keys.runs, 0, 0);
+      return latest && (await redis.hget(keys.meta, 'fullDone')) && (await redis.hget(keys.run(latest), 'status')) === 'done';
+    }, 'the first run done');
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(daemons.map((d) => d.stop()));
+    await otlp?.close();
+    await f?.server.close();
+    redis.disconnect();
+    await cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const inTrace = (traceId: string) => otlp.spans().filter((s) => s.traceId === traceId);
+  /** The span and its ancestors up to the trace's root, innermost first. */
+  const ancestry = (span: ReceivedSpan): ReceivedSpan[] => {
+    const byId = new Map(inTrace(span.traceId).map((s) => [s.spanId, s]));
+    const chain = [span];
+    for (let s = byId.get(span.parentSpanId); s; s = byId.get(s.parentSpanId)) chain.push(s);
+    return chain;
+  };
+  const addSpanOf = (phone: string) => otlp.spans().find((s) => s.name === 'dialer POST /campaigns/{campaignId}/numbers' && (s.attributes['cds.phones'] as string[] | undefined)?.includes(phone));
+
+  let traced: { phone: string; add: ReceivedSpan } | null = null;
+
+  it('a signed webhook → the sync job → the plan → the push job → the dialer add, one trace, the processes logging its id', async () => {
+    // Webhooks go to one process and then the other until a change's trace holds spans of both (the jobs are taken by
+    // whichever process is free).
+    for (let i = 1; i <= 20 && !traced; i++) {
+      const phone = validPhone(2800 + i);
+      const to = daemons[i % 2]!;
+      const body = JSON.stringify({ contacts: [{ id: `c${i}`, phone }] });
+      const res = await fetch(`${await to.address}/webhooks/wh`, { method: 'POST', headers: signed(body), body });
+      expect(res.status).toBe(200);
+      const add = await waitFor(() => {
+        const s = addSpanOf(phone);
+        return s && ancestry(s).some((a) => a.name === 'webhook webhook') ? s : null;
+      }, `the add of ${phone} in a trace`, 30_000);
+      if (new Set(inTrace(add.traceId).map((s) => s.service)).size === 2) traced = { phone, add };
+    }
+    expect(traced).not.toBeNull();
+    const { phone, add } = traced!;
+    expect((await campaignNumbers(f)).map((n) => n.number)).toContain(phone);
+    // The add's ancestry runs through every step, parent to child, across the queues (bullmq-otel's job context).
+    const names = ancestry(add).map((s) => s.name).reverse();
+    const steps = ['webhook webhook', 'sync run', 'plan', 'push batch', 'dialer POST /campaigns/{campaignId}/numbers'];
+    expect(names.filter((n) => steps.includes(n))).toEqual(steps);
+    expect(names.some((n) => n.startsWith('process '))).toBe(true);
+    const push = ancestry(add).find((s) => s.name === 'push batch')!;
+    expect(push.attributes).toMatchObject({ 'cds.sync': 'wh', 'cds.campaign': f.campaignId });
+    expect(push.attributes['cds.phones']).toContain(phone);
+    expect(add.kind).toBe(3); // SPAN_KIND_CLIENT
+    // Redis scripts are spans of the trace too.
+    expect(inTrace(add.traceId).some((s) => s.name === 'redis record')).toBe(true);
+    // Both processes worked on the change, and each wrote log lines carrying the trace's id.
+    for (const d of daemons) await waitFor(() => d.output().includes(`"trace_id":"${add.traceId}"`), 'log lines with the trace id', 10_000);
+    // The held number keeps the traceparent of the push batch span that added it.
+    const held = decodeHeld((await redis.hget(keys.have, phone))!);
+    expect(held.traceparent).toBe(`00-${push.traceId}-${push.spanId}-01`);
+  }, 120_000);
+
+  it("a call's mirror write links to the trace that added the number", async () => {
+    const { phone, add } = traced!;
+    const push = ancestry(add).find((s) => s.name === 'push batch')!;
+    await f.server.advance(2 * 3600);
+    const write = await waitFor(() => otlp.spans().find((s) => s.name === 'mirror write' && (s.attributes['cds.phones'] as string[]).includes(phone)), 'the mirror write of its call', 60_000);
+    expect(write.links).toContainEqual({ traceId: push.traceId, spanId: push.spanId });
+    expect(write.traceId).not.toBe(push.traceId);
+    expect(write.attributes['cds.attempt_keys']).toContain(attemptKey(f.campaignId, phone, 1));
+    expect(ancestry(write).map((s) => s.name)).toContain('mirror run');
+    expect(readFileSync(file, 'utf8')).toContain(phone);
+  }, 90_000);
+});
