@@ -33,6 +33,12 @@ describe('tracing settings', () => {
   });
 });
 
+const OPS_TOKEN = 'an operations token for the trace tests';
+const ops = async (d: DaemonProcess, path: string) => {
+  const res = await fetch(`${await d.address}/ops/api/${path}`, { headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` } });
+  return { status: res.status, body: await res.json() as any };
+};
+
 describe('one trace per change, across two daemon processes', () => {
   const { prefix, cleanup } = testPrefix();
   const dir = mkdtempSync(join(tmpdir(), 'cds-traces-'));
@@ -61,7 +67,9 @@ describe('one trace per change, across two daemon processes', () => {
     f = { server, accountId: account.id, token, campaignId: campaign.id };
     keys = new DaemonKeys(prefix).sync('wh', campaignKey(f.server.url, f.accountId, f.campaignId));
     const config = {
-      redis: { url: REDIS_URL, prefix }, http: { host: '127.0.0.1', port: 0 },
+      redis: { url: REDIS_URL, prefix }, http: { host: '127.0.0.1', port: 0, adminToken: OPS_TOKEN },
+      // The endpoint comes from the environment, the viewer's template from here.
+      telemetry: { viewerUrl: 'https://jaeger.example/trace/{traceId}' },
       dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: 'America/New_York' },
       syncs: [{ id: 'wh', campaignId: f.campaignId, source: { type: 'webhook', secret }, mapping: { phone: 'phone', defaultCountry: 'US' },
         mirror: { every: '1s', sink: { type: 'file', path: file } } }],
@@ -134,6 +142,21 @@ describe('one trace per change, across two daemon processes', () => {
     const held = decodeHeld((await redis.hget(keys.have, phone))!);
     expect(held.traceparent).toBe(`00-${push.traceId}-${push.spanId}-01`);
   }, 120_000);
+
+  it('/ops links a number and a sync run to their traces', async () => {
+    const { phone, add } = traced!;
+    const push = ancestry(add).find((s) => s.name === 'push batch')!;
+    for (const d of daemons) {
+      expect(await ops(d, `syncs/wh/numbers/${encodeURIComponent(phone)}/trace`)).toEqual({ status: 200, body: {
+        state: 'held', traceId: add.traceId, traceparent: `00-${add.traceId}-${push.spanId}-01`, url: `https://jaeger.example/trace/${add.traceId}` } });
+    }
+    expect((await ops(daemons[0]!, `syncs/wh/numbers/${encodeURIComponent('+12025550999')}/trace`)).status).toBe(404);
+    expect((await ops(daemons[0]!, 'syncs/wh/numbers/12345/trace')).status).toBe(400);
+    const status = await ops(daemons[1]!, 'syncs');
+    expect(status.body.traceViewer).toBe('https://jaeger.example/trace/{traceId}');
+    const run = ancestry(add).find((s) => s.name === 'sync run')!;
+    expect(status.body.syncs[0].runs.find((r: { id: string }) => r.id === run.attributes['cds.run'])).toMatchObject({ traceId: add.traceId });
+  });
 
   it("a call's mirror write links to the trace that added the number", async () => {
     const { phone, add } = traced!;
