@@ -109,6 +109,8 @@ export interface SpanOptions {
    * context of the one before, so its runs would otherwise make one trace that never ends).
    */
   root?: boolean;
+  /** The incoming request's headers: a `traceparent` among them makes the span part of the caller's trace. */
+  headers?: Record<string, string | string[] | undefined>;
 }
 const KINDS = { server: SpanKind.SERVER, client: SpanKind.CLIENT, producer: SpanKind.PRODUCER, consumer: SpanKind.CONSUMER };
 
@@ -124,7 +126,8 @@ export async function inSpan<T>(name: string, attributes: (() => Attributes) | n
     if (parent && trace.isSpanContextValid(parent)) links = [...links ?? [], { context: parent }];
   }
   const spanOptions = { kind: options.kind ? KINDS[options.kind] : SpanKind.INTERNAL, attributes: attributes?.(), links, root: options.root };
-  return trace.getTracer(TRACER).startActiveSpan(name, spanOptions, async (span) => {
+  const parent = options.headers ? propagation.extract(context.active(), options.headers) : context.active();
+  return trace.getTracer(TRACER).startActiveSpan(name, spanOptions, parent, async (span) => {
     try {
       return await fn(span);
     } catch (err) {

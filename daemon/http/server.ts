@@ -98,7 +98,7 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       span?.setAttribute('cds.contacts', verdict.contacts.length);
       d.log.debug({ sync: syncId, contacts: verdict.contacts.length, deleted: verdict.deleted.length, read: verdict.read?.length ?? 0 }, 'webhook accepted');
       return reply.code(200).send({ accepted: verdict.eventIds.length || 1 });
-    }, { kind: 'server' }));
+    }, { kind: 'server', headers: req.headers }));
   });
 
   await app.register(async (events) => {
@@ -122,7 +122,7 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       if (type === 'call.finished') await d.triggerMirror(mirror.syncId, 'event');
       d.metrics.webhooks.inc({ sync: mirror.syncId, result: 'accepted' });
       return reply.code(200).send({ accepted: type === 'call.finished' ? 1 : 0 });
-    }, { kind: 'server' }));
+    }, { kind: 'server', headers: req.headers }));
   });
 
   app.get('/health', async (_req, reply) => {

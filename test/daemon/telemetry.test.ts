@@ -12,7 +12,8 @@ import { attemptKey } from '../../daemon/mirror/mirror.ts';
 import { campaignKey, DaemonKeys } from '../../daemon/state/keys.ts';
 import { decodeHeld } from '../../daemon/state/sync-state.ts';
 import { telemetrySettings } from '../../daemon/telemetry.ts';
-import { campaignNumbers, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
+import { startProxy, type Proxy } from '../support/proxy.ts';
+import { campaignNumbers, dialerFixture, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
@@ -33,6 +34,14 @@ describe('tracing settings', () => {
   });
 });
 
+/** A Standard Webhooks signature made here with node:crypto (not the daemon's helper). */
+function signed(secret: string, body: string): Record<string, string> {
+  const id = `msg_${randomBytes(6).toString('hex')}`;
+  const ts = String(Math.floor(Date.now() / 1000));
+  const sig = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${ts}.${body}`).digest('base64');
+  return { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': ts, 'webhook-signature': `v1,${sig}` };
+}
+
 const OPS_TOKEN = 'an operations token for the trace tests';
 const ops = async (d: DaemonProcess, path: string) => {
   const res = await fetch(`${await d.address}/ops/api/${path}`, { headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` } });
@@ -49,13 +58,6 @@ describe('one trace per change, across two daemon processes', () => {
   const daemons: DaemonProcess[] = [];
   const redis = new Redis(REDIS_URL);
   let keys: ReturnType<DaemonKeys['sync']>;
-
-  const signed = (body: string): Record<string, string> => {
-    const id = `msg_${randomBytes(6).toString('hex')}`;
-    const ts = String(Math.floor(Date.now() / 1000));
-    const sig = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${ts}.${body}`).digest('base64');
-    return { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': ts, 'webhook-signature': `v1,${sig}` };
-  };
 
   beforeAll(async () => {
     otlp = await startOtlpReceiver();
@@ -114,7 +116,7 @@ describe('one trace per change, across two daemon processes', () => {
       const phone = validPhone(2800 + i);
       const to = daemons[i % 2]!;
       const body = JSON.stringify({ contacts: [{ id: `c${i}`, phone }] });
-      const res = await fetch(`${await to.address}/webhooks/wh`, { method: 'POST', headers: signed(body), body });
+      const res = await fetch(`${await to.address}/webhooks/wh`, { method: 'POST', headers: signed(secret, body), body });
       expect(res.status).toBe(200);
       const add = await waitFor(() => {
         const s = addSpanOf(phone);
@@ -169,4 +171,76 @@ describe('one trace per change, across two daemon processes', () => {
     expect(ancestry(write).map((s) => s.name)).toContain('mirror run');
     expect(readFileSync(file, 'utf8')).toContain(phone);
   }, 90_000);
+});
+
+describe('kill -9 in the middle of a push: the job resumed by another process stays in the trace', () => {
+  const { prefix, cleanup } = testPrefix();
+  const dir = mkdtempSync(join(tmpdir(), 'cds-traces-kill-'));
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  const redis = new Redis(REDIS_URL);
+  let f: DialerFixture;
+  let proxy: Proxy;
+  let otlp: OtlpReceiver;
+  const daemons: DaemonProcess[] = [];
+
+  beforeAll(async () => {
+    otlp = await startOtlpReceiver();
+    f = await dialerFixture();
+    proxy = await startProxy(f.server.url);
+  });
+  afterAll(async () => {
+    for (const d of daemons) await d.kill();
+    await proxy?.close();
+    await otlp?.close();
+    await f?.server.close();
+    redis.disconnect();
+    await cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the push batch span of the process that took the job over is in the trace the webhook carried', async () => {
+    const config = {
+      redis: { url: REDIS_URL, prefix }, http: { host: '127.0.0.1', port: 0 }, takeoverAfter: '2s',
+      dialer: { baseUrl: proxy.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 } },
+      syncs: [{ id: 'wh', campaignId: f.campaignId, source: { type: 'webhook', secret }, mapping: { phone: 'phone', defaultCountry: 'US' } }],
+      log: { level: 'info' },
+    };
+    const env = (name: string) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_SERVICE_NAME: name, OTEL_BSP_SCHEDULE_DELAY: '100' });
+    const keys = new DaemonKeys(prefix).sync('wh', campaignKey(proxy.url, f.accountId, f.campaignId));
+    const a = await spawnDaemon(config, dir, env('daemon-a'));
+    daemons.push(a);
+    await a.address;
+    await waitFor(async () => {
+      const [latest] = await redis.lrange(keys.runs, 0, 0);
+      return latest && (await redis.hget(keys.run(latest), 'status')) === 'done';
+    }, 'the first run done');
+    // The dialer's answer to the add is held at the proxy (the server has added the number): the process dies waiting.
+    let release!: () => void;
+    const released = new Promise<void>((r) => { release = r; });
+    let reached!: () => void;
+    const atAdd = new Promise<void>((r) => { reached = r; });
+    proxy.hold = (req) => (req.method === 'POST' && /\/numbers(\?|$)/.test(req.url ?? '') ? (reached(), { after: released }) : undefined);
+    // The webhook's sender started the trace (a traceparent header): every span of the change must be in it.
+    const traceId = randomBytes(16).toString('hex');
+    const phone = validPhone(2899);
+    const body = JSON.stringify({ contacts: [{ id: 'k1', phone }] });
+    const res = await fetch(`${await a.address}/webhooks/wh`, { method: 'POST', headers: { ...signed(secret, body), traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` }, body });
+    expect(res.status).toBe(200);
+    await atAdd;
+    await a.kill();
+    proxy.hold = null;
+    release();
+    const b = await spawnDaemon(config, dir, env('daemon-b'));
+    daemons.push(b);
+    // The stalled job is taken over by b, whose push batch span continues the job's stored context.
+    const resumed = await waitFor(() => otlp.spans().find((s) => s.service === 'daemon-b' && s.name === 'push batch' && (s.attributes['cds.phones'] as string[]).includes(phone)),
+      'the resumed push batch span', 60_000);
+    expect(resumed.traceId).toBe(traceId);
+    // a died inside its push batch span (never ended, never sent); the webhook's span, ended before, is in the trace.
+    expect(otlp.spans().filter((s) => s.name === 'push batch' && s.service === 'daemon-a' && (s.attributes['cds.phones'] as string[]).includes(phone))).toEqual([]);
+    expect(otlp.spans().find((s) => s.name === 'webhook webhook' && s.service === 'daemon-a')?.traceId).toBe(traceId);
+    await waitFor(async () => (await redis.hget(keys.have, phone)) !== null, 'the number recorded');
+    expect(decodeHeld((await redis.hget(keys.have, phone))!).traceparent).toBe(`00-${traceId}-${resumed.spanId}-01`);
+    expect((await campaignNumbers(f)).filter((n) => n.number === phone)).toHaveLength(1);
+  }, 120_000);
 });
