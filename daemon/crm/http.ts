@@ -72,9 +72,12 @@ export interface CrmRequest {
   onAnswer?: (res: Response<string>) => void;
 }
 
-/** A URL's path with its ids (segments holding a digit) as {id}: a span name that does not grow with the records. */
+/**
+ * A URL's path with its ids (segments holding a digit) as {id}, API versions (v3, v62.0, 2026-09) kept: a span name
+ * that does not grow with the records.
+ */
 export function pathTemplate(url: string): string {
-  return new URL(url).pathname.split('/').map((seg) => (/\d/.test(seg) && !/^v\d+(\.\d+)?$/.test(seg) ? '{id}' : seg)).join('/');
+  return new URL(url).pathname.split('/').map((seg) => (/\d/.test(seg) && !/^(v\d+(\.\d+)?|\d{4}-\d{2})$/.test(seg) ? '{id}' : seg)).join('/');
 }
 
 /** Connection failures that happen before a request leaves: nothing reached the CRM, so sending again is safe. */
