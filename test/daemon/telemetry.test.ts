@@ -1,6 +1,7 @@
 // OpenTelemetry across processes: a phone number's change through a signed webhook is one trace from the webhook to
 // the dialer's add (two daemon processes, the spans POSTed as OTLP JSON to a real receiver on loopback); the call's
 // mirror write links back to it; log lines carry the trace; the settings come from the standard environment.
+import { execFileSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { attemptKey } from '../../daemon/mirror/mirror.ts';
 import { campaignKey, DaemonKeys } from '../../daemon/state/keys.ts';
 import { decodeHeld } from '../../daemon/state/sync-state.ts';
 import { telemetrySettings } from '../../daemon/telemetry.ts';
+import { ConfigError, parseConfig } from '../../daemon/config.ts';
 import { pathTemplate } from '../../daemon/crm/http.ts';
 import { startProxy, type Proxy } from '../support/proxy.ts';
 import { campaignNumbers, dialerFixture, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
@@ -48,6 +50,38 @@ const ops = async (d: DaemonProcess, path: string) => {
   const res = await fetch(`${await d.address}/ops/api/${path}`, { headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` } });
   return { status: res.status, body: await res.json() as any };
 };
+
+describe('the telemetry block of the configuration', () => {
+  const base = { dialer: { baseUrl: 'http://127.0.0.1:4000', accountId: 'a', apiToken: 't' },
+    syncs: [{ id: 's1', campaignId: 'c-1', source: { type: 'webhook', secret: 'whsec_c2VjcmV0' }, mapping: { phone: 'phone' } }] };
+  it('takes endpoint, serviceName, sampler, samplerArg and viewerUrl; refuses bad values naming the key and what is allowed', () => {
+    const ok = parseConfig({ ...base, telemetry: { endpoint: 'http://127.0.0.1:4318', serviceName: 'sync-1', sampler: 'parentbased_traceidratio', samplerArg: 0.5, viewerUrl: 'https://j.example/trace/{traceId}' } }, 'sync.yaml', {});
+    expect(telemetrySettings(ok.telemetry, {}, 'campaign-sync')).toEqual({ tracesUrl: 'http://127.0.0.1:4318/v1/traces', serviceName: 'sync-1', sampler: 'parentbased_traceidratio', samplerArg: 0.5 });
+    const problems = (telemetry: unknown) => {
+      try { parseConfig({ ...base, telemetry }, 'sync.yaml', {}); } catch (err) { return (err as ConfigError).problems.join('\n'); }
+      return 'parsed';
+    };
+    expect(problems({ endpoint: 'grpc://collector:4317' })).toMatch(/^telemetry\.endpoint: .*http\(s\) URL/m);
+    expect(problems({ sampler: 'sometimes' })).toMatch(/^telemetry\.sampler: .*one of always_on, always_off/m);
+    expect(problems({ samplerArg: 2 })).toMatch(/^telemetry\.samplerArg/m);
+    expect(problems({ viewerUrl: 'https://j.example/trace/' })).toMatch(/^telemetry\.viewerUrl: .*\{traceId\}/m);
+    expect(problems({ endpont: 'http://x' })).toMatch(/telemetry.*endpont/);
+  });
+
+  it('off, the daemon loads no tracing SDK: its modules are only imported when tracing starts', () => {
+    // A child process records every module specifier the daemon's module graph resolves.
+    const script = `
+      import { registerHooks } from 'node:module';
+      const seen = [];
+      registerHooks({ resolve(spec, ctx, next) { seen.push(spec); return next(spec, ctx); } });
+      await import(${JSON.stringify(join(import.meta.dirname, '../../daemon/app.ts'))});
+      await import(${JSON.stringify(join(import.meta.dirname, '../../daemon/cli.ts').replace('cli.ts', 'telemetry.ts'))});
+      console.log(JSON.stringify(seen));`;
+    const seen = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as string[];
+    expect(seen).toContain('@opentelemetry/api');
+    expect(seen.filter((s) => /^@opentelemetry\/(sdk-|exporter-|context-|core|resources)|^bullmq-otel/.test(s))).toEqual([]);
+  });
+});
 
 describe('span names', () => {
   it("name a CRM request by its path's template: ids out, API versions kept", () => {
