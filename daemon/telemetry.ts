@@ -161,6 +161,16 @@ export function linkTo(traceparent: string, attributes?: Attributes): Link | nul
   return { context: { traceId: m[1]!, spanId: m[2]!, traceFlags: parseInt(m[3]!, 16), isRemote: true }, attributes };
 }
 
+/** An event of the active span (a wait, a retry); nothing when off. */
+export function spanEvent(name: string, attributes?: Attributes): void {
+  if (enabled) trace.getActiveSpan()?.addEvent(name, attributes);
+}
+
+/** An attribute of the active span learnt as it runs (an answer's status); nothing when off. */
+export function spanAttribute(key: string, value: string | number): void {
+  if (enabled) trace.getActiveSpan()?.setAttribute(key, value);
+}
+
 /** Links the active span to the span a stored traceparent names (a link added after the span started). */
 export function linkActiveSpan(traceparent: string): void {
   const link = enabled ? linkTo(traceparent) : null;

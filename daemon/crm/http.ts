@@ -9,8 +9,7 @@ import type { Metrics } from '../metrics.ts';
 import { SourceError } from '../errors.ts';
 import { withScripts } from '../state/scripts.ts';
 import { budgetOfGate, countRequest } from '../history/history.ts';
-import { inSpan, injectTraceHeaders } from '../telemetry.ts';
-import { trace } from '@opentelemetry/api';
+import { inSpan, injectTraceHeaders, spanAttribute, spanEvent } from '../telemetry.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -34,7 +33,7 @@ export class RateGate {
     const [wait, slotMs] = (await this.redis.cdsGateTake(this.key, this.intervalMs, this.burst)).map(Number) as [number, number];
     if (gateSlots.hasSubscribers) gateSlots.publish({ key: this.key, slotMs });
     if (wait > 0) {
-      trace.getActiveSpan()?.addEvent('rate-limit wait', { 'cds.gate': this.key, 'cds.wait_ms': wait });
+      spanEvent('rate-limit wait', { 'cds.gate': this.key, 'cds.wait_ms': wait });
       await sleep(wait);
     }
   }
@@ -120,12 +119,12 @@ export class CrmHttp {
           throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${(err as Error).message} (it may have been done; not sent again)`, null, false, true);
         }
         if (++failures >= this.attempts) throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${(err as Error).message}`);
-        trace.getActiveSpan()?.addEvent('retry wait', { 'cds.wait_ms': Math.min(30_000, 500 * 2 ** failures), 'cds.failures': failures });
+        spanEvent('retry wait', { 'cds.wait_ms': Math.min(30_000, 500 * 2 ** failures), 'cds.failures': failures });
         await sleep(Math.min(30_000, 500 * 2 ** failures));
         continue;
       }
       countRequest(budgetOfGate(gate.key));
-      trace.getActiveSpan()?.setAttribute('http.response.status_code', res.statusCode);
+      spanAttribute('http.response.status_code', res.statusCode);
       req.onAnswer?.(res);
       if (res.statusCode === 429) {
         // Not a failure: the CRM's budget says wait. Everyone sharing the gate waits too.
@@ -133,7 +132,7 @@ export class CrmHttp {
         this.metrics.rateLimited.inc({ service: this.service });
         if (typeof wait === 'string') throw new SourceError(`${this.service}: ${wait}`, 429, true);
         this.log.info({ service: this.service, waitMs: wait }, 'CRM answered 429: waiting');
-        trace.getActiveSpan()?.addEvent('crm 429', { 'cds.wait_ms': wait });
+        spanEvent('crm 429', { 'cds.wait_ms': wait });
         await gate.hold(wait);
         continue;
       }
@@ -142,7 +141,7 @@ export class CrmHttp {
           throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${res.statusCode} (it may have been done; not sent again)`, res.statusCode, false, true);
         }
         if (++failures >= this.attempts) throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${res.statusCode}`, res.statusCode);
-        trace.getActiveSpan()?.addEvent('retry wait', { 'cds.wait_ms': Math.min(30_000, 500 * 2 ** failures), 'cds.failures': failures });
+        spanEvent('retry wait', { 'cds.wait_ms': Math.min(30_000, 500 * 2 ** failures), 'cds.failures': failures });
         await sleep(Math.min(30_000, 500 * 2 ** failures));
         continue;
       }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validPhone } from '../../crm-stand-ins/contacts.ts';
+import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 import { attemptKey } from '../../daemon/mirror/mirror.ts';
 import { campaignKey, DaemonKeys } from '../../daemon/state/keys.ts';
 import { decodeHeld } from '../../daemon/state/sync-state.ts';
@@ -285,4 +286,45 @@ describe('kill -9 in the middle of a push: the job resumed by another process st
     expect(decodeHeld((await redis.hget(keys.have, phone))!).traceparent).toBe(`00-${traceId}-${resumed.spanId}-01`);
     expect((await campaignNumbers(f)).filter((n) => n.number === phone)).toHaveLength(1);
   }, 120_000);
+});
+
+describe('CRM requests are client spans of the run, their pacing waits events', () => {
+  const { prefix, cleanup } = testPrefix();
+  const dir = mkdtempSync(join(tmpdir(), 'cds-traces-crm-'));
+  let f: DialerFixture;
+  let hs: HubSpotStandIn;
+  let otlp: OtlpReceiver;
+  let d: DaemonProcess | null = null;
+  beforeAll(async () => {
+    otlp = await startOtlpReceiver();
+    f = await dialerFixture();
+    hs = await startHubSpotStandIn({ contacts: 300 });
+  });
+  afterAll(async () => {
+    await d?.stop();
+    await hs?.close();
+    await otlp?.close();
+    await f?.server.close();
+    await cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a full import: each search page a `crm POST …/search` span under the sync run, the gate\'s waits as events', async () => {
+    d = await spawnDaemon({
+      redis: { url: REDIS_URL, prefix }, http: { host: '127.0.0.1', port: 0 },
+      dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 } },
+      syncs: [{ id: 'hs', campaignId: f.campaignId, mapping: { phone: 'phone', defaultCountry: 'US' },
+        source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, clientSecret: 'hs-client-secret', pageSize: 50 } }],
+      log: { level: 'info' },
+    }, dir, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_SERVICE_NAME: 'daemon-hs', OTEL_BSP_SCHEDULE_DELAY: '100' });
+    const searches = () => otlp.spans().filter((s) => /^crm POST \/crm\/objects\/[\w-]+\/contacts\/search$/.test(s.name));
+    // The full import's run (another, incremental, may follow it): the one whose trace holds the six pages.
+    const run = await waitFor(() => otlp.spans().find((r) => r.name === 'sync run' && searches().filter((s) => s.traceId === r.traceId).length >= 6),
+      'the full run and its search spans', 60_000);
+    const mine = searches().filter((s) => s.traceId === run.traceId);
+    expect(mine.length).toBeGreaterThanOrEqual(6);
+    for (const s of mine) expect(s).toMatchObject({ kind: 3, parentSpanId: run.spanId, attributes: { 'cds.crm': 'hubspot', 'http.response.status_code': 200 } });
+    // 5 searches a second: the gate spaces pages about 210 ms apart, and says so on the span that waited.
+    expect(mine.filter((s) => s.events.includes('rate-limit wait')).length).toBeGreaterThan(0);
+  }, 90_000);
 });
