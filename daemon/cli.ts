@@ -133,6 +133,7 @@ if (command === 'start') {
   run = await readRun(daemon.redis, rt.state.keys.run(run.id));
   console.log(JSON.stringify(run, null, 2));
   await daemon.close();
+  await stopTelemetry(); // the run's spans leave before the process does
   if (run?.status !== 'done') fail(`sync "${id}": run ${run?.id ?? '?'} ${run?.status ?? 'vanished'}: ${run?.error ?? 'no error recorded'}`, 1);
   process.exit(0);
 } else if (command === 'backfill') {
@@ -158,6 +159,7 @@ if (command === 'start') {
   }
   console.log(JSON.stringify(done, null, 2));
   await daemon.close();
+  await stopTelemetry();
   process.exit(0);
 } else if (command === 'status') {
   const daemon = await Daemon.start(config, { log, workers: false, http: false });

@@ -1,9 +1,10 @@
 // OpenTelemetry across processes: a phone number's change through a signed webhook is one trace from the webhook to
 // the dialer's add (two daemon processes, the spans POSTed as OTLP JSON to a real receiver on loopback); the call's
 // mirror write links back to it; log lines carry the trace; the settings come from the standard environment.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -327,4 +328,23 @@ describe('CRM requests are client spans of the run, their pacing waits events', 
     // 5 searches a second: the gate spaces pages about 210 ms apart, and says so on the span that waited.
     expect(mine.filter((s) => s.events.includes('rate-limit wait')).length).toBeGreaterThan(0);
   }, 90_000);
+
+  it('`sync SYNC_ID` on the command line sends its run\'s spans before it exits', async () => {
+    // The daemon stopped: the command's own process runs the job.
+    await d?.stop();
+    d = null;
+    const file = join(dir, 'cli.json');
+    writeFileSync(file, JSON.stringify({
+      redis: { url: REDIS_URL, prefix }, http: { host: '127.0.0.1', port: 0 },
+      dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 } },
+      syncs: [{ id: 'hs', campaignId: f.campaignId, mapping: { phone: 'phone', defaultCountry: 'US' },
+        source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, clientSecret: 'hs-client-secret', pageSize: 50 } }],
+      log: { level: 'warn' },
+    }));
+    // A long export delay: only the flush at exit can have sent the spans by the time the command returns.
+    // (Asynchronously: the stand-ins answer from this process.)
+    await promisify(execFile)(process.execPath, [join(import.meta.dirname, '../../daemon/cli.ts'), 'sync', 'hs', '--config', file],
+      { env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_SERVICE_NAME: 'daemon-cli', OTEL_BSP_SCHEDULE_DELAY: '60000' }, encoding: 'utf8' });
+    expect(otlp.spans().filter((s) => s.service === 'daemon-cli' && s.name === 'sync run').map((s) => s.attributes['cds.trigger'])).toContain('command line');
+  }, 60_000);
 });
