@@ -186,6 +186,14 @@ function sampleRss(pid: number): { stop(): number } {
   return { stop: () => { clearInterval(timer); return peak; } };
 }
 
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (clock ticks of 1/100 s); null once it is gone. */
+function procCpuSeconds(pid: number): number | null {
+  let stat: string;
+  try { stat = readFileSync(`/proc/${pid}/stat`, 'utf8'); } catch { return null; }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return round((Number(fields[11]) + Number(fields[12])) / 100, 2);
+}
+
 /** VmRSS and VmHWM (peak) of a process, in MB, from /proc; null once it is gone. */
 function procMemory(pid: number | 'self'): { rssMb: number; hwmMb: number } | null {
   let text: string;
@@ -527,6 +535,10 @@ async function runHubSpot(): Promise<void> {
     if ((now() - t0) / 1000 > opts['import-seconds'] + 60) throw new Error('the first run did not finish after its numbers were in the campaign');
     await sleep(100);
   }
+  // What the import cost the daemon in CPU (user + system), less sensitive than wall time to others sharing the machine:
+  // how the cost of tracing (on and off) is compared.
+  const importCpu = procCpuSeconds(pid);
+  if (importCpu !== null) console.log(`import CPU        the daemon used ${importCpu} s of CPU (user + system) until the import's run ended: ${round(importCpu / expected * 1e6)} ms per 1000 contacts`);
   // The full run (a second trigger at start may queue an empty incremental run right after it).
   let importRun: RunRecord | null = null;
   for (const id of await redis.lrange(keys.runs, 0, -1)) {

@@ -27,6 +27,7 @@ import { ReplicaAcks } from './state/replication.ts';
 import { DaemonKeys, campaignKey } from './state/keys.ts';
 import { upgradeLayout } from './state/layout.ts';
 import { WorkerWatchdog } from './worker-watchdog.ts';
+import { queueTelemetry } from './telemetry.ts';
 import { SyncState } from './state/sync-state.ts';
 import { Schedules, wantedSchedulers, type SyncJobData } from './schedules.ts';
 
@@ -104,7 +105,7 @@ export class Daemon {
     this.history = new History(this.redis, this.keys, log);
     // Every emitter that can see Redis go away has a listener: the error goes to the log, not to the console.
     this.syncQueue = new Queue<SyncJobData>(this.keys.syncQueue, {
-      connection: this.redis, prefix: this.keys.queuePrefix,
+      connection: this.redis, prefix: this.keys.queuePrefix, telemetry: queueTelemetry(),
       defaultJobOptions: { attempts: 5, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: { age: 86_400, count: 1000 }, removeOnFail: { age: 7 * 86_400 } },
     });
     this.syncQueue.on('error', (err) => log.warn({ err: err.message }, 'sync queue error'));
@@ -172,7 +173,7 @@ export class Daemon {
       const lockDuration = config.takeoverAfter;
       d.syncWorker = new WorkerWatchdog(() => {
         const w = new Worker<SyncJobData>(d.keys.syncQueue, (job, token) => inSync(d.history.of(job.data.syncId), () => d.process(job, token)), {
-          connection: d.redis, prefix: d.keys.queuePrefix, concurrency: 4, lockDuration,
+          connection: d.redis, prefix: d.keys.queuePrefix, concurrency: 4, lockDuration, telemetry: queueTelemetry(),
           stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)), maxStalledCount: 100,
         });
         w.on('error', (err) => log.error({ err: err.message }, 'sync worker error'));

@@ -7,6 +7,7 @@ import { DialerError } from './dialer.ts';
 import { SourceError } from './errors.ts';
 import { backfillStart } from './mirror/mirror.ts';
 import { createLogger } from './log.ts';
+import { startTelemetry, stopTelemetry, telemetrySettings } from './telemetry.ts';
 import { redisUnreachable } from './state/connection.ts';
 import { dryRun } from './sync/dry-run.ts';
 import { readRun } from './sync/run.ts';
@@ -80,8 +81,11 @@ if (!values.config) fail(`--config FILE is required\n\n${HELP[command]}`);
 let config: Config;
 try {
   config = loadConfig(values.config);
+  // Tracing (off unless configured) starts before anything makes a span: queues, workers and connections read it.
+  await startTelemetry(telemetrySettings(config.telemetry, process.env, 'campaign-sync'));
 } catch (err) {
   if (err instanceof ConfigError) fail(err.message);
+  if ((err as Error).message.startsWith('OTEL_')) fail(`${values.config}: ${(err as Error).message}`);
   throw err;
 }
 // Logs of the one-shot commands go to stderr, so their output (JSON for `status --json`) stays clean on stdout; written
@@ -112,7 +116,7 @@ if (command === 'start') {
       if (stopping) process.exit(1);
       stopping = true;
       log.info({ signal }, 'stopping');
-      void daemon.close().then(() => process.exit(0));
+      void daemon.close().then(stopTelemetry).then(() => process.exit(0));
     });
   }
 } else if (command === 'sync' && values['dry-run']) {
@@ -145,6 +149,7 @@ if (command === 'start') {
   run = await readRun(daemon.redis, rt.state.keys.run(run.id));
   console.log(JSON.stringify(run, null, 2));
   await daemon.close();
+  await stopTelemetry(); // the run's spans leave before the process does
   if (run?.status !== 'done') fail(`sync "${id}": run ${run?.id ?? '?'} ${run?.status ?? 'vanished'}: ${run?.error ?? 'no error recorded'}`, 1);
   process.exit(0);
 } else if (command === 'backfill') {
@@ -170,6 +175,7 @@ if (command === 'start') {
   }
   console.log(JSON.stringify(done, null, 2));
   await daemon.close();
+  await stopTelemetry();
   process.exit(0);
 } else if (command === 'status') {
   const daemon = await Daemon.start(config, { log, workers: false, http: false });

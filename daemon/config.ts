@@ -9,6 +9,7 @@ import { CRMS, crmOf, crmSchemas } from './crm/registry.ts';
 import type { DoNotCallField } from './sync/do-not-call.ts';
 import { isTimeZone } from './local-time.ts';
 import { OUTCOMES, ruleSchema } from './outcomes.ts';
+import { telemetrySchema } from './telemetry.ts';
 import { MAX_VARIABLES } from '../api/limits.ts';
 
 const COUNTRIES = new Set<string>(getCountries());
@@ -180,6 +181,8 @@ export const configSchema = z.strictObject({
   /** The rule set of every sync that names none (calling windows, state rows, the operator's window); absent: none. */
   compliance: complianceSchema.optional(),
   log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info') }).default({ level: 'info' }),
+  /** OpenTelemetry traces (off unless an endpoint is set here or in OTEL_EXPORTER_OTLP_ENDPOINT); see telemetry.ts. */
+  telemetry: telemetrySchema.optional(),
 });
 
 export type Config = z.output<typeof configSchema>;

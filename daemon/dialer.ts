@@ -2,6 +2,7 @@
 import got, { type Got } from 'got';
 import type { DialerConfig } from './config.ts';
 import { countRequest } from './history/history.ts';
+import { inSpan, injectTraceHeaders } from './telemetry.ts';
 
 /** What a failed call means for its caller: wait and resend, retry later, or give up on these records. */
 export class DialerError extends Error {
@@ -51,10 +52,29 @@ export class DialerClient {
     });
   }
 
-  private async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options: { json?: unknown; searchParams?: Record<string, string> } = {}) {
+  /** One request, a client span `dialer <METHOD> <path template>` when tracing (its headers carry the trace on). */
+  private call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options: { json?: unknown; searchParams?: Record<string, string>; phones?: string[] } = {}) {
+    return inSpan(`dialer ${method} ${path.replace(/^\/campaigns\/[^/]+/, '/campaigns/{campaignId}')}`, () => ({
+      'http.request.method': method, 'url.full': `${this.base}${path}`, 'cds.campaign': /^\/campaigns\/([^/]+)/.exec(path)?.[1] ?? '',
+      ...(options.phones ? { 'cds.phones': options.phones } : {}),
+    }), async (span) => {
+      try {
+        const answer = await this.send(method, path, options, span ? injectTraceHeaders({}) : undefined);
+        span?.setAttribute('http.response.status_code', answer.status);
+        return answer;
+      } catch (err) {
+        if (span && err instanceof DialerError && err.status) span.setAttribute('http.response.status_code', err.status);
+        // The queue waits this out (the key's whole queue pauses): the wait is an event of the request that met it.
+        if (span && err instanceof DialerError && err.kind === 'rate-limited') span.addEvent('rate limited', { 'cds.wait_ms': err.retryAfterMs });
+        throw err;
+      }
+    }, { kind: 'client' });
+  }
+
+  private async send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options: { json?: unknown; searchParams?: Record<string, string> }, headers?: Record<string, string>) {
     let res;
     try {
-      res = await this.http(`${this.base}${path}`, { method, json: options.json, searchParams: options.searchParams });
+      res = await this.http(`${this.base}${path}`, { method, json: options.json, searchParams: options.searchParams, headers });
     } catch (err) {
       throw new DialerError('transient', `${method} ${path}: ${(err as Error).message}`, null);
     }
@@ -77,7 +97,7 @@ export class DialerClient {
   async addNumbers(campaignId: string, entries: { number: string; varValues: string[] }[], varNames: string[]): Promise<AddResult> {
     const searchParams = varNames.length ? { varNames: JSON.stringify(varNames) } : undefined;
     const body = entries.map((e) => (varNames.length ? { number: e.number, varValues: e.varValues } : { number: e.number }));
-    const { body: result } = await this.call('POST', `/campaigns/${encodeURIComponent(campaignId)}/numbers`, { json: body, searchParams });
+    const { body: result } = await this.call('POST', `/campaigns/${encodeURIComponent(campaignId)}/numbers`, { json: body, searchParams, phones: entries.map((e) => e.number) });
     return { created: result?.created ?? [], rejected: result?.rejected ?? [] };
   }
 

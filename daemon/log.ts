@@ -1,5 +1,6 @@
 // Structured logs (pino) with secrets and phone numbers redacted wherever they appear.
 import { pino, type Logger } from 'pino';
+import { logTraceFields } from './telemetry.ts';
 
 /**
  * What looks like a phone number keeps only its last 4 digits: E.164 (`+` and 7-15 digits), a North American
@@ -21,6 +22,8 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   return pino({
     level,
     base: { service: 'campaign-sync' },
+    // A line written inside a span leads to its trace (nothing is added while tracing is off).
+    mixin: logTraceFields,
     redact: {
       paths: ['*.apiToken', '*.accessToken', '*.clientSecret', '*.secret', '*.password', '*.webhookPassword', '*.authorization',
         'headers.authorization', 'req.headers.authorization', '*.phone', '*.number', '*.phones'],

@@ -157,6 +157,13 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     clientErrorHandler: answerClientError,
   });
 
+  // A request carrying a W3C traceparent (the sync daemon sends one while it traces) logs under the caller's trace and
+  // span, so a server log line leads to the trace of the change that made the request.
+  app.setChildLoggerFactory((logger, bindings, opts, rawReq) => {
+    const m = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/.exec(String(rawReq.headers.traceparent ?? ''));
+    return logger.child(m ? { ...bindings, trace_id: m[1], span_id: m[2] } : bindings, opts);
+  });
+
   const allowedMethods = new AllowedMethods();
   app.addHook('onRoute', (route) => allowedMethods.add(route.method, route.url));
 

@@ -9,6 +9,7 @@ import type { Metrics } from '../metrics.ts';
 import { SourceError } from '../errors.ts';
 import { withScripts } from '../state/scripts.ts';
 import { budgetOfGate, countRequest } from '../history/history.ts';
+import { inSpan, injectTraceHeaders, spanAttribute, spanEvent } from '../telemetry.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -31,7 +32,10 @@ export class RateGate {
   async take(): Promise<void> {
     const [wait, slotMs] = (await this.redis.cdsGateTake(this.key, this.intervalMs, this.burst)).map(Number) as [number, number];
     if (gateSlots.hasSubscribers) gateSlots.publish({ key: this.key, slotMs });
-    if (wait > 0) await sleep(wait);
+    if (wait > 0) {
+      spanEvent('rate-limit wait', { 'cds.gate': this.key, 'cds.wait_ms': wait });
+      await sleep(wait);
+    }
   }
 
   /** Nobody passes for `ms` (a 429 told us to wait). */
@@ -67,6 +71,14 @@ export interface CrmRequest {
   onAnswer?: (res: Response<string>) => void;
 }
 
+/**
+ * A URL's path with its ids (segments holding a digit) as {id}, API versions (v3, v62.0, 2026-09) kept: a span name
+ * that does not grow with the records.
+ */
+export function pathTemplate(url: string): string {
+  return new URL(url).pathname.split('/').map((seg) => (/\d/.test(seg) && !/^(v\d+(\.\d+)?|\d{4}-\d{2})$/.test(seg) ? '{id}' : seg)).join('/');
+}
+
 /** Connection failures that happen before a request leaves: nothing reached the CRM, so sending again is safe. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
@@ -84,8 +96,16 @@ export class CrmHttp {
     this.http = got.extend({ timeout: { request: timeoutMs }, retry: { limit: 0 }, throwHttpErrors: false });
   }
 
-  /** Sends through the gate; returns the parsed JSON body of a 2xx answer, throws SourceError for any other. */
-  async send<T = any>(gate: RateGate, req: CrmRequest, signal?: AbortSignal): Promise<T> {
+  /**
+   * Sends through the gate; returns the parsed JSON body of a 2xx answer, throws SourceError for any other. One client
+   * span `crm <METHOD> <path template>` when tracing, its waits (the gate, 429s, retries) as events.
+   */
+  send<T = any>(gate: RateGate, req: CrmRequest, signal?: AbortSignal): Promise<T> {
+    return inSpan(`crm ${req.method} ${pathTemplate(req.url)}`, () => ({ 'http.request.method': req.method, 'url.path': new URL(req.url).pathname, 'cds.crm': this.service }),
+      (span) => this.sendPaced<T>(gate, span ? { ...req, headers: injectTraceHeaders({ ...req.headers }) } : req, signal), { kind: 'client' });
+  }
+
+  private async sendPaced<T>(gate: RateGate, req: CrmRequest, signal?: AbortSignal): Promise<T> {
     let failures = 0;
     for (;;) {
       if (signal?.aborted) throw new SourceError(`${this.service}: stopped`);
@@ -99,10 +119,12 @@ export class CrmHttp {
           throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${(err as Error).message} (it may have been done; not sent again)`, null, false, true);
         }
         if (++failures >= this.attempts) throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${(err as Error).message}`);
+        spanEvent('retry wait', { 'cds.wait_ms': Math.min(30_000, 500 * 2 ** failures), 'cds.failures': failures });
         await sleep(Math.min(30_000, 500 * 2 ** failures));
         continue;
       }
       countRequest(budgetOfGate(gate.key));
+      spanAttribute('http.response.status_code', res.statusCode);
       req.onAnswer?.(res);
       if (res.statusCode === 429) {
         // Not a failure: the CRM's budget says wait. Everyone sharing the gate waits too.
@@ -110,6 +132,7 @@ export class CrmHttp {
         this.metrics.rateLimited.inc({ service: this.service });
         if (typeof wait === 'string') throw new SourceError(`${this.service}: ${wait}`, 429, true);
         this.log.info({ service: this.service, waitMs: wait }, 'CRM answered 429: waiting');
+        spanEvent('crm 429', { 'cds.wait_ms': wait });
         await gate.hold(wait);
         continue;
       }
@@ -118,6 +141,7 @@ export class CrmHttp {
           throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${res.statusCode} (it may have been done; not sent again)`, res.statusCode, false, true);
         }
         if (++failures >= this.attempts) throw new SourceError(`${this.service}: ${req.method} ${new URL(req.url).pathname}: ${res.statusCode}`, res.statusCode);
+        spanEvent('retry wait', { 'cds.wait_ms': Math.min(30_000, 500 * 2 ** failures), 'cds.failures': failures });
         await sleep(Math.min(30_000, 500 * 2 ** failures));
         continue;
       }

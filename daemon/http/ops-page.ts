@@ -111,25 +111,34 @@ ${CHARTS_SCRIPT}
 
   const RUN_COUNTS = ['seen', 'changed', 'left', 'invalid', 'planned', 'pushed', 'deleted', 'rejected'];
 
+  // A trace id as a link to the configured trace viewer (telemetry.viewerUrl), or as text without one.
+  let traceViewer = null;
+  function traceCell(traceId) {
+    if (!traceId) return el('td', { text: dash, 'data-field': 'trace' });
+    const short = traceId.slice(0, 8) + '\u2026';
+    if (!traceViewer) return el('td', { 'data-field': 'trace' }, el('code', { title: traceId, text: short }));
+    return el('td', { 'data-field': 'trace' }, el('a', { href: traceViewer.split('{traceId}').join(traceId), target: '_blank', rel: 'noopener noreferrer', title: traceId, text: short }));
+  }
+
   function runsTable(runs) {
     if (!runs.length) return el('p', { class: 'muted', text: 'No runs yet.' });
-    const head = el('tr', {}, ...['Run', 'Trigger', 'Mode', 'Status', 'Started', 'Duration', ...RUN_COUNTS, 'Error'].map((h) => el('th', { text: h })));
+    const head = el('tr', {}, ...['Run', 'Trigger', 'Mode', 'Status', 'Started', 'Duration', ...RUN_COUNTS, 'Error', 'Trace'].map((h) => el('th', { text: h })));
     const rows = runs.map((r) => el('tr', { 'data-run': r.id, 'data-status': r.status },
       el('td', { text: r.id }), el('td', { text: show(r.trigger) }), el('td', { text: r.mode }),
       el('td', { class: 'status-' + r.status, text: r.status, 'data-field': 'status' }),
       el('td', { text: when(r.startedAt) }), el('td', { class: 'n', text: span(r.durationMs) }),
       ...RUN_COUNTS.map((c) => el('td', { class: 'n', text: show(r[c]), 'data-field': c })),
-      el('td', { class: 'error', text: r.error || '' })));
+      el('td', { class: 'error', text: r.error || '' }), traceCell(r.traceId)));
     return el('table', { class: 'runs' }, el('thead', {}, head), el('tbody', {}, ...rows));
   }
 
   function parkedTable(s) {
     if (!s.parkedRecords.length) return el('p', { class: 'muted', text: 'No parked records.' });
-    const head = el('tr', {}, ...['Phone number', 'Contact', 'Reason', 'Code', 'Parked at'].map((h) => el('th', { text: h })));
+    const head = el('tr', {}, ...['Phone number', 'Contact', 'Reason', 'Code', 'Parked at', 'Trace'].map((h) => el('th', { text: h })));
     const rows = s.parkedRecords.map((p) => el('tr', { 'data-parked': '' },
       el('td', { text: p.phone }), el('td', { text: show(p.contactId), 'data-field': 'contact' }),
       el('td', { class: 'reason', text: p.reason, 'data-field': 'reason' }), el('td', { text: p.code, 'data-field': 'code' }),
-      el('td', { text: when(p.at) })));
+      el('td', { text: when(p.at) }), traceCell(p.traceId)));
     const more = s.parked > s.parkedRecords.length ? el('p', { class: 'muted', text: 'Showing ' + s.parkedRecords.length + ' of ' + s.parked + '.' }) : null;
     return el('div', {}, el('table', { class: 'parked' }, el('thead', {}, head), el('tbody', {}, ...rows)), more);
   }
@@ -209,6 +218,7 @@ ${CHARTS_SCRIPT}
         const res = await fetch(origin + base + 'api/syncs', { credentials: 'same-origin', cache: 'no-store' });
         if (!res.ok) throw new Error('the daemon answered ' + res.status);
         const data = await res.json();
+        traceViewer = data.traceViewer || null;
         document.getElementById('syncs').replaceChildren(...data.syncs.map(syncSection));
         await refreshCharts(data.syncs.map((s) => s.sync));
         document.getElementById('updated').textContent = when(data.generatedAt);

@@ -7,6 +7,8 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Daemon } from '../app.ts';
 import { syncStatus } from '../sync/status.ts';
+import { decodeParked } from '../state/sync-state.ts';
+import { traceIdOf, viewerLink } from '../telemetry.ts';
 import { chartLibrary, syncHistory, VIEWS } from './ops-history.ts';
 import { opsPage } from './ops-page.ts';
 import { SignInLimit } from './sign-in-limit.ts';
@@ -120,9 +122,25 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       return found;
     });
 
+    // The trace that added (or parked) one number: its id, and a link when telemetry.viewerUrl is set.
+    ops.get<{ Params: { id: string; phone: string } }>('/api/syncs/:id/numbers/:phone/trace', async (req, reply) => {
+      const rt = d.runtimes.get(req.params.id);
+      if (!rt) return reply.code(404).send({ error: `no sync "${req.params.id}" in this daemon's configuration` });
+      if (!/^\+\d{6,15}$/.test(req.params.phone)) return reply.code(400).send({ error: 'the phone number must be in E.164 (+ and 6 to 15 digits)' });
+      const [held] = await rt.state.held([req.params.phone]);
+      const parked = held ? null : await d.redis.hget(rt.state.keys.parked, req.params.phone);
+      const traceparent = held?.traceparent ?? (parked ? decodeParked(parked).traceparent : null);
+      if (!held && !parked) return reply.code(404).send({ error: 'the campaign holds no such number of this sync, and none is parked' });
+      const traceId = traceIdOf(traceparent);
+      return { state: held ? 'held' : 'parked', traceId, traceparent, url: viewerLink(d.config.telemetry?.viewerUrl, traceId),
+        ...(traceId ? {} : { note: 'no trace was recorded for it (tracing was off when it was added)' }) };
+    });
+
     ops.get('/api/syncs', async () => ({
       generatedAt: new Date().toISOString(),
       queuesWritable: !readOnlyMode,
+      /** A trace viewer's URL template ({traceId}), when configured: the page links run and parked-record traces. */
+      traceViewer: d.config.telemetry?.viewerUrl ?? null,
       syncs: await Promise.all([...d.runtimes.values()].map((rt) => syncStatus(rt))),
     }));
 

@@ -1,6 +1,7 @@
 // The daemon's HTTP side (fastify): CRM webhooks (verified, deduplicated, acknowledged at once, then queued),
 // /health, Prometheus /metrics and the operations page (/ops, in ops.ts).
 import { createHash } from 'node:crypto';
+import { currentTraceparent, inSpan } from '../telemetry.ts';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Daemon } from '../app.ts';
 import type { SyncKeys } from '../state/keys.ts';
@@ -53,7 +54,8 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       reply.raw.once('close', end);
     });
 
-    hooks.post<{ Params: { syncId: string } }>('/webhooks/:syncId', async (req, reply) => {
+    hooks.post<{ Params: { syncId: string } }>('/webhooks/:syncId', (req, reply) => inSpan(`webhook ${d.runtimes.get(req.params.syncId)?.config.source.type ?? 'unknown'}`,
+      () => ({ 'cds.sync': req.params.syncId, 'http.request.method': req.method, 'url.path': req.url.split('?')[0]! }), async (span) => {
       const rt = d.runtimes.get(req.params.syncId);
       if (!rt) return reply.code(404).send({ error: `no sync "${req.params.syncId}" in this daemon's configuration` });
       const syncId = rt.config.id;
@@ -79,6 +81,8 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       if (verdict.contacts.length) item.c = verdict.contacts;
       if (verdict.deleted.length) item.d = verdict.deleted;
       if (verdict.read?.length) item.r = verdict.read;
+      const traceparent = currentTraceparent();
+      if (traceparent) item.p = traceparent;
       if (item.c || item.d || item.r) await d.redis.rpush(rt.state.keys.inbox, JSON.stringify(item));
       if (verdict.hold) d.log.debug({ sync: syncId, reason: verdict.hold }, 'webhook queued for the next scheduled run');
       else if (item.c || item.d || item.r || verdict.pull) await d.triggerPull(syncId, 'webhook', false, verdict.pull ? 'pull' : 'inbox');
@@ -91,15 +95,18 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       }
       d.metrics.webhooks.inc({ sync: syncId, result: 'accepted' });
       if (verdict.reply) return reply.code(200).type(verdict.reply.contentType).send(verdict.reply.body);
+      span?.setAttribute('cds.contacts', verdict.contacts.length);
+      d.log.debug({ sync: syncId, contacts: verdict.contacts.length, deleted: verdict.deleted.length, read: verdict.read?.length ?? 0 }, 'webhook accepted');
       return reply.code(200).send({ accepted: verdict.eventIds.length || 1 });
-    });
+    }, { kind: 'server', headers: req.headers }));
   });
 
   await app.register(async (events) => {
     events.removeAllContentTypeParsers();
     events.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     // The dialer's own events (the reference server's signed call.finished): the mirror's fast path.
-    events.post<{ Params: { syncId: string } }>('/webhooks/:syncId/events', async (req, reply) => {
+    events.post<{ Params: { syncId: string } }>('/webhooks/:syncId/events', (req, reply) => inSpan('webhook dialer events',
+      () => ({ 'cds.sync': req.params.syncId, 'http.request.method': req.method }), async () => {
       const mirror = d.mirrors.get(req.params.syncId);
       const secret = mirror?.config.eventsSecret;
       if (!mirror || !secret) return reply.code(404).send({ error: `sync "${req.params.syncId}" takes no dialer events (set mirror.eventsSecret)` });
@@ -115,7 +122,7 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
       if (type === 'call.finished') await d.triggerMirror(mirror.syncId, 'event');
       d.metrics.webhooks.inc({ sync: mirror.syncId, result: 'accepted' });
       return reply.code(200).send({ accepted: type === 'call.finished' ? 1 : 0 });
-    });
+    }, { kind: 'server', headers: req.headers }));
   });
 
   app.get('/health', async (_req, reply) => {

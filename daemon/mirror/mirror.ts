@@ -8,6 +8,7 @@ import type { SyncConfig } from '../config.ts';
 import { SourceError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
 import { DialerError, type DialerClient } from '../dialer.ts';
+import { inSpan, linkTo, tracing } from '../telemetry.ts';
 import { writeIsolating, type Activity, type Sink, type WriteResult } from '../sinks/sink.ts';
 import type { SyncState } from '../state/sync-state.ts';
 import { Lease } from '../state/lease.ts';
@@ -227,7 +228,7 @@ async function writeAll(rt: MirrorRuntime, lease: Lease, activities: Activity[],
       writtenAll.push(...written);
     };
     try {
-      await writeIsolating(rt.sink, batch, settle, signal);
+      await writeTraced(rt, batch, () => writeIsolating(rt.sink, batch, settle, signal));
     } catch (err) {
       if (err instanceof SourceError && err.uncertain && !signal?.aborted && ++doubtsInARow < DOUBTS_BEFORE_STOPPING) {
         // The CRM may hold what this request carried: it stays pending, to be looked up (never sent again blindly),
@@ -249,10 +250,33 @@ async function writeAll(rt: MirrorRuntime, lease: Lease, activities: Activity[],
 }
 
 /**
+ * A batch's write in a `mirror write` span linked to the spans that added its numbers (the traceparent each held
+ * number keeps): one more read of the held records, only while tracing.
+ */
+function writeTraced(rt: MirrorRuntime, batch: Activity[], write: () => Promise<void>): Promise<void> {
+  if (!tracing()) return write();
+  return (async () => {
+    const phones = [...new Set(batch.map((a) => a.record.number))];
+    const held = await rt.state.held(phones);
+    const links = [...new Set(held.map((h) => h?.traceparent).filter((p): p is string => !!p))].flatMap((p) => linkTo(p) ?? []);
+    return inSpan('mirror write', () => ({ 'cds.sync': rt.syncId, 'cds.campaign': rt.campaignId, 'cds.attempt_keys': batch.map((a) => a.key), 'cds.phones': phones }),
+      write, { links });
+  })();
+}
+
+/**
  * One mirror run. `since` (wall-clock time) re-reads from there (a backfill): attempts already mirrored are
  * skipped; those older than `keepDays` are looked up in the CRM first.
  */
-export async function mirrorRun(rt: MirrorRuntime, options: { since?: string; signal?: AbortSignal } = {}): Promise<MirrorRunResult> {
+export function mirrorRun(rt: MirrorRuntime, options: { since?: string; signal?: AbortSignal } = {}): Promise<MirrorRunResult> {
+  return inSpan('mirror run', () => ({ 'cds.sync': rt.syncId, 'cds.campaign': rt.campaignId }), async (span) => {
+    const counts = await mirrorRunNow(rt, options);
+    span?.setAttributes({ 'cds.read': counts.read, 'cds.written': counts.written, 'cds.parked': counts.parked });
+    return counts;
+  }, { root: true }); // a trace of its own (its writes link to the traces that added the numbers)
+}
+
+async function mirrorRunNow(rt: MirrorRuntime, options: { since?: string; signal?: AbortSignal }): Promise<MirrorRunResult> {
   const started = performance.now();
   const counts: MirrorRunResult = { read: 0, written: 0, skipped: 0, parked: 0, resolved: 0, uncertain: 0, durationMs: 0 };
   // One run of a sync's mirror at a time, across processes. Its job alone does not ensure it: a failover can lose the

@@ -11,6 +11,7 @@ import type { AddEntry, Claim, DeleteEntry, SyncState } from '../state/sync-stat
 import { isolateRefused } from '../isolate.ts';
 import { holderToken } from '../state/lease.ts';
 import { WorkerWatchdog } from '../worker-watchdog.ts';
+import { currentTraceparent, inSpan, queueTelemetry } from '../telemetry.ts';
 import { DialerClient, DialerError, type CampaignNumber } from '../dialer.ts';
 
 export interface PushJobData { batchId: string; syncId: string }
@@ -73,7 +74,7 @@ export class PushQueue {
     this.name = pushQueueName(dialer);
     this.client = new DialerClient(dialer);
     this.queue = new Queue<PushJobData>(this.name, {
-      connection, prefix,
+      connection, prefix, telemetry: queueTelemetry(),
       defaultJobOptions: {
         attempts: dialer.attempts,
         backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
@@ -99,7 +100,7 @@ export class PushQueue {
 
   private newWorker(lockDuration: number): Worker<PushJobData> {
     const worker = new Worker<PushJobData>(this.name, (job, token) => inSync(this.targets.get(job.data.syncId)?.history, () => this.process(job, token)), {
-      connection: this.connection, prefix: this.prefix,
+      connection: this.connection, prefix: this.prefix, telemetry: queueTelemetry(),
       concurrency: this.dialer.concurrency,
       limiter: limiterFor(this.dialer),
       lockDuration,
@@ -137,9 +138,12 @@ export class PushQueue {
     const batch = await target.state.batch(job.data.batchId);
     if (!batch) return 'already recorded';
     const started = performance.now();
-    const counts = batch.kind === 'add'
-      ? await this.processAdd(job, token, target, batch.entries, batch.runId)
-      : await this.processDelete(job, target, batch.entries);
+    const counts = await inSpan('push batch', () => ({
+      'cds.sync': job.data.syncId, 'cds.batch': job.data.batchId, 'cds.run': batch.runId, 'cds.campaign': target.campaignId,
+      'cds.kind': batch.kind, 'cds.phones': batch.entries.map((e) => e[0]), 'cds.attempt': job.attemptsMade + 1,
+    }), () => (batch.kind === 'add'
+      ? this.processAdd(job, token, target, batch.entries, batch.runId)
+      : this.processDelete(job, target, batch.entries)));
     this.metrics.pushSeconds.observe({ kind: batch.kind }, (performance.now() - started) / 1000);
     this.log.debug({ batch: job.data.batchId, ...counts }, 'batch recorded');
     await target.state.countRun(batch.runId, { pushed: counts.pushed, deleted: counts.deleted, rejected: counts.rejected });
@@ -227,7 +231,7 @@ export class PushQueue {
             // attempt would read the whole campaign to learn it again.
             if (!sentAny) await state.clearInflight(job.data.batchId);
             else {
-              const r = await state.record(job.data.batchId, { created, rejected });
+              const r = await state.record(job.data.batchId, { created, rejected }, currentTraceparent());
               await state.countRun(runId, { pushed: r.pushed, rejected: r.rejected });
               await target.afterBatch();
             }
@@ -272,7 +276,8 @@ export class PushQueue {
       }
       if (!sentAny) await state.clearInflight(job.data.batchId); // every request was refused: the server added nothing
     }
-    const r = await state.record(job.data.batchId, { created, rejected });
+    // The numbers remember the span that added them: a call's mirror write links back to it (state.record).
+    const r = await state.record(job.data.batchId, { created, rejected }, currentTraceparent());
     this.metrics.records.inc({ sync: job.data.syncId, outcome: 'pushed' }, r.pushed);
     if (r.rejected) this.metrics.records.inc({ sync: job.data.syncId, outcome: 'rejected' }, r.rejected);
     return r;

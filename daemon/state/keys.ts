@@ -49,7 +49,7 @@ export class SyncKeys {
   get phones() { return `${this.sync}:phones`; }
   /** set: phone numbers to plan. */
   get dirty() { return `${this.sync}:dirty`; }
-  /** hash: phone number -> why the dialer refused it. */
+  /** hash: phone number -> why the dialer refused it (and, while tracing, `p`: the refusing push batch's traceparent). */
   get parked() { return `${this.sync}:parked`; }
   /** hash: cursors, resume points and flags of the sync. */
   get meta() { return `${this.sync}:meta`; }
@@ -99,7 +99,10 @@ export class SyncKeys {
       capped: `${base}:capped`,
     };
   }
-  /** hash: phone number -> held record JSON (what the campaign holds). */
+  /**
+   * hash: phone number -> held record JSON (what the campaign holds); its `p`, while tracing, is the W3C traceparent of
+   * the push batch span that added the number (a call's mirror write links to it).
+   */
   get have() { return `${this.campaign}:have`; }
   /** hash: phone number -> the open batch acting on it. */
   get claims() { return `${this.campaign}:claims`; }

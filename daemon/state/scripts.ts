@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, Redis, Result } from 'ioredis';
+import { inSpan, tracing } from '../telemetry.ts';
 
 const DIR = join(import.meta.dirname, 'commands');
 
@@ -45,7 +46,21 @@ const loaded = new WeakSet<Redis | Cluster>();
 /** Defines the scripts on a connection (once; ioredis sends EVALSHA and falls back to EVAL after a Redis restart). */
 export function withScripts<R extends Redis | Cluster>(redis: R): R {
   if (!loaded.has(redis)) {
-    for (const s of SCRIPTS) redis.defineCommand(`cds${s.name[0]!.toUpperCase()}${s.name.slice(1)}`, { numberOfKeys: s.numberOfKeys, lua: s.lua });
+    for (const s of SCRIPTS) {
+      const command = `cds${s.name[0]!.toUpperCase()}${s.name.slice(1)}`;
+      redis.defineCommand(command, { numberOfKeys: s.numberOfKeys, lua: s.lua });
+      // Each script's call is a span while tracing (not every Redis command: those are many and say little).
+      if (tracing()) {
+        const target = redis as unknown as Record<string, (this: unknown, ...args: unknown[]) => Promise<unknown>>;
+        const call = target[command]!;
+        // Pipelines copy the connection's script functions: a call queued on one (`this` the pipeline) is no span.
+        target[command] = function (this: unknown, ...args: unknown[]) {
+          if (this !== redis) return call.apply(this, args);
+          return inSpan(`redis ${s.name}`, () => ({ 'db.system.name': 'redis', 'db.operation.name': 'EVALSHA', 'cds.script': s.name }),
+            () => call.apply(redis, args), { kind: 'client' });
+        };
+      }
+    }
     loaded.add(redis);
   }
   return redis;

@@ -23,10 +23,12 @@ export interface HeldNumber {
   keptBecause: string | null;
   /** The variables' hash the daemon gave up replacing it with (so it does not try again until they change). */
   refusedHash: string | null;
+  /** The W3C traceparent of the push that added it (only while tracing). */
+  traceparent: string | null;
 }
 
 /** A number the dialer refused. */
-export interface ParkedNumber { reason: string; code: string; contactId: string | null; at: number }
+export interface ParkedNumber { reason: string; code: string; contactId: string | null; at: number; traceparent: string | null }
 
 /** An add entry: [e164, contactId, varValues, hash]; a delete entry: [e164, numberId, thenAdd 0|1, wantedHash]. */
 export type AddEntry = [string, string, string[], string];
@@ -39,6 +41,8 @@ export interface RunRecord {
   id: string; sync: string; trigger: string; mode: 'full' | 'incremental' | 'compare' | 'inbox' | 'plan';
   status: 'running' | 'done' | 'failed'; startedAt: string; endedAt?: string; durationMs?: number; error?: string;
   seen: number; changed: number; left: number; invalid: number; planned: number; pushed: number; deleted: number; rejected: number;
+  /** The trace the run started in (tracing on). */
+  traceId?: string;
 }
 
 /** What a batch's answer settled, as the record script takes it. */
@@ -62,13 +66,14 @@ export interface StoredContact { id: string; phones: string[]; varValues: string
 export interface DryAction { phone: string; action: 'add' | 'replace' | 'delete'; heldContact: string | null }
 
 export function decodeHeld(raw: string): HeldNumber {
-  const h = JSON.parse(raw) as { i: string; h: string; c: string | false | null; s: string; t: number; k?: string; x?: string };
-  return { numberId: h.i, hash: h.h, contactId: typeof h.c === 'string' ? h.c : null, syncId: h.s, recordedAt: h.t, keptBecause: h.k ?? null, refusedHash: h.x ?? null };
+  const h = JSON.parse(raw) as { i: string; h: string; c: string | false | null; s: string; t: number; k?: string; x?: string; p?: string };
+  return { numberId: h.i, hash: h.h, contactId: typeof h.c === 'string' ? h.c : null, syncId: h.s, recordedAt: h.t, keptBecause: h.k ?? null,
+    refusedHash: h.x ?? null, traceparent: h.p ?? null };
 }
 
 export function decodeParked(raw: string): ParkedNumber {
-  const p = JSON.parse(raw) as { r: string; code: string; c: string | null; t: number };
-  return { reason: p.r, code: p.code, contactId: p.c, at: p.t };
+  const p = JSON.parse(raw) as { r: string; code: string; c: string | null; t: number; p?: string };
+  return { reason: p.r, code: p.code, contactId: p.c, at: p.t, traceparent: p.p ?? null };
 }
 
 function decodeBatch(raw: string): Batch {
@@ -153,10 +158,11 @@ export class SyncState {
     return out;
   }
 
-  async record(batchId: string, outcome: BatchOutcome): Promise<{ pushed: number; deleted: number; rejected: number; kept: number }> {
+  /** `traceparent`: the span that sent the batch, kept with each number added or parked (tracing on only). */
+  async record(batchId: string, outcome: BatchOutcome, traceparent?: string): Promise<{ pushed: number; deleted: number; rejected: number; kept: number }> {
     const k = this.keys;
     const [pushed, deleted, rejected, kept] = await this.redis.cdsRecord(k.have, k.claims, k.batches, k.inflight, k.parked, k.dirty,
-      batchId, Date.now(), JSON.stringify(outcome));
+      batchId, Date.now(), JSON.stringify(outcome), traceparent ?? '');
     return { pushed, deleted, rejected, kept };
   }
 

@@ -11,6 +11,7 @@ import type { SourceContact } from '../sources/source.ts';
 import { hashValues, mapContact, redactPhone, type MappedContact, type RecordError } from './contacts.ts';
 import { storableId, type SyncState, type RunRecord } from '../state/sync-state.ts';
 import type { Arrivals } from './arrivals.ts';
+import { currentTraceparent, inSpan, linkActiveSpan, traceIdOf } from '../telemetry.ts';
 
 export interface SyncRuntime {
   config: SyncConfig;
@@ -29,7 +30,7 @@ export interface SyncRuntime {
 export class Interrupted extends Error {}
 
 /** An inbox item: contacts a webhook delivered, ids it said were deleted, or ids it said changed (read by id). */
-export interface InboxItem { c?: SourceContact[]; d?: string[]; r?: string[] }
+export interface InboxItem { c?: SourceContact[]; d?: string[]; r?: string[]; /** The delivering webhook's traceparent (tracing on). */ p?: string }
 
 const COUNTS = ['seen', 'changed', 'left', 'invalid', 'planned', 'pushed', 'deleted', 'rejected'] as const;
 
@@ -56,7 +57,15 @@ export async function readRun(redis: RedisClient, key: string): Promise<RunRecor
  * pages of its read) only whole add batches are written: the remainder stays dirty and is carried in `carry` to the
  * next call, so a rate-limited dialer key spends each request on a full batch, not on every page's remainder.
  */
-export async function plan(rt: SyncRuntime, phones: string[], runId: string, carry?: string[]): Promise<number> {
+export function plan(rt: SyncRuntime, phones: string[], runId: string, carry?: string[]): Promise<number> {
+  return inSpan('plan', () => ({ 'cds.sync': rt.config.id, 'cds.run': runId, 'cds.phones': phones }), async (span) => {
+    const planned = await planNow(rt, phones, runId, carry);
+    span?.setAttribute('cds.planned', planned);
+    return planned;
+  });
+}
+
+async function planNow(rt: SyncRuntime, phones: string[], runId: string, carry?: string[]): Promise<number> {
   // A campaign held Paused by its calling window takes no numbers: they stay dirty until the window opens. A number
   // at its cap (Florida: 3 calls in 24 h) is not added again until its oldest counted call ages out.
   if (rt.window) {
@@ -64,7 +73,7 @@ export async function plan(rt: SyncRuntime, phones: string[], runId: string, car
       // Taking numbers out goes on (a Do Not Call or a contact gone must not wait for the opening to leave).
       const holders = await redisOf(rt).hmget(rt.state.keys.phones, ...phones);
       const leaving = phones.filter((_, i) => !holders[i]);
-      return leaving.length ? plan({ ...rt, window: undefined }, leaving, runId) : 0;
+      return leaving.length ? planNow({ ...rt, window: undefined }, leaving, runId) : 0;
     }
     const capped = [...await rt.window.capped(phones)];
     if (capped.length) {
@@ -283,6 +292,8 @@ async function drainInbox(rt: SyncRuntime, runId: string, signal?: AbortSignal):
     let page: PullPage = { contacts: [], left: [] };
     for (const raw of items) {
       const item = JSON.parse(raw) as InboxItem;
+      // A delivery taken by a run its webhook did not queue (runs coalesce): the run's span links to the webhook's.
+      if (item.p) linkActiveSpan(item.p);
       page.contacts.push(...item.c ?? []);
       page.left!.push(...item.d ?? []);
       if (page.contacts.length + page.left!.length >= APPLY_CHUNK) {
@@ -304,7 +315,12 @@ async function drainInbox(rt: SyncRuntime, runId: string, signal?: AbortSignal):
 }
 
 /** Runs one sync; `runId` is the job's id, so a resumed job continues the same run. */
-export async function runSync(rt: SyncRuntime, runId: string, trigger: string, signal?: AbortSignal): Promise<RunRecord> {
+export function runSync(rt: SyncRuntime, runId: string, trigger: string, signal?: AbortSignal): Promise<RunRecord> {
+  return inSpan('sync run', () => ({ 'cds.sync': rt.config.id, 'cds.run': runId, 'cds.trigger': trigger }), () => runSyncNow(rt, runId, trigger, signal),
+    { root: trigger === 'schedule' || trigger === 'compare' });
+}
+
+async function runSyncNow(rt: SyncRuntime, runId: string, trigger: string, signal?: AbortSignal): Promise<RunRecord> {
   const redis = redisOf(rt);
   const { keys } = rt.state;
   const runKey = keys.run(runId);
@@ -318,6 +334,9 @@ export async function runSync(rt: SyncRuntime, runId: string, trigger: string, s
     const now = Date.now();
     const fields: Record<string, string | number> = { id: runId, sync: rt.config.id, trigger, mode, status: 'running', startedAt: new Date(now).toISOString(), startedAtMs: now };
     for (const c of COUNTS) fields[c] = 0;
+    // The trace the run started in (/ops links it); a resumed run keeps it.
+    const traceId = traceIdOf(currentTraceparent());
+    if (traceId) fields.traceId = traceId;
     await redis.multi().hset(runKey, fields).expire(runKey, 30 * 86_400).lpush(keys.runs, runId).ltrim(keys.runs, 0, 99)
       .hdel(keys.meta, 'fullRequested', 'pullWanted', ...(mode === 'plan' || mode === 'inbox' ? [] : ['compareWanted'])).exec();
     run = (await readRun(redis, runKey))!;

@@ -4,6 +4,7 @@ import { redactPhone, type RecordError } from './contacts.ts';
 import { readRun, type SyncRuntime } from './run.ts';
 import type { RunRecord } from '../state/sync-state.ts';
 import type { WindowStatus } from '../compliance/campaign-window.ts';
+import { traceIdOf } from '../telemetry.ts';
 
 export interface SyncStatus {
   sync: string; source: string; campaignId: string;
@@ -17,7 +18,8 @@ export interface SyncStatus {
    */
   inbox: number; receiving: number;
   runs: RunRecord[];
-  parkedRecords: { phone: string; contactId: string | null; reason: string; code: string; at: string }[];
+  /** `traceId`: the trace of the push that parked it (tracing on), for /ops to link. */
+  parkedRecords: { phone: string; contactId: string | null; reason: string; code: string; at: string; traceId: string | null }[];
   /**
    * The record errors of the runs shown, newest run first: contacts a run refused before sending anything of them (a
    * number that cannot be dialed, a variable over the API's limit), with the reason. Values are already masked.
@@ -61,7 +63,7 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
   const parkedRecords: SyncStatus['parkedRecords'] = [];
   for await (const page of rt.state.scanParked(parked)) {
     for (const [phone, p] of page.slice(0, parked - parkedRecords.length)) {
-      parkedRecords.push({ phone: redactPhone(phone), contactId: p.contactId, reason: p.reason, code: p.code, at: new Date(p.at).toISOString() });
+      parkedRecords.push({ phone: redactPhone(phone), contactId: p.contactId, reason: p.reason, code: p.code, at: new Date(p.at).toISOString(), traceId: traceIdOf(p.traceparent) });
     }
     if (parkedRecords.length >= parked) break;
   }

@@ -190,6 +190,23 @@ describe('plan and record', () => {
     expect(await s.record(id!, { created: [['+3', 'n3', 0]] })).toEqual({ pushed: 0, deleted: 0, rejected: 0, kept: 0 });
   });
 
+  it("record keeps the sending span's traceparent with each number added or parked (tracing on), and none without one; a plan keeps it", async () => {
+    const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    await s.applyContacts(['+11', '+12', '+13'].map((p, i) => ({ contact: contact(`t${i}`, [p]) })));
+    const { batchIds: [id] } = await s.plan(['+11', '+12', '+13'], 'delete', 10, 'r1');
+    await s.record(id!, { created: [['+11', 'n11', 0]], rejected: [['+12', 'bad number', 'invalid']] }, tp);
+    expect((await s.held(['+11']))[0]).toMatchObject({ numberId: 'n11', traceparent: tp });
+    const parked = []; for await (const page of s.scanParked()) parked.push(...page);
+    expect(parked.find(([p]) => p === '+12')?.[1]).toMatchObject({ traceparent: tp });
+    const { batchIds: [next] } = await s.plan(['+13'], 'delete', 10, 'r2');
+    await s.record(next!, { created: [['+13', 'n13', 0]] });
+    expect((await s.held(['+13']))[0]).toMatchObject({ numberId: 'n13', traceparent: null });
+    // A later plan rewriting the held record (the contact's variables changed) keeps what it carried.
+    await s.applyContacts([{ contact: { ...contact('t0', ['+11']), varValues: ['x'], hash: 'h2' } }]);
+    await s.plan(['+11'], 'delete', 10, 'r3');
+    expect((await s.held(['+11']))[0]?.traceparent).toBe(tp);
+  });
+
   it('replaces a number whose variables changed, deletes one that left (onLeave delete), notes one kept (onLeave keep)', async () => {
     await s.applyContacts([{ contact: contact('c1', ['+1'], ['x']) }, { contact: contact('c2', ['+2']) }]);
     await settle(s);

@@ -73,8 +73,17 @@ describe('server CLI with --log', () => {
     for (const path of paths) await (await fetch(base + path)).arrayBuffer();
     const logged = () => cli.out().split('\n').filter((l) => l.includes('"incoming request"'));
     await cli.until(() => logged().length >= paths.length, 'logging every request');
+    // A request carrying a W3C traceparent (the sync daemon sends one while tracing) logs under the caller's trace.
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    await (await fetch(`${base}/v1/accounts/a/campaigns?range=[0,0]`, { headers: { traceparent } })).arrayBuffer();
+    await (await fetch(`${base}/v1/accounts/a/campaigns?range=[0,1]`, { headers: { traceparent: 'not-a-traceparent' } })).arrayBuffer();
+    await cli.until(() => logged().length >= paths.length + 2, 'logging the traced requests');
+    const traced = logged().slice(paths.length).map((l) => JSON.parse(l) as { trace_id?: string; span_id?: string });
+    expect(traced[0]).toMatchObject({ trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7' });
+    expect(traced[1]!.trace_id).toBeUndefined();
+    expect(logged().slice(0, paths.length).every((l) => !l.includes('trace_id'))).toBe(true);
 
-    const urls = logged().map((l) => (JSON.parse(l) as { req: { url: string } }).req.url);
+    const urls = logged().slice(0, paths.length).map((l) => (JSON.parse(l) as { req: { url: string } }).req.url);
     expect(urls).toHaveLength(paths.length);
     for (const secret of [API_TOKEN, API_TOKEN.slice(4), CONSOLE_TOKEN, encodeURIComponent(CONSOLE_TOKEN), 'Secret/Console', WEBHOOK_SECRET.slice(6, 30), 'just-a-value']) {
       expect(cli.out()).not.toContain(secret);

@@ -8,11 +8,14 @@
     ARGV[1] batch id   ARGV[2] now (ms)
     ARGV[3] outcome JSON: {created: [[e164, number id, 1 if it existed already]], rejected: [[e164, reason, code]],
             deleted: [e164], kept: [[e164, why]]}
+    ARGV[4] the W3C traceparent of the span that sent the batch, or '' (tracing off): kept as `p` in each number
+            added or parked, so a call's mirror write (or /ops) can link back to it
   Output:
     {pushed, deleted, rejected, kept}
 ]=]
 local have, claims, batches, inflight, parked, dirty = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local batch_id, now, outcome = ARGV[1], tonumber(ARGV[2]), cjson.decode(ARGV[3])
+local traceparent = ARGV[4] ~= '' and ARGV[4] or nil
 local raw = redis.call('HGET', batches, batch_id)
 if not raw then return {0, 0, 0, 0} end
 local b = cjson.decode(raw)
@@ -23,7 +26,7 @@ for _, e in ipairs(b.e) do by[e[1]] = e end
 for _, c in ipairs(outcome.created or {}) do
   local e = by[c[1]]
   if e and not done[c[1]] then
-    redis.call('HSET', have, c[1], cjson.encode({i = c[2], h = e[4], c = e[2], s = b.s, t = now}))
+    redis.call('HSET', have, c[1], cjson.encode({i = c[2], h = e[4], c = e[2], s = b.s, t = now, p = traceparent}))
     redis.call('HDEL', parked, c[1])
     done[c[1]] = true
     if c[3] ~= 1 then pushed = pushed + 1 end
@@ -32,7 +35,7 @@ end
 for _, r in ipairs(outcome.rejected or {}) do
   local e = by[r[1]]
   if e and not done[r[1]] then
-    redis.call('HSET', parked, r[1], cjson.encode({r = r[2], code = r[3], c = e[2], t = now}))
+    redis.call('HSET', parked, r[1], cjson.encode({r = r[2], code = r[3], c = e[2], t = now, p = traceparent}))
     done[r[1]] = true
     rejected = rejected + 1
   end
