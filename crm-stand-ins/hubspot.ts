@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { generatePeople, seededDoNotCall } from './contacts.ts';
+import { areaCodesOption } from './command-line.ts';
 import { RefusalLog, type Refusal } from './refusals.ts';
 
 export interface HubSpotStandInOptions {
@@ -1681,8 +1682,6 @@ async function main(): Promise<void> {
       'area-codes': { type: 'string' },
     },
   });
-  const areaCodes = values['area-codes']?.split(',').map(Number);
-  if (areaCodes?.some((a) => !Number.isInteger(a) || a < 200 || a > 999)) throw new Error(`--area-codes takes NANP area codes separated by commas (212,808,...); got ${values['area-codes']}`);
   const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
   const standIn = await startHubSpotStandIn({
     port: num(values.port),
@@ -1696,7 +1695,7 @@ async function main(): Promise<void> {
     searchPerSecond: num(values['search-per-second']),
     requestsPer10Seconds: num(values['requests-per-10-seconds']),
     doNotCallShare: num(values['do-not-call-share']),
-    areaCodes,
+    areaCodes: areaCodesOption(values, 'area-codes', 'usage: ./dev node crm-stand-ins/hubspot.ts --port 4100 --contacts 300 [--area-codes 212,808,907] [--do-not-call-share 0.1] [--webhook-url URL]'),
   });
   console.log(`HubSpot stand-in listening on ${standIn.url} (API version ${standIn.apiVersion}, ${standIn.contacts().length} contacts)`);
   console.log(`Access token: ${standIn.token}`);

@@ -28,7 +28,26 @@ export interface Counts {
   byStatus: Record<Status, number | null>;
   calls: number | null;
   activities: number | null;
-  daemon: { contacts: number; numbers: number; parked: number; mirrorParked: number | null; lastRun: string | null } | null;
+  daemon: {
+    contacts: number; numbers: number; parked: number; mirrorParked: number | null; lastRun: string | null;
+    /** Numbers held out because a contact holding them is marked Do Not Call. */
+    doNotCall: number;
+    /** What the calling window holds back (null: no compliance rules). */
+    rules: Held | null;
+  } | null;
+}
+
+/** What the calling-window rules hold back now, as the daemon's /ops API says. */
+export interface Held {
+  /** The campaign state the daemon set for the window. */
+  state: 'Active' | 'Paused' | null;
+  /** When that state changes next (Paused: the opening; Active: the pause before the close), dialer time. */
+  nextEdgeAt: string | null;
+  /** Numbers waiting while the window is closed. */
+  window: number;
+  /** Numbers at their call cap (Florida: 3 in 24 h), and when the first is released. */
+  cap: number;
+  nextCapReleaseAt: string | null;
 }
 
 const TIMEOUT_MS = 3000;
@@ -68,6 +87,8 @@ interface OpsSync {
   sync: string; contacts: number; numbers: number; parked: number;
   runs: { mode: string; status: string; seen: number; pushed: number }[];
   mirror: { mirrored: number | null; parked: number | null } | null;
+  doNotCall: number;
+  window: { state: 'Active' | 'Paused' | null; nextEdgeAt: string | null; heldByWindow: number; heldByCap: number; nextCapReleaseAt: string | null } | null;
 }
 
 async function daemonStatus(s: ProgressSources): Promise<Counts['daemon']> {
@@ -81,6 +102,9 @@ async function daemonStatus(s: ProgressSources): Promise<Counts['daemon']> {
   return {
     contacts: sync.contacts, numbers: sync.numbers, parked: sync.parked, mirrorParked: sync.mirror?.parked ?? null,
     lastRun: run ? `${run.mode} ${run.status}, ${run.seen} seen, ${run.pushed} pushed` : null,
+    doNotCall: sync.doNotCall,
+    rules: sync.window && { state: sync.window.state, nextEdgeAt: sync.window.nextEdgeAt, window: sync.window.heldByWindow,
+      cap: sync.window.heldByCap, nextCapReleaseAt: sync.window.nextCapReleaseAt },
   };
 }
 
@@ -112,8 +136,10 @@ export function merge(previous: Counts | null, next: Counts): Counts {
 
 /** Every number has a final status and every call is in the CRM: nothing more will happen until the CRM changes. */
 export function settled(c: Counts): boolean {
-  // At least one number a contact: a contact whose number changed keeps its called old number beside the new one.
-  return c.synced !== null && c.crmContacts !== null && c.synced > 0 && c.synced >= c.crmContacts &&
+  // At least one number a contact (a contact whose number changed keeps its called old number beside the new one),
+  // besides the contacts Do Not Call holds out; none waiting for the calling window.
+  const held = c.daemon ? c.daemon.doNotCall : 0;
+  return c.synced !== null && c.crmContacts !== null && c.synced > 0 && c.synced + held >= c.crmContacts && !c.daemon?.rules?.window &&
     c.byStatus.NotContacted === 0 && c.byStatus.Contacting === 0 && c.byStatus.RetryPending === 0 &&
     c.calls !== null && c.calls > 0 && c.activities === c.calls;
 }
@@ -129,7 +155,30 @@ function clock(ms: number): string {
 export function plainLine(c: Counts, elapsedMs: number): string {
   return `[${clock(elapsedMs)}] crm ${n(c.crmContacts)} contacts | synced ${n(c.synced)} | ` +
     `${STATUSES.map((st) => `${st} ${n(c.byStatus[st])}`).join(' ')} | calls ${n(c.calls)} | activities ${n(c.activities)}` +
-    (c.daemon ? ` | parked ${c.daemon.parked}, mirror parked ${n(c.daemon.mirrorParked)}` : '') + (settled(c) ? ' | settled' : '');
+    (c.daemon ? ` | parked ${c.daemon.parked}, mirror parked ${n(c.daemon.mirrorParked)} | ${heldPlain(c.daemon)}` : '') + (settled(c) ? ' | settled' : '');
+}
+
+/** `held: window 270 cap 0 dnc 30, campaign Paused until 2026-12-01T18:00:00.000Z` (what the rules hold back). */
+function heldPlain(d: NonNullable<Counts['daemon']>): string {
+  const r = d.rules;
+  return `held: ${r ? `window ${r.window} cap ${r.cap} ` : ''}dnc ${d.doNotCall}` +
+    (r?.state ? `, campaign ${r.state}${r.nextEdgeAt ? ` until ${r.nextEdgeAt}` : ''}` : '');
+}
+
+/** A dialer time as the view shows it: the weekday and time in UTC. */
+function when(iso: string): string {
+  const d = new Date(iso);
+  return `${d.toLocaleDateString('en-US', { weekday: 'short', timeZone: 'UTC' })} ${d.toISOString().slice(11, 16)} UTC`;
+}
+
+/** The view's line of what the rules hold back. */
+function heldLine(d: NonNullable<Counts['daemon']>, bold: (s: string) => string): string {
+  const r = d.rules;
+  const window = !r ? '' : r.state === 'Paused'
+    ? `window ${bold(String(r.window))} (campaign paused: the callees' calling window is closed${r.nextEdgeAt ? `; opens ${when(r.nextEdgeAt)}` : ''})  `
+    : `window ${bold(String(r.window))} (open${r.nextEdgeAt ? `; the campaign pauses ${when(r.nextEdgeAt)}` : ''})  `;
+  const cap = r ? `call cap ${bold(String(r.cap))}${r.cap && r.nextCapReleaseAt ? ` (next released ${when(r.nextCapReleaseAt)})` : ''}  ` : '';
+  return `  Held back by the rules     ${window}${cap}Do Not Call ${bold(String(d.doNotCall))}`;
 }
 
 /** The terminal view. */
@@ -142,6 +191,7 @@ export function viewLines(c: Counts, elapsedMs: number, firstActivityMs: number 
     `  Synced into the campaign   ${bold(n(c.synced))} numbers` +
       (c.daemon ? `   (daemon: ${c.daemon.contacts} contacts held, ${c.daemon.parked} parked${c.daemon.lastRun ? `; last run ${c.daemon.lastRun}` : ''})` : ''),
     `  Numbers by status          ${STATUSES.map((st) => `${st} ${bold(n(c.byStatus[st]))}`).join('  ')}`,
+    ...(c.daemon ? [heldLine(c.daemon, bold)] : []),
     `  Calls made                 ${bold(n(c.calls))}`,
     `  Activities in the CRM      ${bold(n(c.activities))}` +
       (backlog !== null ? `   (${backlog} call${backlog === 1 ? '' : 's'} not mirrored yet${c.daemon?.mirrorParked ? `, ${c.daemon.mirrorParked} parked` : ''})` : ''),
