@@ -19,6 +19,8 @@ export interface ProgressSources {
   daemonUrl: string;
   adminToken: string;
   syncId: string;
+  /** The dialer's clock (the server's GET /console/clock, with the console token): the windows run by it. */
+  consoleToken: string;
 }
 
 /** One reading; a count that could not be read this time is null (the view keeps showing the last one it had). */
@@ -28,6 +30,8 @@ export interface Counts {
   byStatus: Record<Status, number | null>;
   calls: number | null;
   activities: number | null;
+  /** The dialer's time (its clock runs `speed` times faster than the real one), which the calling windows follow. */
+  dialerClock: { now: string; speed: number | null } | null;
   daemon: {
     contacts: number; numbers: number; parked: number; mirrorParked: number | null; lastRun: string | null;
     /** Numbers held out because a contact holding them is marked Do Not Call. */
@@ -108,16 +112,23 @@ async function daemonStatus(s: ProgressSources): Promise<Counts['daemon']> {
   };
 }
 
+async function dialerClock(s: ProgressSources): Promise<Counts['dialerClock']> {
+  const res = await fetch(`${s.serverUrl}/console/clock`, { headers: { authorization: `Bearer ${s.consoleToken}` }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  if (res.status !== 200) throw new Error(`dialer clock: ${res.status}`);
+  const { now, speed } = (await res.json()) as { now: string; speed: number | null };
+  return { now, speed };
+}
+
 const settle = <T>(p: Promise<T>): Promise<T | null> => p.catch(() => null);
 
 export async function readCounts(s: ProgressSources): Promise<Counts> {
-  const [crmContacts, activities, synced, calls, daemon, ...statuses] = await Promise.all([
+  const [crmContacts, activities, synced, calls, daemon, clockNow, ...statuses] = await Promise.all([
     settle(crmTotal(s.crm, 'contacts')), settle(crmTotal(s.crm, 'calls')),
-    settle(dialerTotal(s, 'numbers')), settle(dialerTotal(s, 'reports/callDetails')), settle(daemonStatus(s)),
+    settle(dialerTotal(s, 'numbers')), settle(dialerTotal(s, 'reports/callDetails')), settle(daemonStatus(s)), settle(dialerClock(s)),
     ...STATUSES.map((status) => settle(dialerTotal(s, 'numbers', { status }))),
   ]);
   return {
-    crmContacts, activities, synced, calls, daemon,
+    crmContacts, activities, synced, calls, daemon, dialerClock: clockNow,
     byStatus: Object.fromEntries(STATUSES.map((st, i) => [st, statuses[i] ?? null])) as Record<Status, number | null>,
   };
 }
@@ -129,7 +140,7 @@ export function merge(previous: Counts | null, next: Counts): Counts {
   return {
     crmContacts: pick(next.crmContacts, previous.crmContacts), synced: pick(next.synced, previous.synced),
     calls: pick(next.calls, previous.calls), activities: pick(next.activities, previous.activities),
-    daemon: pick(next.daemon, previous.daemon),
+    daemon: pick(next.daemon, previous.daemon), dialerClock: pick(next.dialerClock, previous.dialerClock),
     byStatus: Object.fromEntries(STATUSES.map((st) => [st, pick(next.byStatus[st], previous.byStatus[st])])) as Record<Status, number | null>,
   };
 }
@@ -171,12 +182,19 @@ function when(iso: string): string {
   return `${d.toLocaleDateString('en-US', { weekday: 'short', timeZone: 'UTC' })} ${d.toISOString().slice(11, 16)} UTC`;
 }
 
+/** How long until a dialer time, in real time at the dialer clock's speed (` in 9 s`), when known. */
+function realIn(iso: string, clock: Counts['dialerClock']): string {
+  if (!clock?.speed) return '';
+  const s = Math.max(0, Math.round((Date.parse(iso) - Date.parse(clock.now)) / 1000 / clock.speed));
+  return s < 120 ? `, in ${s} s` : `, in ${Math.round(s / 60)} min`;
+}
+
 /** The view's line of what the rules hold back. */
-function heldLine(d: NonNullable<Counts['daemon']>, bold: (s: string) => string): string {
+function heldLine(d: NonNullable<Counts['daemon']>, clock: Counts['dialerClock'], bold: (s: string) => string): string {
   const r = d.rules;
   const window = !r ? '' : r.state === 'Paused'
-    ? `window ${bold(String(r.window))} (campaign paused: the callees' calling window is closed${r.nextEdgeAt ? `; opens ${when(r.nextEdgeAt)}` : ''})  `
-    : `window ${bold(String(r.window))} (open${r.nextEdgeAt ? `; the campaign pauses ${when(r.nextEdgeAt)}` : ''})  `;
+    ? `window ${bold(String(r.window))} (campaign paused: the callees' calling window is closed${r.nextEdgeAt ? `; opens ${when(r.nextEdgeAt)}${realIn(r.nextEdgeAt, clock)}` : ''})  `
+    : `window ${bold(String(r.window))} (open${r.nextEdgeAt ? `; the campaign pauses ${when(r.nextEdgeAt)}${realIn(r.nextEdgeAt, clock)}` : ''})  `;
   const cap = r ? `call cap ${bold(String(r.cap))}${r.cap && r.nextCapReleaseAt ? ` (next released ${when(r.nextCapReleaseAt)})` : ''}  ` : '';
   return `  Held back by the rules     ${window}${cap}Do Not Call ${bold(String(d.doNotCall))}`;
 }
@@ -186,12 +204,12 @@ export function viewLines(c: Counts, elapsedMs: number, firstActivityMs: number 
   const bold = (s: string) => `\x1b[1m${s}\x1b[22m`;
   const backlog = c.calls !== null && c.activities !== null ? Math.max(0, c.calls - c.activities) : null;
   return [
-    `${bold('Progress')} ${clock(elapsedMs)}` + (firstActivityMs !== null ? `   (first activity in the CRM ${(firstActivityMs / 1000).toFixed(1)} s after start)` : ''),
+    `${bold('Progress')} ${clock(elapsedMs)}` + (c.dialerClock ? `   dialer's clock ${when(c.dialerClock.now)}${c.dialerClock.speed ? ` (${c.dialerClock.speed}x)` : ''}` : '') + (firstActivityMs !== null ? `   (first activity in the CRM ${(firstActivityMs / 1000).toFixed(1)} s after start)` : ''),
     `  Contacts in the CRM        ${bold(n(c.crmContacts))}`,
     `  Synced into the campaign   ${bold(n(c.synced))} numbers` +
       (c.daemon ? `   (daemon: ${c.daemon.contacts} contacts held, ${c.daemon.parked} parked${c.daemon.lastRun ? `; last run ${c.daemon.lastRun}` : ''})` : ''),
     `  Numbers by status          ${STATUSES.map((st) => `${st} ${bold(n(c.byStatus[st]))}`).join('  ')}`,
-    ...(c.daemon ? [heldLine(c.daemon, bold)] : []),
+    ...(c.daemon ? [heldLine(c.daemon, c.dialerClock, bold)] : []),
     `  Calls made                 ${bold(n(c.calls))}`,
     `  Activities in the CRM      ${bold(n(c.activities))}` +
       (backlog !== null ? `   (${backlog} call${backlog === 1 ? '' : 's'} not mirrored yet${c.daemon?.mirrorParked ? `, ${c.daemon.mirrorParked} parked` : ''})` : ''),

@@ -415,7 +415,7 @@ try {
   const sources: ProgressSources = {
     crm: sf ? { kind: 'salesforce', url: crmUrl, token: sf.token, campaignId: sf.campaignId } : { kind: 'hubspot', url: crmUrl, token: hubspotToken, apiVersion: HUBSPOT_API_VERSION },
     serverUrl, accountId: dialer.accountId, campaignId: dialer.campaignId,
-    viewToken: dialer.viewToken, daemonUrl, adminToken, syncId: SYNC_ID,
+    viewToken: dialer.viewToken, daemonUrl, adminToken, syncId: SYNC_ID, consoleToken,
   };
   view = tty ? new TerminalView(process.stdout) : null;
   let counts: Counts | null = null;
