@@ -390,6 +390,8 @@ try {
     `                     web console ${serverUrl}/console (sign in with the console token below)`,
     `                     account ${dialer.accountId} (Demo Company, ${TIME_ZONE})`,
     `                     campaign ${dialer.campaignId} "${campaignName}": Dynamic, Active, ${agents} agents, clock at ${speed}x`,
+    `                     calling windows of the callees (area codes ${AREA_CODES.join(', ')}), judged by this clock;` +
+      ` its time starts ${OPENS_AFTER_S} s before they open (${new Date(WINDOW_OPENS).toISOString()}); Do Not Call: ${sf ? 'the DoNotCall checkbox' : `${Math.round(DO_NOT_CALL_SHARE * 100)}% of the contacts`}`,
     `                     Campaign Admin API token ${dialer.adminToken}`,
     `                     console token ${consoleToken}`,
     sf ? `  ${bold('Salesforce stand-in')} ${crmUrl}   ${contacts} Contacts and Leads; Campaign ${sf.campaignId}; org ${sf.orgId}; consumer key ${sf.clientId}, secret ${sfClientSecret}`
