@@ -217,7 +217,6 @@ export class Daemon {
     return a && typeof a === 'object' ? `http://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}` : null;
   }
 
-  /** Warns when Redis may drop or forget BullMQ's and the daemon's keys. */
   /**
    * Calling windows judged by the dialer's clock (config `dialerClock`: the demo's sped-up reference server). Checks
    * every `checkEvery` of real time then span `checkEvery × speed` of the dialer's: the margin before a close must be
@@ -237,6 +236,7 @@ export class Daemon {
     return () => clock.now();
   }
 
+  /** Warns when Redis may drop or forget BullMQ's and the daemon's keys. */
   private async checkRedis(): Promise<void> {
     try {
       const [, policy] = (await this.redis.config('GET', 'maxmemory-policy')) as [string, string];
