@@ -48,6 +48,18 @@ export function shareOption(args: StandInArgs, name: string, usage: string): num
   return n;
 }
 
+/** Optional NANP area codes separated by commas (`--area-codes 212,808,907`); exits 2 with the usage otherwise. */
+export function areaCodesOption(args: StandInArgs, name: string, usage: string): number[] | undefined {
+  const raw = args[name];
+  if (raw === undefined) return undefined;
+  const codes = raw.split(',').map(Number);
+  if (codes.some((a) => !Number.isInteger(a) || a < 200 || a > 999)) {
+    console.error(`--${name} takes NANP area codes separated by commas (212,808,907); got ${raw}\n${usage}`);
+    process.exit(2);
+  }
+  return codes;
+}
+
 /** Closes the stand-in and exits 0 on SIGINT or SIGTERM. */
 export function stopOnSignals(close: () => Promise<void>): void {
   const stop = () => { void close().then(() => process.exit(0)); };

@@ -42,12 +42,20 @@ export const VALID_PHONE_COUNT = AREA_CODES.length * 10_000;
 
 /** The i-th distinct valid US phone number in E.164 (+1 AAA 555 XXXX), for 0 <= i < VALID_PHONE_COUNT. */
 export function validPhone(i: number): string {
-  if (!Number.isInteger(i) || i < 0 || i >= VALID_PHONE_COUNT) {
-    throw new RangeError(`validPhone: index ${i} is outside 0..${VALID_PHONE_COUNT - 1}`);
+  return areaCodePhone(i, AREA_CODES);
+}
+
+/**
+ * The i-th distinct phone number (+1 AAA 555 XXXX) over these NANP area codes (Alaska's, Hawaii's, Puerto Rico's,
+ * Canada's...; real ones, so the numbers are valid), for 0 <= i < areaCodes.length * 10,000.
+ */
+export function areaCodePhone(i: number, areaCodes: readonly number[]): string {
+  if (!Number.isInteger(i) || i < 0 || i >= areaCodes.length * 10_000) {
+    throw new RangeError(`validPhone: index ${i} is outside 0..${areaCodes.length * 10_000 - 1}`);
   }
   // Area code varies fastest so that a small sample still spreads over many area codes.
-  const area = AREA_CODES[i % AREA_CODES.length]!;
-  const line = Math.floor(i / AREA_CODES.length);
+  const area = areaCodes[i % areaCodes.length]!;
+  const line = Math.floor(i / areaCodes.length);
   return `+1${area}555${String(line).padStart(4, '0')}`;
 }
 
@@ -86,9 +94,9 @@ function emailPart(name: string): string {
 
 /**
  * People start..start+count-1. Each person is derived from (seed, index) alone, so a slice generated
- * on its own equals the same slice of a larger run.
+ * on its own equals the same slice of a larger run. `areaCodes`: their phones' area codes (validPhone's).
  */
-export function generatePeople(count: number, seed = 1, start = 0): GeneratedPerson[] {
+export function generatePeople(count: number, seed = 1, start = 0, areaCodes?: readonly number[]): GeneratedPerson[] {
   const people: GeneratedPerson[] = [];
   for (let index = start; index < start + count; index++) {
     const rand = mulberry32((Math.imul(seed, 0x9e3779b1) ^ Math.imul(index + 1, 0x85ebca6b)) >>> 0);
@@ -102,7 +110,7 @@ export function generatePeople(count: number, seed = 1, start = 0): GeneratedPer
       lastName,
       // The index keeps emails unique however often a name pair repeats.
       email: `${emailPart(firstName)}.${emailPart(lastName)}.${index}@example.com`,
-      phone: humanFormat(validPhone(index), style),
+      phone: humanFormat(areaCodes ? areaCodePhone(index, areaCodes) : validPhone(index), style),
       company,
     });
   }

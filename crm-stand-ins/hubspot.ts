@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { generatePeople, seededDoNotCall } from './contacts.ts';
+import { areaCodesOption } from './command-line.ts';
 import { RefusalLog, type Refusal } from './refusals.ts';
 
 export interface HubSpotStandInOptions {
@@ -25,6 +26,8 @@ export interface HubSpotStandInOptions {
    * have hs_email_optout for email only): an account that tracks it has a custom property like this one.
    */
   doNotCallShare?: number;
+  /** The area codes of the seeded contacts' phones (NANP; default: 100 US area codes). */
+  areaCodes?: readonly number[];
   /**
    * The date version this stand-in reports as `apiVersion` (for clients' paths); default '2026-09'. Every version HubSpot
    * publishes (HUBSPOT_DATE_VERSIONS) and the legacy v3 paths are served; any other is refused.
@@ -422,8 +425,8 @@ class ObjectStore {
 /** The custom Do Not Call property seeded with `doNotCallShare` (a booleancheckbox: HubSpot gives its values as "true"/"false"). */
 export const DO_NOT_CALL_PROPERTY = 'do_not_call';
 
-function seedContacts(store: ObjectStore, count: number, seed: number, doNotCallShare: number | undefined): void {
-  for (const p of generatePeople(count, seed)) {
+function seedContacts(store: ObjectStore, count: number, seed: number, doNotCallShare: number | undefined, areaCodes?: readonly number[]): void {
+  for (const p of generatePeople(count, seed, 0, areaCodes)) {
     const dnc: Record<string, string> = doNotCallShare === undefined ? {} : { [DO_NOT_CALL_PROPERTY]: String(seededDoNotCall(p.index, doNotCallShare, seed)) };
     // Distinct, increasing timestamps make the seeded order deterministic.
     store.insertAt({ firstname: p.firstName, lastname: p.lastName, email: p.email, phone: p.phone, company: p.company, ...dnc }, SEED_BASE_MS + p.index);
@@ -1079,7 +1082,7 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   const searchWindow = new RollingWindow(1000, opts.searchPerSecond ?? 5);
   const requestWindow = new RollingWindow(10_000, opts.requestsPer10Seconds ?? 190);
   const store = new ObjectStore(now, CONTACT_SCHEMA);
-  seedContacts(store, opts.contacts ?? 0, opts.seed ?? 1, opts.doNotCallShare);
+  seedContacts(store, opts.contacts ?? 0, opts.seed ?? 1, opts.doNotCallShare, opts.areaCodes);
   const calls = new ObjectStore(now, CALL_SCHEMA);
   /** call id → the contact ids it is associated with, in the order given. */
   const callContacts = new Map<string, string[]>();
@@ -1676,6 +1679,7 @@ async function main(): Promise<void> {
       'search-per-second': { type: 'string' },
       'requests-per-10-seconds': { type: 'string' },
       'do-not-call-share': { type: 'string' },
+      'area-codes': { type: 'string' },
     },
   });
   const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
@@ -1691,6 +1695,7 @@ async function main(): Promise<void> {
     searchPerSecond: num(values['search-per-second']),
     requestsPer10Seconds: num(values['requests-per-10-seconds']),
     doNotCallShare: num(values['do-not-call-share']),
+    areaCodes: areaCodesOption(values, 'area-codes', 'usage: ./dev node crm-stand-ins/hubspot.ts --port 4100 --contacts 300 [--area-codes 212,808,907] [--do-not-call-share 0.1] [--webhook-url URL]'),
   });
   console.log(`HubSpot stand-in listening on ${standIn.url} (API version ${standIn.apiVersion}, ${standIn.contacts().length} contacts)`);
   console.log(`Access token: ${standIn.token}`);

@@ -3,8 +3,8 @@ import { createHash, createHmac, randomBytes, timingSafeEqual, verify, type KeyO
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { intOption, parseStandInArgs, stopOnSignals } from './command-line.ts';
-import { generatePeople, mulberry32, VALID_PHONE_COUNT, validPhone } from './contacts.ts';
+import { areaCodesOption, intOption, parseStandInArgs, stopOnSignals } from './command-line.ts';
+import { areaCodePhone, generatePeople, mulberry32, VALID_PHONE_COUNT, validPhone } from './contacts.ts';
 import { createOutboundSender, type OutboundDelivery } from './salesforce-outbound.ts';
 import {
   defineSchema, isDate, jsonValue, makeId, parseDateTime, recordUrl, sfDateTime, toId18,
@@ -33,6 +33,8 @@ export interface SalesforceStandInOptions {
   /** Generated contacts and leads to seed (contacts first, from the same people generator); default 0 each. */
   contacts?: number;
   leads?: number;
+  /** The area codes of the seeded people's phones (NANP; default: 100 US area codes). */
+  areaCodes?: readonly number[];
   /** Campaigns to seed; the seeded people are spread over them, some in several. Default 2. */
   campaigns?: number;
   seed?: number;
@@ -299,12 +301,15 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
   const leadCount = opts.leads ?? 0;
   const people = contactCount + leadCount;
   // Main, mobile and custom phones come from three disjoint ranges of distinct valid numbers.
-  if (people * 3 > VALID_PHONE_COUNT) throw new RangeError(`contacts + leads: at most ${Math.floor(VALID_PHONE_COUNT / 3)}; got ${people}`);
+  const areaCodes = opts.areaCodes;
+  const phoneCount = areaCodes ? areaCodes.length * 10_000 : VALID_PHONE_COUNT;
+  const phone = (i: number) => (areaCodes ? areaCodePhone(i, areaCodes) : validPhone(i));
+  if (people * 3 > phoneCount) throw new RangeError(`contacts + leads: at most ${Math.floor(phoneCount / 3)}; got ${people}`);
   const campaigns: SfRecord[] = [];
   for (let i = 0; i < (opts.campaigns ?? 2); i++) {
     campaigns.push(insert('Campaign', { Name: `Dialer Campaign ${i + 1}`, Type: 'Telemarketing', Status: 'In Progress', IsActive: true }, SEED_BASE_MS));
   }
-  for (const p of generatePeople(people, seed)) {
+  for (const p of generatePeople(people, seed, 0, areaCodes)) {
     const rand = mulberry32((seed * 7919 + p.index * 104_729) >>> 0);
     const at = SEED_BASE_MS + (p.index + 1) * 1000;
     const type: SObjectName = p.index < contactCount ? 'Contact' : 'Lead';
@@ -312,8 +317,8 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     const person = insert(type, {
       FirstName: p.firstName, LastName: p.lastName, Email: p.email,
       Phone: noMainPhone ? null : p.phone,
-      MobilePhone: noMainPhone || rand() < 0.3 ? typed(validPhone(people + p.index), Math.floor(rand() * 3)) : null,
-      [customPhoneField]: rand() < 0.15 ? validPhone(2 * people + p.index) : null,
+      MobilePhone: noMainPhone || rand() < 0.3 ? typed(phone(people + p.index), Math.floor(rand() * 3)) : null,
+      [customPhoneField]: rand() < 0.15 ? phone(2 * people + p.index) : null,
       DoNotCall: rand() < 0.12,
       ...(type === 'Contact' ? { Title: null } : { Company: p.company, Status: 'Open - Not Contacted' }),
     }, at);
@@ -1021,7 +1026,7 @@ function stripNulls(values: Record<string, FieldValue>): Record<string, FieldVal
 
 async function main(): Promise<void> {
   const usage = 'usage: ./dev node crm-stand-ins/salesforce.ts [--port 4300] [--host 127.0.0.1] [--contacts 200] [--leads 100] [--campaigns 2] [--seed 1]\n' +
-    '  [--client-id ID] [--username USER] [--jwt-public-key FILE.pem] [--daily-api-requests 100000] [--outbound-url URL]\n' +
+    '  [--client-id ID] [--username USER] [--jwt-public-key FILE.pem] [--daily-api-requests 100000] [--outbound-url URL] [--area-codes 212,808,907]\n' +
     '  --outbound-url sends an Outbound Message (Id, Phone, MobilePhone, DoNotCall) there on every contact or lead change.\n' +
     '  The consumer secret is read from SF_CLIENT_SECRET (default sf-client-secret).';
   const args = parseStandInArgs(usage, {
@@ -1036,6 +1041,7 @@ async function main(): Promise<void> {
     'jwt-public-key': {},
     'daily-api-requests': { default: '100000' },
     'outbound-url': {},
+    'area-codes': {},
   });
   if (!args) return;
   const num = (name: string, min: number): number => intOption(args, name, min, usage);
@@ -1054,6 +1060,7 @@ async function main(): Promise<void> {
     host: args.host,
     contacts: num('contacts', 0),
     leads: num('leads', 0),
+    areaCodes: areaCodesOption(args, 'area-codes', usage),
     campaigns: num('campaigns', 0),
     seed: num('seed', 0),
     clientId: args['client-id'],

@@ -2,7 +2,8 @@
 // sources, and the HTTP side (webhooks, /health, /metrics).
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { complianceOf, dialerOf, type Config, type SyncConfig } from './config.ts';
+import { complianceOf, ConfigError, dialerOf, type Config, type SyncConfig } from './config.ts';
+import { followDialerClock, type DialerClock } from './dialer-clock.ts';
 import { CampaignWindow } from './compliance/campaign-window.ts';
 import { buildHttp, type HttpServer } from './http/server.ts';
 import { createLogger } from './log.ts';
@@ -91,6 +92,7 @@ export class Daemon {
   private seenRedisRunId: string | null = null;
   /** The schedules, when this process sets them (the `start` command): it then checks them periodically and on every reconnection. */
   private schedules: Schedules | null = null;
+  private clock: DialerClock | null = null;
   /** Aborted by close(): running pulls stop at the next page and their jobs go back to the queue. */
   private readonly stopping = new AbortController();
 
@@ -115,6 +117,15 @@ export class Daemon {
     const log = options.log ?? createLogger(config.log.level);
     const d = new Daemon(config, log);
     const ctx: CrmContext = { redis: d.redis, keys: d.keys, log, metrics: d.metrics };
+    let now = options.now;
+    if (!now && config.dialerClock) {
+      try {
+        now = await d.followClock(config.dialerClock);
+      } catch (err) {
+        d.redis.disconnect();
+        throw err;
+      }
+    }
     await d.redis.ping();
     await d.checkRedis();
     await upgradeLayout(d.redis, d.keys, config.syncs.map((sync) => {
@@ -138,7 +149,7 @@ export class Daemon {
       const rt: SyncRuntime = { config: sync, state, source: createSource(sync, ctx), push, log, metrics: d.metrics, arrivals };
       const compliance = complianceOf(config, sync);
       if (compliance) {
-        rt.window = new CampaignWindow({ redis: d.redis, keys, dialer: new DialerClient(dialer), campaignId: sync.campaignId, compliance, mapping: sync.mapping, log, now: options.now });
+        rt.window = new CampaignWindow({ redis: d.redis, keys, dialer: new DialerClient(dialer), campaignId: sync.campaignId, compliance, mapping: sync.mapping, log, now });
       }
       d.runtimes.set(sync.id, rt);
       if (sync.mirror) {
@@ -205,6 +216,25 @@ export class Daemon {
   get address(): string | null {
     const a = this.http?.server.address();
     return a && typeof a === 'object' ? `http://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}` : null;
+  }
+
+  /**
+   * Calling windows judged by the dialer's clock (config `dialerClock`: the demo's sped-up reference server). Checks
+   * every `checkEvery` of real time then span `checkEvery × speed` of the dialer's: the margin before a close must be
+   * longer, or a check could come after the close.
+   */
+  private async followClock(c: NonNullable<Config['dialerClock']>): Promise<() => number> {
+    const clock = await followDialerClock(c, (err) => this.log.warn({ err: err.message }, 'dialer clock: reading failed; the last reading is carried forward'));
+    this.clock = clock;
+    for (const sync of this.config.syncs) {
+      const compliance = complianceOf(this.config, sync);
+      if (compliance && compliance.margin <= compliance.checkEvery * clock.speed) {
+        clock.stop();
+        throw new ConfigError('with dialerClock', [`sync "${sync.id}": compliance.margin (${compliance.margin / 1000}s of the dialer's clock) must be longer than checkEvery (${compliance.checkEvery / 1000}s) times the dialer clock's speed (${clock.speed}): ${compliance.checkEvery * clock.speed / 1000}s of its time pass between two checks`]);
+      }
+    }
+    this.log.info({ url: c.url, now: new Date(clock.now()).toISOString(), speed: clock.speed }, 'calling windows follow the dialer\'s clock');
+    return () => clock.now();
   }
 
   /** Warns when Redis may drop or forget BullMQ's and the daemon's keys. */
@@ -366,6 +396,7 @@ export class Daemon {
       deadlineMs = Math.min(deadlineMs, REDIS_GONE_GRACE_MS);
     }
     this.schedules?.stop();
+    this.clock?.stop();
     const graceful = (async () => {
       await this.http?.close();
       await Promise.all([this.syncWorker?.close(), ...[...this.pushQueues.values()].map((q) => q.close())]);

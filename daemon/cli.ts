@@ -109,7 +109,14 @@ function syncArg(): string {
 }
 
 if (command === 'start') {
-  const daemon = await Daemon.start(config, { log });
+  let daemon: Daemon;
+  try {
+    daemon = await Daemon.start(config, { log });
+  } catch (err) {
+    // A dialer clock that cannot be read or is too fast for the window's checks: a sentence, not a stack.
+    if (err instanceof ConfigError || (err as Error).message.startsWith('dialerClock:')) fail((err as Error).message, 1);
+    throw err;
+  }
   let stopping = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {

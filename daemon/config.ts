@@ -180,6 +180,11 @@ export const configSchema = z.strictObject({
   shutdownTimeout: duration.default(20_000),
   /** The rule set of every sync that names none (calling windows, state rows, the operator's window); absent: none. */
   compliance: complianceSchema.optional(),
+  /**
+   * Demo and tests only: judge calling windows by the dialer's own clock (the reference server's GET /console/clock,
+   * with its console token) rather than the real one. Absent (every real deployment): the real clock.
+   */
+  dialerClock: z.strictObject({ url, token: secret, every: duration.refine((ms) => ms >= 1000, 'at least 1s').default(5000) }).optional(),
   log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info') }).default({ level: 'info' }),
   /** OpenTelemetry traces (off unless an endpoint is set here or in OTEL_EXPORTER_OTLP_ENDPOINT); see telemetry.ts. */
   telemetry: telemetrySchema.optional(),

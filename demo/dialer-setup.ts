@@ -4,7 +4,10 @@
 export interface DialerSetup {
   accountId: string;
   campaignId: string;
-  /** Campaign Number Admin (restricted to the campaign) + Campaign Reader (for the call-details report): the daemon's key. */
+  /**
+   * Campaign Number Admin (restricted to the campaign) + Campaign Admin (the calling window pauses and resumes the
+   * campaign; also reads the call-details report): the daemon's key.
+   */
   daemonToken: string;
   /** Campaign Reader: the progress view's own key (rate limits are per key, so it never slows the daemon). */
   viewToken: string;
@@ -53,7 +56,7 @@ export async function setUpDialer(o: DialerSetupOptions): Promise<DialerSetup> {
   const key = (name: string, roles: string[], campaignIds: string[] | null = null) =>
     consoleCall<{ token: string }>(o, `${a}/apiKeys`, { name, roles, campaignIds });
   const [daemonKey, viewKey, adminKey] = await Promise.all([
-    key('sync daemon', ['CampaignNumberAdmin', 'CampaignReader'], [campaign.id]),
+    key('sync daemon', ['CampaignNumberAdmin', 'CampaignAdmin'], [campaign.id]),
     key('demo progress view', ['CampaignReader']),
     key('demo admin', ['CampaignAdmin']),
   ]);

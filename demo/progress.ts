@@ -19,6 +19,8 @@ export interface ProgressSources {
   daemonUrl: string;
   adminToken: string;
   syncId: string;
+  /** The dialer's clock (the server's GET /console/clock, with the console token): the windows run by it. */
+  consoleToken: string;
 }
 
 /** One reading; a count that could not be read this time is null (the view keeps showing the last one it had). */
@@ -28,7 +30,28 @@ export interface Counts {
   byStatus: Record<Status, number | null>;
   calls: number | null;
   activities: number | null;
-  daemon: { contacts: number; numbers: number; parked: number; mirrorParked: number | null; lastRun: string | null } | null;
+  /** The dialer's time (its clock runs `speed` times faster than the real one), which the calling windows follow. */
+  dialerClock: { now: string; speed: number | null } | null;
+  daemon: {
+    contacts: number; numbers: number; parked: number; mirrorParked: number | null; lastRun: string | null;
+    /** Numbers held out because a contact holding them is marked Do Not Call. */
+    doNotCall: number;
+    /** What the calling window holds back (null: no compliance rules). */
+    rules: Held | null;
+  } | null;
+}
+
+/** What the calling-window rules hold back now, as the daemon's /ops API says. */
+export interface Held {
+  /** The campaign state the daemon set for the window. */
+  state: 'Active' | 'Paused' | null;
+  /** When that state changes next (Paused: the opening; Active: the pause before the close), dialer time. */
+  nextEdgeAt: string | null;
+  /** Numbers waiting while the window is closed. */
+  window: number;
+  /** Numbers at their call cap (Florida: 3 in 24 h), and when the first is released. */
+  cap: number;
+  nextCapReleaseAt: string | null;
 }
 
 const TIMEOUT_MS = 3000;
@@ -68,6 +91,8 @@ interface OpsSync {
   sync: string; contacts: number; numbers: number; parked: number;
   runs: { mode: string; status: string; seen: number; pushed: number }[];
   mirror: { mirrored: number | null; parked: number | null } | null;
+  doNotCall: number;
+  window: { state: 'Active' | 'Paused' | null; nextEdgeAt: string | null; heldByWindow: number; heldByCap: number; nextCapReleaseAt: string | null } | null;
 }
 
 async function daemonStatus(s: ProgressSources): Promise<Counts['daemon']> {
@@ -81,19 +106,29 @@ async function daemonStatus(s: ProgressSources): Promise<Counts['daemon']> {
   return {
     contacts: sync.contacts, numbers: sync.numbers, parked: sync.parked, mirrorParked: sync.mirror?.parked ?? null,
     lastRun: run ? `${run.mode} ${run.status}, ${run.seen} seen, ${run.pushed} pushed` : null,
+    doNotCall: sync.doNotCall,
+    rules: sync.window && { state: sync.window.state, nextEdgeAt: sync.window.nextEdgeAt, window: sync.window.heldByWindow,
+      cap: sync.window.heldByCap, nextCapReleaseAt: sync.window.nextCapReleaseAt },
   };
+}
+
+async function dialerClock(s: ProgressSources): Promise<Counts['dialerClock']> {
+  const res = await fetch(`${s.serverUrl}/console/clock`, { headers: { authorization: `Bearer ${s.consoleToken}` }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  if (res.status !== 200) throw new Error(`dialer clock: ${res.status}`);
+  const { now, speed } = (await res.json()) as { now: string; speed: number | null };
+  return { now, speed };
 }
 
 const settle = <T>(p: Promise<T>): Promise<T | null> => p.catch(() => null);
 
 export async function readCounts(s: ProgressSources): Promise<Counts> {
-  const [crmContacts, activities, synced, calls, daemon, ...statuses] = await Promise.all([
+  const [crmContacts, activities, synced, calls, daemon, clockNow, ...statuses] = await Promise.all([
     settle(crmTotal(s.crm, 'contacts')), settle(crmTotal(s.crm, 'calls')),
-    settle(dialerTotal(s, 'numbers')), settle(dialerTotal(s, 'reports/callDetails')), settle(daemonStatus(s)),
+    settle(dialerTotal(s, 'numbers')), settle(dialerTotal(s, 'reports/callDetails')), settle(daemonStatus(s)), settle(dialerClock(s)),
     ...STATUSES.map((status) => settle(dialerTotal(s, 'numbers', { status }))),
   ]);
   return {
-    crmContacts, activities, synced, calls, daemon,
+    crmContacts, activities, synced, calls, daemon, dialerClock: clockNow,
     byStatus: Object.fromEntries(STATUSES.map((st, i) => [st, statuses[i] ?? null])) as Record<Status, number | null>,
   };
 }
@@ -105,15 +140,17 @@ export function merge(previous: Counts | null, next: Counts): Counts {
   return {
     crmContacts: pick(next.crmContacts, previous.crmContacts), synced: pick(next.synced, previous.synced),
     calls: pick(next.calls, previous.calls), activities: pick(next.activities, previous.activities),
-    daemon: pick(next.daemon, previous.daemon),
+    daemon: pick(next.daemon, previous.daemon), dialerClock: pick(next.dialerClock, previous.dialerClock),
     byStatus: Object.fromEntries(STATUSES.map((st) => [st, pick(next.byStatus[st], previous.byStatus[st])])) as Record<Status, number | null>,
   };
 }
 
 /** Every number has a final status and every call is in the CRM: nothing more will happen until the CRM changes. */
 export function settled(c: Counts): boolean {
-  // At least one number a contact: a contact whose number changed keeps its called old number beside the new one.
-  return c.synced !== null && c.crmContacts !== null && c.synced > 0 && c.synced >= c.crmContacts &&
+  // At least one number a contact (a contact whose number changed keeps its called old number beside the new one),
+  // besides the contacts Do Not Call holds out; none waiting for the calling window.
+  const held = c.daemon ? c.daemon.doNotCall : 0;
+  return c.synced !== null && c.crmContacts !== null && c.synced > 0 && c.synced + held >= c.crmContacts && !c.daemon?.rules?.window &&
     c.byStatus.NotContacted === 0 && c.byStatus.Contacting === 0 && c.byStatus.RetryPending === 0 &&
     c.calls !== null && c.calls > 0 && c.activities === c.calls;
 }
@@ -129,7 +166,37 @@ function clock(ms: number): string {
 export function plainLine(c: Counts, elapsedMs: number): string {
   return `[${clock(elapsedMs)}] crm ${n(c.crmContacts)} contacts | synced ${n(c.synced)} | ` +
     `${STATUSES.map((st) => `${st} ${n(c.byStatus[st])}`).join(' ')} | calls ${n(c.calls)} | activities ${n(c.activities)}` +
-    (c.daemon ? ` | parked ${c.daemon.parked}, mirror parked ${n(c.daemon.mirrorParked)}` : '') + (settled(c) ? ' | settled' : '');
+    (c.daemon ? ` | parked ${c.daemon.parked}, mirror parked ${n(c.daemon.mirrorParked)} | ${heldPlain(c.daemon)}` : '') + (settled(c) ? ' | settled' : '');
+}
+
+/** `held: window 270 cap 0 dnc 30, campaign Paused until 2026-12-01T18:00:00.000Z` (what the rules hold back). */
+function heldPlain(d: NonNullable<Counts['daemon']>): string {
+  const r = d.rules;
+  return `held: ${r ? `window ${r.window} cap ${r.cap} ` : ''}dnc ${d.doNotCall}` +
+    (r?.state ? `, campaign ${r.state}${r.nextEdgeAt ? ` until ${r.nextEdgeAt}` : ''}` : '');
+}
+
+/** A dialer time as the view shows it: the weekday and time in UTC. */
+function when(iso: string): string {
+  const d = new Date(iso);
+  return `${d.toLocaleDateString('en-US', { weekday: 'short', timeZone: 'UTC' })} ${d.toISOString().slice(11, 16)} UTC`;
+}
+
+/** How long until a dialer time, in real time at the dialer clock's speed (` in 9 s`), when known. */
+function realIn(iso: string, clock: Counts['dialerClock']): string {
+  if (!clock?.speed) return '';
+  const s = Math.max(0, Math.round((Date.parse(iso) - Date.parse(clock.now)) / 1000 / clock.speed));
+  return s < 120 ? `, in ${s} s` : `, in ${Math.round(s / 60)} min`;
+}
+
+/** The view's line of what the rules hold back. */
+function heldLine(d: NonNullable<Counts['daemon']>, clock: Counts['dialerClock'], bold: (s: string) => string): string {
+  const r = d.rules;
+  const window = !r ? '' : r.state === 'Paused'
+    ? `window ${bold(String(r.window))} (campaign paused: the callees' calling window is closed${r.nextEdgeAt ? `; opens ${when(r.nextEdgeAt)}${realIn(r.nextEdgeAt, clock)}` : ''})  `
+    : `window ${bold(String(r.window))} (open${r.nextEdgeAt ? `; the campaign pauses ${when(r.nextEdgeAt)}${realIn(r.nextEdgeAt, clock)}` : ''})  `;
+  const cap = r ? `call cap ${bold(String(r.cap))}${r.cap && r.nextCapReleaseAt ? ` (next released ${when(r.nextCapReleaseAt)})` : ''}  ` : '';
+  return `  Held back by the rules     ${window}${cap}Do Not Call ${bold(String(d.doNotCall))}`;
 }
 
 /** The terminal view. */
@@ -137,11 +204,12 @@ export function viewLines(c: Counts, elapsedMs: number, firstActivityMs: number 
   const bold = (s: string) => `\x1b[1m${s}\x1b[22m`;
   const backlog = c.calls !== null && c.activities !== null ? Math.max(0, c.calls - c.activities) : null;
   return [
-    `${bold('Progress')} ${clock(elapsedMs)}` + (firstActivityMs !== null ? `   (first activity in the CRM ${(firstActivityMs / 1000).toFixed(1)} s after start)` : ''),
+    `${bold('Progress')} ${clock(elapsedMs)}` + (c.dialerClock ? `   dialer's clock ${when(c.dialerClock.now)}${c.dialerClock.speed ? ` (${c.dialerClock.speed}x)` : ''}` : '') + (firstActivityMs !== null ? `   (first activity in the CRM ${(firstActivityMs / 1000).toFixed(1)} s after start)` : ''),
     `  Contacts in the CRM        ${bold(n(c.crmContacts))}`,
     `  Synced into the campaign   ${bold(n(c.synced))} numbers` +
       (c.daemon ? `   (daemon: ${c.daemon.contacts} contacts held, ${c.daemon.parked} parked${c.daemon.lastRun ? `; last run ${c.daemon.lastRun}` : ''})` : ''),
     `  Numbers by status          ${STATUSES.map((st) => `${st} ${bold(n(c.byStatus[st]))}`).join('  ')}`,
+    ...(c.daemon ? [heldLine(c.daemon, c.dialerClock, bold)] : []),
     `  Calls made                 ${bold(n(c.calls))}`,
     `  Activities in the CRM      ${bold(n(c.activities))}` +
       (backlog !== null ? `   (${backlog} call${backlog === 1 ? '' : 's'} not mirrored yet${c.daemon?.mirrorParked ? `, ${c.daemon.mirrorParked} parked` : ''})` : ''),

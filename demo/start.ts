@@ -16,6 +16,20 @@ const HUBSPOT_API_VERSION = '2026-09';
 const DAEMON = 'sync daemon';
 const RECEIVER = 'trace receiver';
 
+// The rules in the demo (README: What the demo shows). The contacts' phones spread over the zones: every US zone
+// (Eastern, Central, Mountain, Arizona, Pacific, Alaska, Hawaii), Indiana's split 219, Florida (its 8 p.m. close and
+// call cap), Rhode Island (no Sunday, no holiday, 6 p.m.), Puerto Rico and Canada (Toronto, Vancouver, Halifax).
+const AREA_CODES = [212, 617, 404, 305, 312, 214, 219, 303, 602, 213, 206, 907, 808, 787, 416, 604, 902, 401];
+/** The share of contacts the CRM marks Do Not Call. */
+const DO_NOT_CALL_SHARE = 0.1;
+/**
+ * When the window those zones share opens: Tuesday 1 December 2026, 08:00 in Honolulu (it closes at 18:00 in Rhode
+ * Island, 23:00 UTC). The dialer's clock starts OPENS_AFTER_S real seconds before it, whatever the speed, so the
+ * demo shows the numbers held by the window, then the opening.
+ */
+const WINDOW_OPENS = Date.parse('2026-12-01T18:00:00Z');
+const OPENS_AFTER_S = 15;
+
 const USAGE = `usage: ./dev start [--crm hubspot|salesforce] [--contacts 300] [--speed 60] [--agents 10] [--port-base 4000] [--interval SECONDS]
                    [--traces [--traces-file traces.jsonl]]
 
@@ -201,10 +215,11 @@ function sourceYaml(crm: CrmSetup): string {
     mapping:
       phone: phone
       variables: { firstName: firstname, company: company }
+      doNotCall: do_not_call
       defaultCountry: US`;
 }
 
-function daemonConfig(o: { prefix: string; daemonUrl: string; daemonPort: number; serverUrl: string; crm: CrmSetup; dialer: DialerSetup }): string {
+function daemonConfig(o: { prefix: string; daemonUrl: string; daemonPort: number; serverUrl: string; speed: number; crm: CrmSetup; dialer: DialerSetup }): string {
   // Secrets are ${ENV} references, as in a real deployment: the values go to the daemon's environment only.
   return `# Written by ./dev start for this run; removed when it stops. A real deployment looks the same (README: Sync daemon).
 redis:
@@ -221,6 +236,16 @@ dialer:
   apiToken: \${DIALER_API_TOKEN}
   timeZone: ${TIME_ZONE}
 shutdownTimeout: 5s
+# Calling windows in the callees' local time (federal 08:00-21:00 and the state rows); checked every second, and
+# paused a margin before a close that covers what the dialer's clock runs between two checks.
+compliance:
+  checkEvery: 1s
+  margin: ${Math.max(120, Math.ceil(2 * o.speed))}s
+# Demo only: the reference server's clock runs ${o.speed}x, so the windows are judged by it (a real deployment leaves
+# this out: the real clock).
+dialerClock:
+  url: ${o.serverUrl}/console/clock
+  token: \${CONSOLE_TOKEN}
 syncs:
   - id: ${SYNC_ID}
     campaignId: ${o.dialer.campaignId}
@@ -344,18 +369,19 @@ try {
   } : {});
 
   console.log(dim(`starting the reference server, the ${crmName} (${contacts} contacts) and the sync daemon; logs in ${dir}`));
-  const server = watch(startChild('reference server', 'server/cli.ts', ['--port', String(serverPort), '--speed', String(speed)],
+  const server = watch(startChild('reference server', 'server/cli.ts', ['--port', String(serverPort), '--speed', String(speed),
+    '--start', new Date(WINDOW_OPENS - OPENS_AFTER_S * speed * 1000).toISOString()],
     { CONSOLE_TOKEN: consoleToken, WEBHOOK_SIGNING_KEY: secret(''), ...otel('campaign-dialing-server') }, join(dir, 'server.log'), ROOT));
   const crmChild = crmKind === 'salesforce'
     ? watch(startChild(crmName, 'crm-stand-ins/salesforce.ts', [
       // Two thirds Contacts, a third Leads; an Outbound Message to the daemon on every change of either.
       `--port=${crmPort}`, `--contacts=${Math.ceil((contacts * 2) / 3)}`, `--leads=${Math.floor(contacts / 3)}`,
-      `--outbound-url=${daemonUrl}/webhooks/${SYNC_ID}`,
+      `--outbound-url=${daemonUrl}/webhooks/${SYNC_ID}`, `--area-codes=${AREA_CODES.join(',')}`,
     ], { SF_CLIENT_SECRET: sfClientSecret }, join(dir, 'salesforce.log'), ROOT))
     : watch(startChild(crmName, 'crm-stand-ins/hubspot.ts', [
     // `--name=value`: a random secret may begin with "-", which would read as the next option.
     `--port=${crmPort}`, `--contacts=${contacts}`, `--token=${hubspotToken}`, `--client-secret=${hubspotClientSecret}`,
-    `--webhook-url=${daemonUrl}/webhooks/${SYNC_ID}`,
+    `--webhook-url=${daemonUrl}/webhooks/${SYNC_ID}`, `--area-codes=${AREA_CODES.join(',')}`, `--do-not-call-share=${DO_NOT_CALL_SHARE}`,
     // HubSpot allows 5 searches a second; the daemon keeps to that, and the progress view's two a refresh get room of their own.
     '--search-per-second', '10',
   ], {}, join(dir, 'hubspot.log'), ROOT));
@@ -367,11 +393,11 @@ try {
   const campaignName = sf ? 'Salesforce Campaign members' : 'HubSpot leads';
   const dialer = await setUpDialer({ baseUrl: serverUrl, consoleToken, eventsUrl: `${daemonUrl}/webhooks/${SYNC_ID}/events`, agents, campaignName });
   const configFile = join(dir, 'sync.yaml');
-  writeFileSync(configFile, daemonConfig({ prefix, daemonUrl, daemonPort, serverUrl, crm, dialer }));
+  writeFileSync(configFile, daemonConfig({ prefix, daemonUrl, daemonPort, serverUrl, speed, crm, dialer }));
   const daemonEnv = {
     DIALER_API_TOKEN: dialer.daemonToken,
     ...(sf ? { SF_CLIENT_SECRET: sfClientSecret } : { HUBSPOT_TOKEN: hubspotToken, HUBSPOT_CLIENT_SECRET: hubspotClientSecret }),
-    DIALER_EVENTS_SECRET: dialer.eventsSecret, CDS_ADMIN_TOKEN: adminToken,
+    DIALER_EVENTS_SECRET: dialer.eventsSecret, CDS_ADMIN_TOKEN: adminToken, CONSOLE_TOKEN: consoleToken,
   };
   // For the person who wants to run `./dev daemon status` against this run (the file goes with the run).
   const envFile = join(dir, 'secrets.env');
@@ -391,6 +417,8 @@ try {
     `                     web console ${serverUrl}/console (sign in with the console token below)`,
     `                     account ${dialer.accountId} (Demo Company, ${TIME_ZONE})`,
     `                     campaign ${dialer.campaignId} "${campaignName}": Dynamic, Active, ${agents} agents, clock at ${speed}x`,
+    `                     calling windows of the callees (area codes ${AREA_CODES.join(', ')}), judged by this clock;` +
+      ` its time starts ${OPENS_AFTER_S} s before they open (${new Date(WINDOW_OPENS).toISOString()}); Do Not Call: ${sf ? 'the DoNotCall checkbox' : `${Math.round(DO_NOT_CALL_SHARE * 100)}% of the contacts`}`,
     `                     Campaign Admin API token ${dialer.adminToken}`,
     `                     console token ${consoleToken}`,
     sf ? `  ${bold('Salesforce stand-in')} ${crmUrl}   ${contacts} Contacts and Leads; Campaign ${sf.campaignId}; org ${sf.orgId}; consumer key ${sf.clientId}, secret ${sfClientSecret}`
@@ -419,7 +447,7 @@ try {
   const sources: ProgressSources = {
     crm: sf ? { kind: 'salesforce', url: crmUrl, token: sf.token, campaignId: sf.campaignId } : { kind: 'hubspot', url: crmUrl, token: hubspotToken, apiVersion: HUBSPOT_API_VERSION },
     serverUrl, accountId: dialer.accountId, campaignId: dialer.campaignId,
-    viewToken: dialer.viewToken, daemonUrl, adminToken, syncId: SYNC_ID,
+    viewToken: dialer.viewToken, daemonUrl, adminToken, syncId: SYNC_ID, consoleToken,
   };
   view = tty ? new TerminalView(process.stdout) : null;
   let counts: Counts | null = null;

@@ -21,6 +21,9 @@ it('feeds the campaign from a Salesforce Campaign, writes every call back as a T
   expect(field(line, 'synced')).toBeGreaterThanOrEqual(field(line, 'crm') * 0.7);
   expect(field(line, 'calls')).toBeGreaterThan(0);
   expect(field(line, 'activities')).toBe(field(line, 'calls'));
+  // What the rules held back: the members marked DoNotCall, and (settled) none waiting for the calling window.
+  expect(field(line, 'dnc')).toBeGreaterThan(0);
+  expect(field(line, 'window')).toBe(0);
 
   // The "Try" line: a phone changed in Salesforce reaches the campaign through the Outbound Message it sends.
   const sfUrl = /Salesforce stand-in\s+(http:\/\/\S+)/.exec(out)?.[1];

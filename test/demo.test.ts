@@ -1,5 +1,7 @@
 // `./dev start` end to end: demo/start.ts in its own process starts the server, the HubSpot stand-in and the daemon,
-// the contacts are synced, called and mirrored back, and a Ctrl-C (SIGINT) stops every process and removes what it made.
+// the contacts (spread over the US zones, Puerto Rico and Canada, some Do Not Call) wait for their calling window, are
+// synced when it opens, called and mirrored back, the progress view says what the rules held back, and a Ctrl-C
+// (SIGINT) stops every process and removes what it made.
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { Redis } from 'ioredis';
@@ -35,19 +37,42 @@ async function keysUnder(prefix: string): Promise<number> {
   }
 }
 
-it('syncs the stand-in\'s contacts, calls them, mirrors the calls back, and stops everything on SIGINT', async () => {
+/** The area codes of the demo's contacts, by where their callees are. */
+const ZONES = {
+  eastern: [212, 617, 404, 305, 401], central: [312, 214], indiana: [219], mountain: [303], arizona: [602], pacific: [213, 206],
+  alaska: [907], hawaii: [808], puertoRico: [787], canada: [416, 604, 902],
+};
+
+it('syncs the stand-in\'s contacts when their window opens, holds Do Not Call ones out, calls and mirrors, shows what the rules hold back, and stops on SIGINT', async () => {
   const demo = startDemo(['--contacts', String(CONTACTS), '--speed', '600', '--port-base', '0', '--interval', '0.5']);
   const { proc, exited } = demo;
 
-  // Not a terminal: one plain progress line per refresh.
+  // Not a terminal: one plain progress line per refresh. First the dialer's clock stands before the window the
+  // contacts share (Tuesday 1 December 2026, 08:00 in Honolulu): the daemon has read them, and the rules hold them.
+  const before = await waitFor(() => {
+    if (demo.gone()) return { line: null };
+    const line = demo.lastProgress();
+    return line && field(line, 'window') > 0 && field(line, 'dnc') > 0 ? { line } : null;
+  }, 'the demo to show numbers held by the calling window and by Do Not Call', 30_000);
+  expect(before.line, `the demo exited early:\n${demo.output()}`).not.toBeNull();
+  expect(before.line).toContain('campaign Paused until 2026-12-01T18:00:00.000Z');
+  expect(field(before.line!, 'synced')).toBe(0);
+  expect(field(before.line!, 'calls')).toBe(0);
+  expect(field(before.line!, 'cap')).toBe(0);
+  const dnc = field(before.line!, 'dnc');
+
+  // The window opens: every number not Do Not Call is synced, called and mirrored, and none waits any more.
   const progress = await waitFor(() => {
     if (demo.gone()) return { line: null };
     const line = demo.lastProgress();
-    return line && field(line, 'synced') === CONTACTS && field(line, 'calls') > 0 && field(line, 'activities') > 0 ? { line } : null;
-  }, `the demo to report ${CONTACTS} contacts synced, calls made and activities mirrored`, 45_000);
+    return line && field(line, 'synced') === CONTACTS - dnc && field(line, 'calls') > 0 && field(line, 'activities') > 0 ? { line } : null;
+  }, `the demo to report ${CONTACTS - dnc} numbers synced, calls made and activities mirrored`, 45_000);
   const out = demo.output();
   expect(progress.line, `the demo exited early:\n${out}`).not.toBeNull();
   expect(field(progress.line!, 'crm')).toBe(CONTACTS);
+  expect(field(progress.line!, 'window')).toBe(0);
+  expect(field(progress.line!, 'dnc')).toBe(dnc);
+  expect(progress.line).toMatch(/campaign Active until 2026-12-01T2\d:\d\d:00\.000Z/);
 
   // What it printed: the three servers, the Redis prefix and the run's folder.
   const serverUrl = /Reference server\s+(http:\/\/\S+)/.exec(out)?.[1];
@@ -68,7 +93,39 @@ it('syncs the stand-in\'s contacts, calls them, mirrors the calls back, and stop
   const adminToken = /password (\S+)/.exec(out)?.[1];
   const ops = await fetch(`${daemonUrl}/ops/api/syncs`, { headers: { authorization: `Basic ${Buffer.from(`x:${adminToken}`).toString('base64')}` } });
   expect(ops.status).toBe(200);
-  expect(((await ops.json()) as { syncs: { sync: string; contacts: number }[] }).syncs).toMatchObject([{ sync: 'demo', contacts: CONTACTS }]);
+  const [sync] = ((await ops.json()) as { syncs: { sync: string; contacts: number; doNotCall: number; window: { callsInside: number; callsOutside: number } }[] }).syncs;
+  expect(sync).toMatchObject({ sync: 'demo', contacts: CONTACTS, doNotCall: dnc });
+  // Every call the mirror read started inside its callee's window.
+  expect(sync!.window.callsOutside).toBe(0);
+  expect(sync!.window.callsInside).toBeGreaterThan(0);
+
+  // The contacts span the zones: the campaign's numbers have every area code, and the daemon placed them by it.
+  const adminApiToken = /Campaign Admin API token (\S+)/.exec(out)?.[1];
+  const [, accountId, campaignId] = /\/v1\/accounts\/([^/]+)\/campaigns\/([^/]+)\/reports/.exec(out) ?? [];
+  const numbers = await fetch(`${serverUrl}/v1/accounts/${accountId}/campaigns/${campaignId}/numbers?range=%5B0,99%5D`, { headers: { authorization: `Bearer ${adminApiToken}` } })
+    .then((r) => r.json() as Promise<{ number: string }[]>);
+  const areaCodes = new Set(numbers.map((n) => Number(n.number.slice(2, 5))));
+  for (const [zone, codes] of Object.entries(ZONES)) expect(codes.filter((c) => areaCodes.has(c)), zone).toEqual(codes);
+  const evidence = async (code: number) => {
+    const phone = numbers.find((n) => n.number.startsWith(`+1${code}`))!.number;
+    const res = await fetch(`${daemonUrl}/ops/api/syncs/demo/window/${encodeURIComponent(phone)}`, { headers: { authorization: `Basic ${Buffer.from(`x:${adminToken}`).toString('base64')}` } });
+    return ((await res.json()) as { evidence: string }).evidence;
+  };
+  expect(await evidence(808)).toMatch(/area code 808 .*Pacific\/Honolulu/);
+  expect(await evidence(907)).toMatch(/area code 907 .*America\/Anchorage/);
+  expect(await evidence(787)).toMatch(/America\/Puerto_Rico/);
+  expect(await evidence(305)).toMatch(/FL/);
+
+  // The Do Not Call count is the contacts the CRM marks, and none of their numbers is in the campaign.
+  const hubspotToken = /access token (\S+)/.exec(out)?.[1];
+  const marked = await fetch(`${hubspotUrl}/crm/objects/2026-09/contacts/search`, {
+    method: 'POST', headers: { authorization: `Bearer ${hubspotToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ limit: 100, properties: ['phone'], filterGroups: [{ filters: [{ propertyName: 'do_not_call', operator: 'EQ', value: 'true' }] }] }),
+  }).then((r) => r.json() as Promise<{ total: number; results: { properties: { phone: string } }[] }>);
+  expect(marked.total).toBe(dnc);
+  const e164 = (typed: string) => `+${typed.replace(/\D/g, '').replace(/^(?=\d{10}$)/, '1')}`;
+  const inCampaign = new Set(numbers.map((n) => n.number));
+  expect(marked.results.map((r) => e164(r.properties.phone)).filter((p) => inCampaign.has(p))).toEqual([]);
 
   proc.kill('SIGINT');
   const exit = await exited;
@@ -77,4 +134,4 @@ it('syncs the stand-in\'s contacts, calls them, mirrors the calls back, and stop
   expect(await Promise.all(urls.map(listening))).toEqual([false, false, false]);
   expect(await keysUnder(prefix!)).toBe(0);
   expect(existsSync(configFile!)).toBe(false);
-}, 60_000);
+}, 90_000);

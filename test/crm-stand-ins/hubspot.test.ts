@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generatePeople, validPhone } from '../../crm-stand-ins/contacts.ts';
+import { areaCodePhone, generatePeople, validPhone } from '../../crm-stand-ins/contacts.ts';
 import { DO_NOT_CALL_PROPERTY, signHubSpotV3, startHubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 import type { HubSpotEvent, HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 
@@ -565,6 +565,24 @@ describe('generated contacts', () => {
       expect(parsePhoneNumberFromString(phone)?.isValid(), phone).toBe(true);
     }
     expect(() => validPhone(1_000_000)).toThrow(RangeError);
+  });
+
+  it('spread over chosen area codes (Alaska, Hawaii, Puerto Rico, Canada): valid, distinct, each code in turn', async () => {
+    const codes = [907, 808, 787, 416, 604, 902];
+    const people = generatePeople(600, 1, 0, codes);
+    const parsed = people.map((p) => parsePhoneNumberFromString(p.phone, 'US')!);
+    expect(parsed.every((n) => n.isValid())).toBe(true);
+    expect(new Set(parsed.map((n) => n.number)).size).toBe(600);
+    expect(parsed.slice(0, 6).map((n) => [n.nationalNumber.slice(0, 3), n.country])).toEqual([['907', 'US'], ['808', 'US'], ['787', 'PR'], ['416', 'CA'], ['604', 'CA'], ['902', 'CA']]);
+    expect(() => areaCodePhone(60_000, codes)).toThrow(RangeError);
+    // The stand-in seeds them so.
+    const seeded = await startHubSpotStandIn({ contacts: 12, areaCodes: codes });
+    try {
+      expect(seeded.contacts().map((c) => parsePhoneNumberFromString(String(c.properties.phone), 'US')!.nationalNumber.slice(0, 3)))
+        .toEqual([...codes, ...codes].map(String));
+    } finally {
+      await seeded.close();
+    }
   });
 
   it('are deterministic per seed, and a slice generated alone equals the same slice of a longer run', () => {
