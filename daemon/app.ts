@@ -28,7 +28,7 @@ import { ReplicaAcks } from './state/replication.ts';
 import { DaemonKeys, campaignKey } from './state/keys.ts';
 import { upgradeLayout } from './state/layout.ts';
 import { WorkerWatchdog } from './worker-watchdog.ts';
-import { queueTelemetry } from './telemetry.ts';
+import { inSpan, queueTelemetry } from './telemetry.ts';
 import { SyncState } from './state/sync-state.ts';
 import { Schedules, wantedSchedulers, type SyncJobData } from './schedules.ts';
 
@@ -310,7 +310,9 @@ export class Daemon {
     if (!rt) return 'unknown sync (removed from the configuration)';
     // Scheduler jobs skip deduplication: they only queue a pull, which deduplicates.
     if (job.name === 'tick') {
-      if (job.data.kind === 'window') return await this.enforceWindow(rt, 'schedule', true);
+      // A trace of its own per check (linked to the scheduler's): the runs and plans it asks for are not chained into
+      // one never-ending trace of the scheduler's repeats.
+      if (job.data.kind === 'window') return await inSpan('calling window', () => ({ 'cds.sync': rt.config.id }), () => this.enforceWindow(rt, 'schedule', true), { root: true });
       if (job.data.kind === 'mirror') await this.triggerMirror(rt.config.id, 'schedule');
       else if (job.data.kind === 'compare') {
         // The scheduler's first tick fires at once: a sync that has not imported yet, or compared within the

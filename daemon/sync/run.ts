@@ -317,8 +317,16 @@ async function drainInbox(rt: SyncRuntime, runId: string, signal?: AbortSignal):
 /** Runs one sync; `runId` is the job's id, so a resumed job continues the same run. */
 export function runSync(rt: SyncRuntime, runId: string, trigger: string, signal?: AbortSignal): Promise<RunRecord> {
   return inSpan('sync run', () => ({ 'cds.sync': rt.config.id, 'cds.run': runId, 'cds.trigger': trigger }), () => runSyncNow(rt, runId, trigger, signal),
-    { root: trigger === 'schedule' || trigger === 'compare' });
+    { root: !CONTINUES_ITS_TRACE.has(trigger) });
 }
+
+/**
+ * Runs that belong to the trace that asked for them (a webhook's change, a command, an operator's retry). The others
+ * (a schedule, a comparison, the calling window opening, the first run, a Redis restart) are asked for by a BullMQ
+ * job scheduler's chain or by a start, whose trace would otherwise hold every run for ever: each starts a trace of
+ * its own, linked to what asked.
+ */
+const CONTINUES_ITS_TRACE = new Set(['webhook', 'command line', 'operator retry']);
 
 async function runSyncNow(rt: SyncRuntime, runId: string, trigger: string, signal?: AbortSignal): Promise<RunRecord> {
   const redis = redisOf(rt);
