@@ -314,7 +314,8 @@ describe('CRM requests are client spans of the run, their pacing waits events', 
     d = await spawnDaemon({
       redis: { url: REDIS_URL, prefix }, http: { host: '127.0.0.1', port: 0 },
       dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 } },
-      syncs: [{ id: 'hs', campaignId: f.campaignId, mapping: { phone: 'phone', defaultCountry: 'US' },
+      // A cron schedule: the full import is the daemon's first run, asked for at start rather than by a schedule.
+      syncs: [{ id: 'hs', campaignId: f.campaignId, mapping: { phone: 'phone', defaultCountry: 'US' }, schedule: { cron: '0 0 3 * * *' },
         source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, clientSecret: 'hs-client-secret', pageSize: 50 } }],
       log: { level: 'info' },
     }, dir, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_SERVICE_NAME: 'daemon-hs', OTEL_BSP_SCHEDULE_DELAY: '100' });
@@ -324,6 +325,9 @@ describe('CRM requests are client spans of the run, their pacing waits events', 
       'the full run and its search spans', 60_000);
     const mine = searches().filter((s) => s.traceId === run.traceId);
     expect(mine.length).toBeGreaterThanOrEqual(6);
+    // Asked for at start, not by a change: a trace of its own (linked to the job's), not a child of BullMQ's chain.
+    expect(run.attributes['cds.trigger']).toBe('first run');
+    expect(run.parentSpanId || null).toBeNull();
     for (const s of mine) expect(s).toMatchObject({ kind: 3, parentSpanId: run.spanId, attributes: { 'cds.crm': 'hubspot', 'http.response.status_code': 200 } });
     // 5 searches a second: the gate spaces pages about 210 ms apart, and says so on the span that waited.
     expect(mine.filter((s) => s.events.includes('rate-limit wait')).length).toBeGreaterThan(0);
@@ -337,7 +341,8 @@ describe('CRM requests are client spans of the run, their pacing waits events', 
     writeFileSync(file, JSON.stringify({
       redis: { url: REDIS_URL, prefix }, http: { host: '127.0.0.1', port: 0 },
       dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 } },
-      syncs: [{ id: 'hs', campaignId: f.campaignId, mapping: { phone: 'phone', defaultCountry: 'US' },
+      // A cron schedule: the full import is the daemon's first run, asked for at start rather than by a schedule.
+      syncs: [{ id: 'hs', campaignId: f.campaignId, mapping: { phone: 'phone', defaultCountry: 'US' }, schedule: { cron: '0 0 3 * * *' },
         source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, clientSecret: 'hs-client-secret', pageSize: 50 } }],
       log: { level: 'warn' },
     }));
