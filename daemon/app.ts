@@ -16,7 +16,7 @@ import { SourceError } from './errors.ts';
 import { CsvSource } from './sources/csv.ts';
 import type { Source } from './sources/source.ts';
 import { WebhookSource } from './sources/webhook.ts';
-import { Interrupted, planDirty, resumeBatches, runSync, type SyncRuntime } from './sync/run.ts';
+import { Interrupted, planDirty, resumeBatches, RunBusy, RunStopped, runSync, type SyncRuntime } from './sync/run.ts';
 import { Arrivals } from './sync/arrivals.ts';
 import { DialerClient } from './dialer.ts';
 import { mirrorRun, type MirrorRuntime } from './mirror/mirror.ts';
@@ -146,7 +146,7 @@ export class Daemon {
       const state = new SyncState(d.redis, keys, sync.id, d.acks);
       // What a run held for a webhook being received is released, when the last one ends, by a run of its own.
       const arrivals = new Arrivals(() => d.triggerPull(sync.id, 'webhook', false, 'inbox'));
-      const rt: SyncRuntime = { config: sync, state, source: createSource(sync, ctx), push, log, metrics: d.metrics, arrivals };
+      const rt: SyncRuntime = { config: sync, state, source: createSource(sync, ctx), push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter };
       const compliance = complianceOf(config, sync);
       if (compliance) {
         rt.window = new CampaignWindow({ redis: d.redis, keys, dialer: new DialerClient(dialer), campaignId: sync.campaignId, compliance, mapping: sync.mapping, log, now });
@@ -358,6 +358,19 @@ export class Daemon {
       if (err instanceof Interrupted) {
         // Back to the queue without spending an attempt; the run resumes from its checkpoint wherever it is taken next.
         await job.moveToDelayed(Date.now(), token);
+        throw new DelayedError();
+      }
+      if (err instanceof RunBusy) {
+        // Another process runs the sync (this job was given to a worker again after its lock was lost, or queued beside
+        // it): this one waits, without spending an attempt, and then resumes or finds its run done.
+        this.log.info({ sync: rt.config.id, job: job.id, holder: err.holder }, 'another process runs this sync: the job waits for it');
+        // (Moving fails when the job's lock was lost meanwhile: the job is then another worker's.)
+        await job.moveToDelayed(Date.now() + Math.max(err.retryInMs, 250), token).catch(() => {});
+        throw new DelayedError();
+      }
+      if (err instanceof RunStopped) {
+        // The job is another worker's now (its lock was lost): moving it fails, and is not needed.
+        await job.moveToDelayed(Date.now(), token).catch(() => {});
         throw new DelayedError();
       }
       // A CRM that refuses the request (credentials, selection, budget) will refuse it again: no retry until the next trigger.

@@ -55,6 +55,8 @@ export class SyncKeys {
   get meta() { return `${this.sync}:meta`; }
   /** list: the last 100 run ids, newest first. */
   get runs() { return `${this.sync}:runs`; }
+  /** The lease of the process running the sync's run (one at a time, whatever BullMQ's job locks say). */
+  get runLease() { return `${this.sync}:run-lease`; }
   /** list: webhook deliveries waiting for the next run. */
   get inbox() { return `${this.sync}:inbox`; }
   /** hash: one run's record and counts. */

@@ -42,8 +42,25 @@ export class Lease {
     }
   }
 
-  /** Renews it for another `ms`: false when it lapsed and another took it (the holder must stop acting). */
-  async renew(): Promise<boolean> { return (await this.redis.cdsLease(this.key, this.token, this.ms))[0] === ''; }
+  /**
+   * Renews it for another `ms` (durably when taken so: a renewal a failover lost would let it lapse early): false when
+   * it lapsed and another took it (the holder must stop acting).
+   */
+  async renew(): Promise<boolean> { return (await this.take()) === null; }
+
+  /**
+   * Renews it every third of its time until `stop`, so that a holder waiting long (a CRM's rate limit) keeps it; `lost`
+   * aborts when a renewal finds another holding it. Only a fence: the holder still renews before each act that must
+   * not be done twice.
+   */
+  keepRenewed(): { lost: AbortSignal; stop(): void } {
+    const lost = new AbortController();
+    const timer = setInterval(() => {
+      this.renew().then((held) => { if (!held) lost.abort(new Error(`lease ${this.key} taken by another holder`)); }, () => {});
+    }, Math.max(Math.floor(this.ms / 3), 100));
+    timer.unref();
+    return { lost: lost.signal, stop: () => clearInterval(timer) };
+  }
 
   /** Lets it go, if still held (never another's). */
   async release(): Promise<void> { await this.redis.cdsLease(this.key, this.token, 0); }

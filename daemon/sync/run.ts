@@ -12,6 +12,7 @@ import { hashValues, mapContact, redactPhone, type MappedContact, type RecordErr
 import { storableId, type SyncState, type RunRecord } from '../state/sync-state.ts';
 import type { Arrivals } from './arrivals.ts';
 import { currentTraceparent, inSpan, linkActiveSpan, traceIdOf } from '../telemetry.ts';
+import { Lease } from '../state/lease.ts';
 
 export interface SyncRuntime {
   config: SyncConfig;
@@ -24,10 +25,34 @@ export interface SyncRuntime {
   window?: CampaignWindow;
   /** The sync's webhook requests this process is receiving: while one is, part batches wait for it. */
   arrivals: Arrivals;
+  /** How long the run's lease outlives its holder (the daemon's takeoverAfter). */
+  leaseMs: number;
 }
 
 /** The daemon is stopping: the run stops between two pages (everything before is applied and checkpointed). */
 export class Interrupted extends Error {}
+
+/** Another process runs the sync (its run lease is taken): this job waits `retryInMs` and asks again. */
+export class RunBusy extends Error {
+  readonly holder: string;
+  readonly retryInMs: number;
+  constructor(holder: string, retryInMs: number) {
+    super(`the sync's run is held by ${holder}`);
+    this.holder = holder; this.retryInMs = retryInMs;
+  }
+}
+
+/**
+ * Another process took the sync's run lease while this one ran: its BullMQ job lock was lost (a failover, a stalled
+ * event loop) and the job was given to a worker again. This run stopped before its next act; the other goes on.
+ */
+export class RunStopped extends Error {}
+
+/**
+ * The member a full read or a comparison puts first in its set of ids seen: a contact id can never be it (ids have no
+ * newline). A set without it was lost (expired, deleted, a Redis that forgot it): it cannot say what left.
+ */
+const SEEN_FROM_THE_START = '\n';
 
 /** An inbox item: contacts a webhook delivered, ids it said were deleted, or ids it said changed (read by id). */
 export interface InboxItem { c?: SourceContact[]; d?: string[]; r?: string[]; /** The delivering webhook's traceparent (tracing on). */ p?: string }
@@ -245,12 +270,20 @@ async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey
   return counts;
 }
 
-/** Contacts held but not seen by a full read or a comparison have left the selection. */
-async function sweep(rt: SyncRuntime, runId: string, seenKey: string): Promise<number> {
+/**
+ * Contacts held but not seen by a full read or a comparison have left the selection. A set of ids seen that lost its
+ * first member was lost: nothing is taken out (null), and the comparison's next tick compares again.
+ */
+async function sweep(rt: SyncRuntime, runId: string, seenKey: string, fence: Fence): Promise<number | null> {
   const redis = redisOf(rt);
+  if (!(await redis.sismember(seenKey, SEEN_FROM_THE_START))) {
+    rt.log.error({ sync: rt.config.id, run: runId }, 'the run\'s record of the contacts it read was lost: none is taken for gone; the next comparison decides what left');
+    return null;
+  }
   let cursor = '0';
   let left = 0;
   do {
+    await fence.check();
     const [next, flat] = await redis.hscan(rt.state.keys.contacts, cursor, 'COUNT', 1000);
     cursor = next;
     const ids = flat.filter((_, i) => i % 2 === 0);
@@ -314,11 +347,32 @@ async function drainInbox(rt: SyncRuntime, runId: string, signal?: AbortSignal):
   await read();
 }
 
-/** Runs one sync; `runId` is the job's id, so a resumed job continues the same run. */
-export function runSync(rt: SyncRuntime, runId: string, trigger: string, signal?: AbortSignal): Promise<RunRecord> {
-  return inSpan('sync run', () => ({ 'cds.sync': rt.config.id, 'cds.run': runId, 'cds.trigger': trigger }), () => runSyncNow(rt, runId, trigger, signal),
-    { root: !CONTINUES_ITS_TRACE.has(trigger) });
+/**
+ * Runs one sync; `runId` is the job's id, so a resumed job continues the same run. One process at a time runs a sync,
+ * whatever BullMQ's job locks say: a failover or a stalled event loop can lose a job's lock and give the job to a second
+ * worker while the first goes on, and two runs of one full read would each take the other's half for contacts that
+ * left. The run holds the sync's lease (taken durably, renewed before each page and each removal), or throws RunBusy.
+ */
+export async function runSync(rt: SyncRuntime, runId: string, trigger: string, signal?: AbortSignal): Promise<RunRecord> {
+  const lease = new Lease(rt.state.redis, rt.state.keys.runLease, rt.leaseMs, rt.state.acks);
+  const other = await lease.take();
+  if (other) throw new RunBusy(other.holder, other.lapsesInMs);
+  const kept = lease.keepRenewed();
+  const fence: Fence = {
+    lost: kept.lost,
+    check: async () => { if (kept.lost.aborted || !(await lease.renew())) throw new RunStopped('another process took the sync\'s run'); },
+  };
+  try {
+    return await inSpan('sync run', () => ({ 'cds.sync': rt.config.id, 'cds.run': runId, 'cds.trigger': trigger }), () => runSyncNow(rt, runId, trigger, fence, signal),
+      { root: !CONTINUES_ITS_TRACE.has(trigger) });
+  } finally {
+    kept.stop();
+    await lease.release().catch(() => {});
+  }
 }
+
+/** The run's lease: `check` throws RunStopped once another process holds it; `lost` aborts then (a renewal found it). */
+interface Fence { lost: AbortSignal; check(): Promise<void> }
 
 /**
  * Runs that belong to the trace that asked for them (a webhook's change, a command, an operator's retry). The others
@@ -328,11 +382,16 @@ export function runSync(rt: SyncRuntime, runId: string, trigger: string, signal?
  */
 const CONTINUES_ITS_TRACE = new Set(['webhook', 'command line', 'operator retry']);
 
-async function runSyncNow(rt: SyncRuntime, runId: string, trigger: string, signal?: AbortSignal): Promise<RunRecord> {
+async function runSyncNow(rt: SyncRuntime, runId: string, trigger: string, fence: Fence, signal?: AbortSignal): Promise<RunRecord> {
   const redis = redisOf(rt);
   const { keys } = rt.state;
   const runKey = keys.run(runId);
   let run = await readRun(redis, runKey);
+  // A job given to a worker again after its run ended (its lock was lost before it could complete): nothing to do.
+  if (run?.status === 'done') {
+    rt.log.info({ sync: rt.config.id, run: runId }, 'run already done: its job was taken again after its lock was lost');
+    return run;
+  }
   if (!run) {
     const meta = await redis.hgetall(keys.meta);
     const full = meta.fullRequested === '1' || !meta.fullDone || rt.source.kind === 'csv';
@@ -372,13 +431,21 @@ async function runSyncNow(rt: SyncRuntime, runId: string, trigger: string, signa
       const full = run.mode === 'full';
       const compare = run.mode === 'compare';
       const seenKey = full || compare ? keys.seen(runId) : null;
-      const resume = meta.resumeRun === runId ? meta.resume ?? null : null;
+      let resume = meta.resumeRun === runId ? meta.resume ?? null : null;
+      if (seenKey) {
+        // The set of ids seen decides what left: a resumed read whose set is gone reads from the start again.
+        if (resume && !(await redis.sismember(seenKey, SEEN_FROM_THE_START))) {
+          log.warn('the run\'s record of the contacts it read is gone (expired or lost): it reads the selection from the start');
+          resume = null;
+        }
+        if (!resume) await redis.multi().del(seenKey).sadd(seenKey, SEEN_FROM_THE_START).expire(seenKey, 2 * 86_400).exec();
+      }
       const pages = rt.source.pull({
         full, compare, since: meta.cursor ? Number(meta.cursor) : null, resume,
         position: meta.sourcePosition ?? null,
         savePosition: async (position) => { await redis.hset(keys.meta, 'sourcePosition', position); },
         checkpoint: async (position) => { await redis.hset(keys.meta, 'resume', position, 'resumeRun', runId); },
-        signal,
+        signal: signal ? AbortSignal.any([signal, fence.lost]) : fence.lost,
         known: async (ids) => {
           if (!ids.length) return new Set<string>();
           const held = await redis.hmget(keys.contacts, ...ids);
@@ -391,16 +458,19 @@ async function runSyncNow(rt: SyncRuntime, runId: string, trigger: string, signa
       for await (const page of pages) {
         // Checked before applying: by now the source has checkpointed every page applied so far.
         if (signal?.aborted) throw new Interrupted('the daemon is stopping');
+        await fence.check();
         const counts = await applyPage(rt, runId, page, seenKey, carry);
         log.debug(counts, 'page applied');
         if (seenKey && page.present?.length) {
           await redis.multi().sadd(seenKey, ...page.present).expire(seenKey, 2 * 86_400).exec();
         }
       }
-      if (seenKey) await sweep(rt, runId, seenKey);
+      const swept = seenKey ? await sweep(rt, runId, seenKey, fence) : null;
+      await fence.check();
       const done = redis.multi().hset(keys.meta, 'cursor', startedAtMs, 'fullDone', '1').hdel(keys.meta, 'resume', 'resumeRun');
       // A full read compares too: a comparison asked for meanwhile is done (the schedule's first tick fires at once).
-      if (seenKey) done.hset(keys.meta, 'lastCompareAt', startedAtMs).hdel(keys.meta, 'compareWanted');
+      // One whose record of the ids it read was lost did not compare: the comparison's next tick does.
+      if (swept !== null) done.hset(keys.meta, 'lastCompareAt', startedAtMs).hdel(keys.meta, 'compareWanted');
       await done.exec();
       if (seenKey) await redis.del(seenKey);
     } else {
@@ -414,6 +484,11 @@ async function runSyncNow(rt: SyncRuntime, runId: string, trigger: string, signa
     log.info({ seen: done.seen, changed: done.changed, left: done.left, invalid: done.invalid, planned: done.planned, durationMs }, 'run done');
     return done;
   } catch (err) {
+    if (err instanceof RunStopped || fence.lost.aborted) {
+      // The run is another process's now: its record is left to that one.
+      log.warn({ err: (err as Error).message }, 'run stopped: another process took the sync\'s run (this one\'s job lock was lost)');
+      throw err instanceof RunStopped ? err : new RunStopped((err as Error).message);
+    }
     const interrupted = err instanceof Interrupted || (signal?.aborted ?? false);
     if (interrupted) {
       await redis.hset(runKey, 'status', 'running', 'interruptedAt', new Date().toISOString());

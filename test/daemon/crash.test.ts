@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 import { Daemon } from '../../daemon/app.ts';
@@ -269,4 +269,96 @@ describe('SIGTERM in the middle of a full import', () => {
     expect(Number(await redis.hget(leadsKeys(w).run(runId!), 'seen'))).toBe(expected.length);
     expect(w.duplicatesRejected).toBe(0);
   }, 180_000);
+});
+
+/** Holds the HubSpot search that is the `nth` one the proxy sees until `release` (the first ones pass). */
+function holdSearch(proxy: Proxy, nth: number): { held(): boolean; release(): void } {
+  let searches = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  let holding = false;
+  proxy.hold = (req) => {
+    if (!(req.method === 'POST' && /\/contacts\/search/.test(req.url!)) || ++searches !== nth) return undefined;
+    holding = true;
+    return { before: gate };
+  };
+  return { held: () => holding, release };
+}
+
+/** How many of the daemons' log lines are about run `runId` and say `msg`. */
+const runLines = (procs: DaemonProcess[], runId: string, msg: string) =>
+  procs.flatMap((p) => p.output().split('\n')).filter((l) => l.includes(`"run":"${runId}"`) && l.includes(`"msg":"${msg}`)).length;
+
+describe('a full read\'s hazards: its job lock lost, its record of what it read lost', () => {
+  let w: World;
+  let hsProxy: Proxy;
+  let procs: DaemonProcess[] = [];
+  const redis = new Redis(REDIS_URL);
+  const config = () => {
+    const c = rawConfig(w) as { syncs: { source: Record<string, unknown> }[] };
+    c.syncs[0]!.source.baseUrl = hsProxy.url;
+    return c;
+  };
+  beforeEach(async () => {
+    w = await world(3000);
+    hsProxy = await startProxy(w.hs.url);
+    procs = [];
+  });
+  afterEach(async () => {
+    for (const p of procs) await p.kill();
+    await w.cleanup();
+    await hsProxy.close(); await w.hs.close(); await w.proxy.close(); await w.f.server.close();
+  });
+  afterAll(() => { redis.disconnect(); });
+
+  it('never has two processes run one sync at once (a lost job lock): the import ends exact, nothing deleted', async () => {
+    const expected = expectedNumbers(w.hs);
+    // The fifth page's read is held while the run's BullMQ lock is taken away: the lock lapses, BullMQ's stalled
+    // check gives the job to a worker again (this or the other process), and the first run is still going on.
+    const search = holdSearch(hsProxy, 5);
+    procs.push(await spawnDaemon(config(), dir, env(w)), await spawnDaemon(config(), dir, env(w)));
+    await waitFor(() => search.held(), 'the fifth page\'s read to be held');
+    const keys = leadsKeys(w);
+    const [runId] = await redis.lrange(keys.runs, 0, 0);
+    const jobKey = `${w.prefix}:${new DaemonKeys(w.prefix).syncQueue}:${runId}`;
+    const firstToken = await redis.get(`${jobKey}:lock`);
+    expect(firstToken).not.toBeNull();
+    await redis.del(`${jobKey}:lock`);
+    // Taken again: the job carries a new lock (its worker's), or was put back to wait for the first run to end.
+    await waitFor(async () => {
+      const lock = await redis.get(`${jobKey}:lock`);
+      return (lock && lock !== firstToken) || Number(await redis.hget(jobKey, 'stc')) > 0;
+    }, 'the job to be taken again after its lock lapsed', 30_000);
+    // Long enough for a second run to read the rest of the selection (a few pages at 40 searches/s).
+    await waitFor(async () => (await redis.hget(keys.meta, 'fullDone')) === '1' || (await redis.exists(`${jobKey}:lock`)) === 0, 'the second taker to finish or stand down', 30_000);
+    search.release();
+    // Every start of the run (in either process) has ended: the held one went on after its read was answered.
+    const ended = () => runLines(procs, runId!, 'run done') + runLines(procs, runId!, 'run failed') + runLines(procs, runId!, 'run stopped');
+    await waitFor(() => runLines(procs, runId!, 'run started') > 0 && runLines(procs, runId!, 'run started') === ended(), 'every start of the run to end', 60_000);
+    await waitFor(() => settled(w, redis, expected), 'the campaign to hold exactly the selected numbers', 120_000);
+    expect(await redis.hlen(keys.contacts)).toBe(expected.length);
+    expect(runLines(procs, runId!, 'run started')).toBe(1);
+    expect(w.proxy.exchanges.filter((e) => e.method === 'DELETE').length).toBe(0);
+    expect(w.duplicatesRejected).toBe(0);
+  }, 180_000);
+
+  it('takes no contact for gone when the set of ids it read is lost mid-read, and leaves the comparison due', async () => {
+    const expected = expectedNumbers(w.hs);
+    const search = holdSearch(hsProxy, 5);
+    procs.push(await spawnDaemon(config(), dir, env(w)));
+    await waitFor(() => search.held(), 'the fifth page\'s read to be held');
+    const keys = leadsKeys(w);
+    const [runId] = await redis.lrange(keys.runs, 0, 0);
+    expect(await redis.scard(keys.seen(runId!))).toBeGreaterThan(300);
+    await redis.del(keys.seen(runId!));
+    search.release();
+    await waitFor(() => runLines(procs, runId!, 'run done') === 1, 'the run to end');
+    await waitFor(() => settled(w, redis, expected), 'the campaign to hold exactly the selected numbers', 60_000);
+    expect(await redis.hlen(keys.contacts)).toBe(expected.length);
+    expect(procs[0]!.output()).toContain('record of the contacts it read was lost');
+    // The read compared nothing: the comparison's schedule still finds one due.
+    expect(await redis.hget(keys.meta, 'lastCompareAt')).toBeNull();
+    expect(await redis.hget(keys.meta, 'fullDone')).toBe('1');
+    expect(w.proxy.exchanges.filter((e) => e.method === 'DELETE').length).toBe(0);
+  }, 120_000);
 });
