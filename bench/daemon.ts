@@ -80,7 +80,7 @@ import { DEFAULT_OUTCOMES, type OutcomeModel } from '../server/dialer/model.ts';
 import { DEFAULT_RATE_LIMIT } from '../server/rate-limit.ts';
 import { Store } from '../server/store/store.ts';
 import { REDIS_URL, testPrefix } from '../test/support/daemon.ts';
-import { startRedisCluster } from '../test/support/redis-cluster.ts';
+import { startRedisCluster, type RedisClusterUnderTest } from '../test/support/redis-cluster.ts';
 import { runCompliance } from './compliance.ts';
 import {
   MB, describeMachine, loadAverage, machine, printFiguresHeading, readFlags, round, startServer, stats, writeResults,
@@ -122,7 +122,7 @@ const FLAGS = {
   'cpu-prof': { def: false, help: 'run the daemon with --cpu-prof; print its hottest functions (profile kept, path printed)' },
   'daemon-node-args': { def: '', help: 'more node options for the daemon process, space-separated (e.g. --max-old-space-size=128)' },
   'keep-logs': { def: false, help: 'keep the daemon\'s log and configuration (path printed)' },
-  cluster: { def: false, help: 'hubspot-fault, pipedrive, salesforce-fault: on a six-node Redis Cluster of the bench\'s own; the fault kills the master holding the mirror\'s keys (its replica takes over) and restarts it as a replica' },
+  cluster: { def: false, help: 'mirror (its throughput run), hubspot-fault, pipedrive, salesforce-fault: on a six-node Redis Cluster of the bench\'s own; the fault kills the master holding the mirror\'s keys (its replica takes over) and restarts it as a replica' },
 } as const;
 
 // `--scenario burst` is a command of its own, with flags of its own (bench/daemon-burst.ts).
@@ -280,6 +280,8 @@ let daemon: ChildProcess | null = null;
 let daemonExit: Promise<number | null> | null = null;
 let daemonStopping = false;
 let redis: Redis | null = null;
+/** The mirror scenario's own Redis Cluster (--cluster) and the bench's client of it. */
+let mirrorCluster: { cluster: RedisClusterUnderTest; client: Cluster } | null = null;
 
 /** The bench's own Redis connection, one for every scenario. */
 function benchRedis(): Redis {
@@ -321,6 +323,7 @@ async function closeScenario(): Promise<void> {
   await step('salesforce stand-in', () => sfStandIn?.close());
   await step('pipedrive stand-in', () => pdStandIn?.close());
   await step('own redis-server', () => { ownRedis?.kill('SIGKILL'); });
+  await step('redis cluster', async () => { mirrorCluster?.client.disconnect(); await mirrorCluster?.cluster.stop(); mirrorCluster = null; });
   await step('server', () => server?.app.close());
   await step('store', () => store?.close());
   for (const p of redisPrefixes.splice(0)) await step('redis keys', () => p.cleanup());
@@ -1122,8 +1125,11 @@ async function mirrorThroughput(): Promise<MirrorThroughput> {
   console.log(`HubSpot stand-in: ${opts.records} contacts seeded in ${round((now() - tSeed) / 1000, 2)} s, requestsPer10Seconds ${rate}; ` +
     `reference server ${srv.base} (manual clock, rate limit ${DIALER.perSecond}/s, burst ${DIALER.burst} per key), campaign of ${opts.agents} agents`);
 
+  // The local Redis, or (--cluster) a six-node Redis Cluster of the bench's own: the mirror's intent marks then wait
+  // for a replica (WAIT), which is what the cluster run measures.
+  const cluster = opts.cluster ? await startRedisCluster() : null;
   const config = (port: number, mirror: boolean) => ({
-    redis: { url: REDIS_URL, prefix: redisPrefix.prefix },
+    redis: cluster ? { cluster: cluster.urls, prefix: redisPrefix.prefix } : { url: REDIS_URL, prefix: redisPrefix.prefix },
     http: { host: '127.0.0.1', port },
     dialer: {
       baseUrl: srv.base, accountId: account.id, apiToken: '${BENCH_DIALER_TOKEN}', timeZone: MIRROR_TZ,
@@ -1144,7 +1150,9 @@ async function mirrorThroughput(): Promise<MirrorThroughput> {
   });
   const env = { ...process.env, BENCH_DIALER_TOKEN: daemonToken, BENCH_HUBSPOT_TOKEN: hs.token };
   const writeConfig = (f: DaemonFiles, raw: unknown) => writeDaemonConfig(f.config, raw, env);
-  const r = benchRedis();
+  const r: Redis | Cluster = cluster
+    ? (mirrorCluster = { cluster, client: new Cluster(cluster.ports.map((p) => ({ host: '127.0.0.1', port: p })), { redisOptions: { maxRetriesPerRequest: 1 } }) }).client
+    : benchRedis();
   const keys = new SyncKeys(redisPrefix.prefix, MIRROR_SYNC_ID, campaignKey(srv.base, account.id, campaign.id));
 
   // 1. The contacts into the campaign, by a daemon without the mirror (not measured) ------------------------------
@@ -1414,7 +1422,8 @@ function printMirrorReport(r: { seconds: number; machine: Machine; throughput: M
   const mark = (ok: boolean) => (ok ? 'ok' : 'MISS');
   const t = r.throughput;
   const line = printFiguresHeading(118, [`mirror scenario, total run ${r.seconds} s`, describeMachine(r.machine)]);
-  console.log(`mirror            ${t.records} call-detail records → ${t.check.calls} calls in HubSpot in ${t.seconds} s from the daemon listening: ` +
+  console.log(`mirror            ${t.records} call-detail records → ${t.check.calls} calls in HubSpot in ${t.seconds} s from the daemon listening` +
+    `${opts.cluster ? ' (its state on a six-node Redis Cluster: marks wait for a replica)' : ''}: ` +
     `${t.recordsPerSecond} records/s = ${t.percentOfCeiling}% of the ceiling [target >= 90%: ${mark(t.percentOfCeiling >= 90)}]`);
   console.log(`  ceiling         requestsPer10Seconds ${t.hubspotRequestsPer10Seconds} (stand-in and daemon) / 10 s × ${t.batchSize} calls per batch create ` +
     `= ${t.ceiling} records/s; the daemon paces 5% under the limit: at most ${t.daemonPacing}/s`);
