@@ -3,12 +3,13 @@
 // Hawaii, Alaska, Puerto Rico, Indiana's split area codes, Canada, the UK, Florida's and Rhode Island's rows and an
 // operator's window.
 import { describe, expect, it } from 'vitest';
-import { locate, readTimeZone } from '../../daemon/compliance/locate.ts';
+import { locate, readTimeZone, zipRegion } from '../../daemon/compliance/locate.ts';
 import { AREA_CODE_ZONES } from '../../daemon/compliance/number-zones.ts';
 import { CA_REGION_ZONES, US_REGION_ZONES } from '../../daemon/compliance/regions.ts';
 import { FEDERAL_HOLIDAYS, STATE_RULES } from '../../daemon/compliance/rules.ts';
 import { callingWindow, capFor, DEFAULT_RULE_SET, isHoliday, rulesFor, type RuleSet } from '../../daemon/compliance/window.ts';
 import { isTimeZone } from '../../daemon/local-time.ts';
+import { ZIP3_STATES, ZIP5_STATES } from '../../daemon/compliance/zip-states.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString().slice(0, 16) + 'Z');
 
@@ -60,6 +61,67 @@ describe('where a callee is', () => {
   it('every zone of the data tables is one Intl knows', () => {
     const zones = new Set([...Object.values(AREA_CODE_ZONES).flatMap((z) => z.split(' ')), ...Object.values(US_REGION_ZONES).flat(), ...Object.values(CA_REGION_ZONES).flat()]);
     expect([...zones].filter((z) => !isTimeZone(z))).toEqual([]);
+  });
+});
+
+describe('a US ZIP code as evidence', () => {
+  const AK = ['America/Adak', 'America/Anchorage'];
+  it.each([
+    // phone, fields, zones, states, evidence
+    ['+12125550123', { postalCode: '85004' }, ['America/Denver', 'America/Phoenix'], ['AZ'], /^ZIP code 85004 \(USPS ZIP prefixes .*\): state AZ\): America\/Denver, America\/Phoenix$/],
+    ['+12125550123', { postalCode: '86515', country: 'US' }, ['America/Denver', 'America/Phoenix'], ['AZ'], /state AZ/], // Window Rock, Navajo Nation
+    ['+12125550123', { postalCode: '96813' }, ['Pacific/Honolulu'], ['HI'], /ZIP code 96813 .*state HI/],
+    ['+12125550123', { postalCode: '99501-2230' }, AK, ['AK'], /ZIP code 99501-2230 .*state AK/], // ZIP+4
+    ['+12125550123', { postalCode: '00601' }, ['America/Puerto_Rico'], ['PR'], /state PR/], // 006: Puerto Rico
+    ['+12125550123', { postalCode: '00725' }, ['America/Puerto_Rico'], ['PR'], /state PR/], // 007
+    ['+12125550123', { postalCode: '00802' }, ['America/St_Thomas'], ['VI'], /state VI/], // 008: the Virgin Islands
+    ['+12125550123', { postalCode: '00901' }, ['America/Puerto_Rico'], ['PR'], /state PR/], // 009
+    ['+12125550123', { postalCode: '46204' }, ['America/Chicago', 'America/Indiana/Indianapolis'], ['IN'], /state IN/], // Indiana: both
+    ['+12125550123', { postalCode: '33101' }, ['America/Chicago', 'America/New_York'], ['FL'], /state FL/], // Florida's rules hold
+    ['+13055550123', { postalCode: '10001 1234', country: 'United States' }, ['America/New_York'], ['FL', 'NY'], /state NY/],
+    ['+12125550123', { postalCode: '83414' }, ['America/Denver'], ['WY'], /state WY/], // assigned apart from Idaho's 834
+    ['+12125550123', { postalCode: '06390' }, ['America/New_York'], ['NY'], /state NY/], // Fishers Island, under Connecticut's 063
+    // The order holds: a time zone field, then the state, then the ZIP code.
+    ['+12125550123', { region: 'NY', postalCode: '96813' }, ['America/New_York'], ['NY'], /^state NY/],
+    ['+12125550123', { timeZone: 'America/Chicago', postalCode: '96813' }, ['America/Chicago'], ['HI'], /^time zone field/],
+    // A ZIP code that names no place falls to the number, and says so.
+    ['+12125550123', { postalCode: '00000' }, ['America/New_York'], [], /^ZIP code 00000 has a prefix assigned to no state; area code 212/],
+    ['+18085550123', { postalCode: '21300' }, ['Pacific/Honolulu'], [], /^ZIP code 21300 has a prefix assigned to no state; area code 808/],
+    ['+12125550123', { postalCode: '09001' }, ['America/New_York'], [], /^ZIP code 09001 is AE's \(military mail.*\); area code 212/],
+    ['+12125550123', { postalCode: '1234' }, ['America/New_York'], [], /^postal code "1234" is not read; area code 212/],
+    ['+12125550123', { timeZone: 'Mars/Base', postalCode: '12' }, ['America/New_York'], [], /^time zone field "Mars\/Base" names no zone; postal code "12" is not read; area code/],
+    // Another country's five digits are not a ZIP code: Berlin's 10115, said with a German number or a German address.
+    ['+493012345678', { postalCode: '10115' }, ['Europe/Berlin'], [], /^country code \+49/],
+    ['+12125550123', { postalCode: '10115', country: 'DE' }, ['America/New_York'], [], /^area code 212/],
+  ] as const)('%s %j → %j %j', (phone, fields, zones, states, evidence) => {
+    const l = locate(phone, fields);
+    expect(l.zones).toEqual(zones);
+    expect(l.states).toEqual(states);
+    expect(l.evidence).toMatch(evidence);
+  });
+
+  it('a Florida ZIP code holds the callee to Florida\'s 20:00', () => {
+    // 20:30 EDT on 1 July 2026 (00:30Z): inside the federal window, outside Florida's.
+    const at = Date.parse('2026-07-02T00:30:00Z');
+    expect(callingWindow(locate('+12125550123', { postalCode: '33101' }), DEFAULT_RULE_SET, at).open).toBe(false);
+    expect(callingWindow(locate('+12125550123', { postalCode: '10001' }), DEFAULT_RULE_SET, at).open).toBe(true);
+  });
+
+  it('every prefix belongs to one region, and every region but military mail and the freely associated states has zones', () => {
+    const seen = new Map<string, string>();
+    for (const [from, to, region] of ZIP3_STATES) {
+      expect(from <= to).toBe(true);
+      for (let p = Number(from); p <= Number(to); p++) {
+        const prefix = String(p).padStart(3, '0');
+        expect(seen.has(prefix)).toBe(false);
+        seen.set(prefix, region);
+      }
+    }
+    const regions = new Set([...seen.values(), ...Object.values(ZIP5_STATES)]);
+    expect([...regions].filter((r) => !US_REGION_ZONES[r]).sort()).toEqual(['AA', 'AE', 'AP', 'FM', 'MH', 'PW']);
+    expect(Object.keys(US_REGION_ZONES).filter((r) => !regions.has(r))).toEqual([]);
+    expect(zipRegion('35004')).toBe('AL');
+    expect(zipRegion('3500')).toBeUndefined();
   });
 });
 
