@@ -30,6 +30,8 @@ describe('where a callee is', () => {
     ['+14165550123', {}, ['America/Toronto'], [], 'number'],
     ['+16045550123', {}, ['America/Vancouver'], [], 'number'],
     ['+14015550123', {}, ['America/New_York'], ['RI'], 'number'],
+    ['+16015550123', {}, ['America/Chicago'], ['MS'], 'number'],
+    ['+15045550123', {}, ['America/Chicago'], ['LA'], 'number'],
     ['+442071234567', {}, ['Europe/Guernsey', 'Europe/Isle_of_Man', 'Europe/Jersey', 'Europe/London'], [], 'number'],
     ['+12125550123', { timeZone: 'America/Los_Angeles' }, ['America/Los_Angeles'], [], 'field'],
     ['+12125550123', { timeZone: 'america_slash_los_angeles' }, ['America/Los_Angeles'], [], 'field'], // HubSpot hs_timezone
@@ -158,6 +160,15 @@ describe('may a call start now', () => {
     // Rhode Island: Saturday 10:00–17:00, no Sunday, no holiday (Monday 7 Sept 2026 is Labor Day).
     ['+14015550123', '2026-09-05T13:59Z', false, '2026-09-05T14:00Z', '2026-09-05T21:00Z'],
     ['+14015550123', '2026-09-05T21:00Z', false, '2026-09-08T13:00Z', '2026-09-08T22:00Z'],
+    // Mississippi: 8:00–20:00 "Central Standard Time", read on the callee's clock and on CST all year: in July
+    // 09:00–20:00 CDT (14:00Z–01:00Z), in January 08:00–20:00 CST (14:00Z–02:00Z); no Sunday.
+    ['+16015550123', '2026-07-01T13:30Z', false, '2026-07-01T14:00Z', '2026-07-02T01:00Z'],
+    ['+16015550123', '2026-07-01T14:00Z', true, '2026-07-02T14:00Z', '2026-07-02T01:00Z'],
+    ['+16015550123', '2026-01-14T14:00Z', true, '2026-01-15T14:00Z', '2026-01-15T02:00Z'],
+    ['+16015550123', '2026-01-18T15:00Z', false, '2026-01-19T14:00Z', '2026-01-20T02:00Z'],
+    // Louisiana: 08:00–20:00 Monday to Saturday; Sunday 5 July 2026 shut.
+    ['+15045550123', '2026-07-04T13:00Z', true, '2026-07-06T13:00Z', '2026-07-05T01:00Z'],
+    ['+15045550123', '2026-07-05T15:00Z', false, '2026-07-06T13:00Z', '2026-07-07T01:00Z'],
     // Toronto; London (08:00 GMT, 08:00 BST = 07:00Z).
     ['+14165550123', '2026-01-14T13:00Z', true, '2026-01-15T13:00Z', '2026-01-15T02:00Z'],
     ['+442071234567', '2026-07-01T07:00Z', true, '2026-07-02T07:00Z', '2026-07-01T20:00Z'],
