@@ -3,11 +3,12 @@
 // whose window is unknown never enter; a number from a new group is admitted (and the campaign paused if that
 // group's window is closed) before it is planned. Setting a state is idempotent, so a check after kill -9, a lost
 // Redis write or a second process only sets again what the window wants; a missed edge is made good at the next
-// check (every `checkEvery`, and at every start before any work).
+// check (every `checkEvery`, and at every start before any work). What it keeps in Redis, state/window-state.ts stores.
 import type { Logger } from 'pino';
 import type { DialerClient } from '../dialer.ts';
 import type { RedisClient } from '../state/connection.ts';
 import type { SyncKeys } from '../state/keys.ts';
+import { WindowState } from '../state/window-state.ts';
 import type { Compliance } from './config.ts';
 import { cappedUntil } from './cap.ts';
 import { campaignEdge, parseGroup, windowGroup, type CampaignState, type GroupEdge, type WindowGroup } from './groups.ts';
@@ -53,8 +54,7 @@ function groupOf(evidence: string | null | undefined): string | undefined {
 
 export class CampaignWindow {
   readonly compliance: Compliance;
-  private readonly redis: RedisClient;
-  private readonly keys: SyncKeys['window'];
+  private readonly state: WindowState;
   private readonly dialer: DialerClient;
   private readonly campaignId: string;
   private readonly mapping: LocationMapping;
@@ -62,8 +62,7 @@ export class CampaignWindow {
   private readonly now: () => number;
 
   constructor(o: { redis: RedisClient; keys: SyncKeys; dialer: DialerClient; campaignId: string; compliance: Compliance; mapping: LocationMapping; log: Logger; now?: () => number }) {
-    this.redis = o.redis;
-    this.keys = o.keys.window;
+    this.state = new WindowState(o.redis, o.keys);
     this.dialer = o.dialer;
     this.campaignId = o.campaignId;
     this.compliance = o.compliance;
@@ -96,15 +95,14 @@ export class CampaignWindow {
   async admit(located: readonly Located[]): Promise<void> {
     const withGroup = located.filter((l) => l.group);
     if (!withGroup.length) return;
-    const evidence = withGroup.flatMap((l) => [l.phone, `${l.evidence} (group ${l.group!.key})`]);
-    const groups = [...new Set(withGroup.map((l) => l.group!.key))];
-    await Promise.all([this.redis.hset(this.keys.evidence, ...evidence), this.redis.sadd(this.keys.groups, ...groups)]);
+    const evidence = withGroup.map((l) => [l.phone, `${l.evidence} (group ${l.group!.key})`] as const);
+    await this.state.admit(evidence, [...new Set(withGroup.map((l) => l.group!.key))]);
     await this.enforce('numbers admitted');
   }
 
   /** What the campaign should be now, from the groups admitted so far (no numbers: Active, nothing to hold). */
   async wanted(at = this.now()): Promise<GroupEdge & { groups: number }> {
-    const members = await this.redis.smembers(this.keys.groups);
+    const members = await this.state.groups();
     if (!members.length) return { group: '', want: 'Active', next: null, groups: 0 };
     return { group: '', ...campaignEdge(members.map(parseGroup), this.compliance.ruleSet, at, this.compliance.margin), groups: members.length };
   }
@@ -115,19 +113,18 @@ export class CampaignWindow {
    */
   async enforce(why: string): Promise<{ state: CampaignState; changed: boolean; next: number | null }> {
     const w = await this.wanted();
-    const last = await this.redis.hget(this.keys.meta, 'state');
+    const last = await this.state.lastState();
     if (last !== w.want) {
       await this.dialer.setCampaignState(this.campaignId, w.want);
       this.log.info({ campaign: this.campaignId, from: last ?? 'unknown', to: w.want, next: w.next && new Date(w.next).toISOString(), why, groups: w.groups }, 'calling window: campaign state set');
     }
-    await this.redis.hset(this.keys.meta, 'state', w.want, 'at', this.now(), 'next', w.next ?? '');
+    await this.state.setState(w.want, this.now(), w.next);
     return { state: w.want, changed: last !== w.want, next: w.next };
   }
 
   /** The per-number cap of each number's group (Florida: 3 in 24 h), from the evidence recorded when it was admitted. */
   private async caps(phones: readonly string[]): Promise<({ calls: number; hours: number } | undefined)[]> {
-    if (!phones.length) return [];
-    const evidence = await this.redis.hmget(this.keys.evidence, ...phones);
+    const evidence = await this.state.evidence(phones);
     return evidence.map((e) => {
       const key = groupOf(e);
       return key ? capFor(rulesFor(parseGroup(key).states, this.compliance.ruleSet)) : undefined;
@@ -143,18 +140,15 @@ export class CampaignWindow {
     const caps = await this.caps(phones);
     const capped = phones.filter((_, i) => caps[i]);
     if (!capped.length) return;
-    const known = await this.redis.hmget(this.keys.starts, ...capped);
+    const known = await this.state.starts(capped);
     const now = this.now();
-    const updates: string[] = [];
-    capped.forEach((phone, i) => {
+    await this.state.saveStarts(capped.map((phone, i) => {
       const span = caps[phones.indexOf(phone)]!.hours * 3_600_000;
-      const starts: Record<string, number> = known[i] ? JSON.parse(known[i]!) : {};
+      const starts = known[i] ?? {};
       for (const [p, attempt, start] of calls) if (p === phone) starts[attempt] = start;
       // Only the calls the cap can still count.
-      const kept = Object.fromEntries(Object.entries(starts).filter(([, t]) => t > now - span));
-      updates.push(phone, JSON.stringify(kept));
-    });
-    await this.redis.hset(this.keys.starts, ...updates);
+      return [phone, Object.fromEntries(Object.entries(starts).filter(([, t]) => t > now - span))] as const;
+    }));
   }
 
   /**
@@ -164,29 +158,24 @@ export class CampaignWindow {
   async capped(phones: readonly string[]): Promise<Set<string>> {
     const held = new Set<string>();
     if (!phones.length) return held;
-    const known = await this.redis.hmget(this.keys.starts, ...phones);
+    const known = await this.state.starts(phones);
     const withCalls = phones.filter((_, i) => known[i]);
     if (!withCalls.length) return held;
     const caps = await this.caps(withCalls);
     const now = this.now();
-    const until: (string | number)[] = [];
+    const until: [string, number][] = [];
     withCalls.forEach((phone, i) => {
       const cap = caps[i];
       if (!cap) return;
-      const starts = Object.values(JSON.parse(known[phones.indexOf(phone)]!) as Record<string, number>);
-      const t = cappedUntil(starts, cap, now);
-      if (t !== null) { held.add(phone); until.push(t, phone); }
+      const t = cappedUntil(Object.values(known[phones.indexOf(phone)]!), cap, now);
+      if (t !== null) { held.add(phone); until.push([phone, t]); }
     });
-    if (until.length) await this.redis.zadd(this.keys.capped, ...until);
+    await this.state.holdCapped(until);
     return held;
   }
 
   /** Numbers whose cap has passed: forgotten as capped; the caller plans them again. */
-  async releaseCapped(): Promise<number> {
-    const due = await this.redis.zrangebyscore(this.keys.capped, 0, this.now());
-    if (due.length) await this.redis.zrem(this.keys.capped, ...due);
-    return due.length;
-  }
+  releaseCapped(): Promise<number> { return this.state.releaseCapped(this.now()); }
 
   /**
    * Counts calls by whether they started inside their callee's window (the compliance report; outside must stay 0).
@@ -195,7 +184,7 @@ export class CampaignWindow {
   async countCalls(calls: readonly (readonly [string, number])[]): Promise<void> {
     if (!calls.length) return;
     const phones = [...new Set(calls.map(([p]) => p))];
-    const evidence = await this.redis.hmget(this.keys.evidence, ...phones);
+    const evidence = await this.state.evidence(phones);
     const groups = new Map(phones.map((p, i) => [p, groupOf(evidence[i])]));
     let inside = 0, outside = 0;
     for (const [phone, start] of calls) {
@@ -204,26 +193,23 @@ export class CampaignWindow {
       const where = key ? parseGroup(key) : locate(phone);
       if (sharedWindow([where], this.compliance.ruleSet, start).open) inside++; else outside++;
     }
-    await this.redis.multi().hincrby(this.keys.meta, 'callsInside', inside).hincrby(this.keys.meta, 'callsOutside', outside).exec();
+    await this.state.countCalls(inside, outside);
   }
 
   /** What /ops and `status` show: the state set, the next edge, the groups, the numbers held by the window and by caps. */
   async status(): Promise<WindowStatus> {
-    const [meta, groups, capped, nextCap] = await Promise.all([
-      this.redis.hgetall(this.keys.meta), this.redis.smembers(this.keys.groups), this.redis.zcard(this.keys.capped),
-      this.redis.zrange(this.keys.capped, '0', '0', 'WITHSCORES'),
-    ]);
-    const iso = (v: string | undefined) => (v ? new Date(Number(v)).toISOString() : null);
+    const [meta, groups, capped] = await Promise.all([this.state.meta(), this.state.groups(), this.state.capped()]);
+    const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
     return {
-      state: (meta.state as CampaignState | undefined) ?? null, checkedAt: iso(meta.at), nextEdgeAt: iso(meta.next),
-      groups: groups.sort(), heldByCap: capped, nextCapReleaseAt: iso(nextCap[1]),
-      callsInside: Number(meta.callsInside ?? 0), callsOutside: Number(meta.callsOutside ?? 0),
+      state: meta.state, checkedAt: iso(meta.checkedAt), nextEdgeAt: iso(meta.nextEdgeAt),
+      groups: groups.sort(), heldByCap: capped.held, nextCapReleaseAt: iso(capped.nextReleaseAt),
+      callsInside: meta.callsInside, callsOutside: meta.callsOutside,
     };
   }
 
   /** Where a number's callee is (the evidence in words), and its own window now; null: not admitted here. */
   async numberWindow(phone: string): Promise<{ evidence: string; open: boolean; opensAt: string | null; closesAt: string | null } | null> {
-    const evidence = await this.redis.hget(this.keys.evidence, phone);
+    const [evidence] = await this.state.evidence([phone]);
     const key = groupOf(evidence);
     if (!evidence || !key) return null;
     const w = sharedWindow([parseGroup(key)], this.compliance.ruleSet, this.now());
@@ -233,6 +219,6 @@ export class CampaignWindow {
 
   /** Whether the campaign is held closed now (planning waits: a Paused campaign takes no numbers). */
   async closed(): Promise<boolean> {
-    return (await this.redis.hget(this.keys.meta, 'state')) === 'Paused';
+    return (await this.state.lastState()) === 'Paused';
   }
 }

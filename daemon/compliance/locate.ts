@@ -5,6 +5,7 @@ import { isTimeZone } from '../local-time.ts';
 import { AREA_CODE_ZONES, CALLING_CODE_ZONES, NUMBER_ZONES_SOURCE } from './number-zones.ts';
 import { CA_POSTAL_DISTRICTS, CA_REGION_ZONES, REGION_NAMES, US_REGION_ZONES } from './regions.ts';
 import { STATE_BY_AREA_CODE } from './rules.ts';
+import { ZIP3_STATES, ZIP5_STATES, ZIP_STATES_SOURCE } from './zip-states.ts';
 
 /** What the contact's mapped fields say (each optional; strings as the CRM holds them). */
 export interface LocationFields {
@@ -46,10 +47,27 @@ function regionCode(region: string, country: string | undefined): { code: string
   const t = region.trim();
   const code = t.length === 2 ? t.toUpperCase() : REGION_NAMES[t.toLowerCase()];
   if (!code) return undefined;
-  const c = country?.trim().toUpperCase();
+  const c = countryCode(country);
   if (US_REGION_ZONES[code] && c !== 'CA') return { code, country: 'US' };
   if (CA_REGION_ZONES[code] && c !== 'US') return { code, country: 'CA' };
   return undefined;
+}
+
+const ZIP3 = new Map(ZIP3_STATES.flatMap(([from, to, region]) =>
+  Array.from({ length: Number(to) - Number(from) + 1 }, (_, i) => [String(Number(from) + i).padStart(3, '0'), region] as const)));
+
+/** The USPS region of a US ZIP Code (5 digits or ZIP+4), by its prefix or as assigned apart; undefined when none is. */
+export function zipRegion(zip: string): string | undefined {
+  const m = /^\s*(\d{5})(?:[-\s]?\d{4})?\s*$/.exec(zip);
+  return m ? ZIP5_STATES[m[1]!] ?? ZIP3.get(m[1]!.slice(0, 3)) : undefined;
+}
+
+/** The country an address names: a code (US, CA) or the usual names of these two; other codes as given. */
+function countryCode(country: string | undefined): string | undefined {
+  const c = country?.trim().toUpperCase().replaceAll('.', '');
+  if (!c) return undefined;
+  if (['USA', 'UNITED STATES', 'UNITED STATES OF AMERICA'].includes(c)) return 'US';
+  return c === 'CANADA' ? 'CA' : c;
 }
 
 const words = (zones: readonly string[]) => zones.join(', ');
@@ -68,17 +86,27 @@ export function locate(phone: string, fields: LocationFields = {}): Location {
     const r = regionCode(fields.region, fields.country);
     if (r) address = { ...r, said: `${r.country === 'US' ? 'state' : 'province'} ${r.code}` };
   }
-  if (!address && fields.postalCode && fields.country?.trim().toUpperCase() !== 'US') {
-    const m = /^\s*([ABCEGHJ-NPRSTVXY])\d[A-Z]\s?\d[A-Z]\d\s*$/i.exec(fields.postalCode);
-    const provinces = m ? CA_POSTAL_DISTRICTS[m[1]!.toUpperCase()] : undefined;
-    if (provinces?.length === 1) address = { code: provinces[0]!, country: 'CA', said: `postal code ${fields.postalCode.trim().toUpperCase()} (province ${provinces[0]})` };
+  // A postal code when no state or province was read: a Canadian one's first letter, or a US ZIP Code's prefix (read
+  // as a ZIP only when the address says US, or names no country and the number is a NANP one: 10115 is also Berlin's).
+  let postalNote = '';
+  const addressCountry = countryCode(fields.country);
+  const postal = fields.postalCode?.trim();
+  if (!address && postal) {
+    const ca = addressCountry !== 'US' ? /^([ABCEGHJ-NPRSTVXY])\d[A-Z]\s?\d[A-Z]\d$/i.exec(postal) : null;
+    const provinces = ca ? CA_POSTAL_DISTRICTS[ca[1]!.toUpperCase()] : undefined;
+    const zip = !ca && (addressCountry === 'US' || (!addressCountry && nanp)) && /^\d{5}(?:[-\s]?\d{4})?$/.test(postal);
+    const state = zip ? zipRegion(postal) : undefined;
+    if (provinces?.length === 1) address = { code: provinces[0]!, country: 'CA', said: `postal code ${postal.toUpperCase()} (province ${provinces[0]})` };
+    else if (state && US_REGION_ZONES[state]) address = { code: state, country: 'US', said: `ZIP code ${postal} (${ZIP_STATES_SOURCE}: state ${state})` };
+    else if (zip) postalNote = `ZIP code ${postal} ${state ? `is ${state}'s (military mail or a freely associated state: no zones listed)` : 'has a prefix assigned to no state'}; `;
+    else if (!ca && (addressCountry === 'US' || addressCountry === 'CA' || (!addressCountry && nanp))) postalNote = `postal code "${postal.slice(0, 16)}" is not read; `;
   }
   const states = sorted([...(address?.country === 'US' ? [address.code] : []), ...(presumed ? [presumed] : [])]);
 
   const zone = fields.timeZone ? readTimeZone(fields.timeZone) : undefined;
   if (zone) return { zones: [zone], states, from: 'field', evidence: `time zone field: ${zone}` };
   // An unreadable field is said, not silently passed over: the next evidence decides.
-  const note = fields.timeZone ? `time zone field "${fields.timeZone.trim().slice(0, 64)}" names no zone; ` : '';
+  const note = (fields.timeZone ? `time zone field "${fields.timeZone.trim().slice(0, 64)}" names no zone; ` : '') + postalNote;
   const said = (l: Location): Location => ({ ...l, evidence: note + l.evidence });
   if (address) {
     const zones = sorted((address.country === 'US' ? US_REGION_ZONES : CA_REGION_ZONES)[address.code]!);

@@ -24,6 +24,11 @@ export interface WindowRule {
   holidays?: readonly Holiday[];
   /** At most `calls` calls to one number in any `hours` hours. */
   cap?: { calls: number; hours: number };
+  /**
+   * The clocks the hours and days are read on: `callee` (the callee's local time, the default) and fixed IANA zones
+   * (Mississippi's "Central Standard Time" all year is `Etc/GMT+6`). A call must be inside on every one of them.
+   */
+  clocks?: readonly string[];
 }
 
 export interface StateRule extends WindowRule {
@@ -71,6 +76,23 @@ export const STATE_RULES: readonly StateRule[] = [
     // State holidays besides the federal ones: Victory Day (second Monday of August), R.I. Gen. Laws § 25-1-1.
     holidays: [...FEDERAL_HOLIDAYS, { name: 'Victory Day', month: 8, weekday: 'mon', nth: 2 }],
     areaCodes: ['401'],
+  },
+  {
+    state: 'LA', name: 'Louisiana',
+    source: 'La. Rev. Stat. § 45:811(2), (3) (calls by automatic dialer or live operator offering goods, services or property for personal, family or household use: only 8:00 a.m.–8:00 p.m., Monday through Saturday; not on Sundays nor state holidays, which are not in this table)',
+    hours: ['08:00', '20:00'],
+    days: { sun: null },
+    areaCodes: ['225', '318', '337', '504', '985'],
+  },
+  {
+    state: 'MS', name: 'Mississippi',
+    // "Central Standard Time" is read both as the callee's clock and as standard time all year: in summer 8 a.m. CST
+    // is 9 a.m. CDT, so calls go from 09:00 to 20:00 CDT, from 08:00 in winter.
+    source: 'Miss. Code Ann. § 77-3-723(1) (telephone solicitations only between 8:00 a.m. and 8:00 p.m. Central Standard Time; none on a Sunday)',
+    hours: ['08:00', '20:00'],
+    days: { sun: null },
+    clocks: ['callee', 'Etc/GMT+6'],
+    areaCodes: ['228', '601', '662', '769'],
   },
 ];
 

@@ -123,7 +123,11 @@ function intersect(a: [number, number][], b: [number, number][]): [number, numbe
 /** The allowed intervals (UTC ms, sorted) of a callee from the day before `at` over the horizon. */
 export function intervals(zones: readonly string[], rules: readonly WindowRule[], at: number): [number, number][] {
   if (!zones.length) return [];
-  return zones.map((z) => zoneIntervals(z, rules, at)).reduce(intersect);
+  // Rules read on the callee's clock, in each of its zones; a rule read on a fixed clock too, on that clock.
+  const own = rules.filter((r) => !r.clocks || r.clocks.includes('callee'));
+  let out = zones.map((z) => zoneIntervals(z, own, at)).reduce(intersect);
+  for (const r of rules) for (const clock of r.clocks ?? []) if (clock !== 'callee') out = intersect(out, zoneIntervals(clock, [r], at));
+  return out;
 }
 
 const cache = new Map<string, [number, number][]>();

@@ -1,6 +1,7 @@
 // The one loader of the state's Lua scripts (commands/<name>-<number of keys>.lua, as BullMQ lays out its own):
 // reads them once, inlines their `--- @include "includes/x"` lines, and defines each as an ioredis command on a
-// connection. The typed calls are in sync-state.ts and gate.ts; nothing else runs Lua.
+// connection. The typed calls are in sync-state.ts, lease.ts, window-state.ts and crm/http.ts (the gates); nothing else
+// runs Lua.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, Redis, Result } from 'ioredis';
@@ -37,6 +38,8 @@ declare module 'ioredis' {
     cdsGateTake(gate: string, intervalMs: number, burst: number): Result<[number, number], Context>;
     cdsGateHold(gate: string, ms: number): Result<number, Context>;
     cdsLease(lease: string, token: string, ms: number): Result<[string, number], Context>;
+    cdsWindowAdmit(evidence: string, groups: string, ...args: Arg[]): Result<number, Context>;
+    cdsWindowRelease(capped: string, now: number): Result<number, Context>;
     cdsClaim(inflight: string, batches: string, batchId: string, token: string, seen: string, deadAfterMs: number): Result<[string, number], Context>;
   }
 }

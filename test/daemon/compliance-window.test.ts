@@ -3,12 +3,13 @@
 // Hawaii, Alaska, Puerto Rico, Indiana's split area codes, Canada, the UK, Florida's and Rhode Island's rows and an
 // operator's window.
 import { describe, expect, it } from 'vitest';
-import { locate, readTimeZone } from '../../daemon/compliance/locate.ts';
+import { locate, readTimeZone, zipRegion } from '../../daemon/compliance/locate.ts';
 import { AREA_CODE_ZONES } from '../../daemon/compliance/number-zones.ts';
 import { CA_REGION_ZONES, US_REGION_ZONES } from '../../daemon/compliance/regions.ts';
 import { FEDERAL_HOLIDAYS, STATE_RULES } from '../../daemon/compliance/rules.ts';
 import { callingWindow, capFor, DEFAULT_RULE_SET, isHoliday, rulesFor, type RuleSet } from '../../daemon/compliance/window.ts';
 import { isTimeZone } from '../../daemon/local-time.ts';
+import { ZIP3_STATES, ZIP5_STATES } from '../../daemon/compliance/zip-states.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString().slice(0, 16) + 'Z');
 
@@ -29,6 +30,8 @@ describe('where a callee is', () => {
     ['+14165550123', {}, ['America/Toronto'], [], 'number'],
     ['+16045550123', {}, ['America/Vancouver'], [], 'number'],
     ['+14015550123', {}, ['America/New_York'], ['RI'], 'number'],
+    ['+16015550123', {}, ['America/Chicago'], ['MS'], 'number'],
+    ['+15045550123', {}, ['America/Chicago'], ['LA'], 'number'],
     ['+442071234567', {}, ['Europe/Guernsey', 'Europe/Isle_of_Man', 'Europe/Jersey', 'Europe/London'], [], 'number'],
     ['+12125550123', { timeZone: 'America/Los_Angeles' }, ['America/Los_Angeles'], [], 'field'],
     ['+12125550123', { timeZone: 'america_slash_los_angeles' }, ['America/Los_Angeles'], [], 'field'], // HubSpot hs_timezone
@@ -60,6 +63,67 @@ describe('where a callee is', () => {
   it('every zone of the data tables is one Intl knows', () => {
     const zones = new Set([...Object.values(AREA_CODE_ZONES).flatMap((z) => z.split(' ')), ...Object.values(US_REGION_ZONES).flat(), ...Object.values(CA_REGION_ZONES).flat()]);
     expect([...zones].filter((z) => !isTimeZone(z))).toEqual([]);
+  });
+});
+
+describe('a US ZIP code as evidence', () => {
+  const AK = ['America/Adak', 'America/Anchorage'];
+  it.each([
+    // phone, fields, zones, states, evidence
+    ['+12125550123', { postalCode: '85004' }, ['America/Denver', 'America/Phoenix'], ['AZ'], /^ZIP code 85004 \(USPS ZIP prefixes .*\): state AZ\): America\/Denver, America\/Phoenix$/],
+    ['+12125550123', { postalCode: '86515', country: 'US' }, ['America/Denver', 'America/Phoenix'], ['AZ'], /state AZ/], // Window Rock, Navajo Nation
+    ['+12125550123', { postalCode: '96813' }, ['Pacific/Honolulu'], ['HI'], /ZIP code 96813 .*state HI/],
+    ['+12125550123', { postalCode: '99501-2230' }, AK, ['AK'], /ZIP code 99501-2230 .*state AK/], // ZIP+4
+    ['+12125550123', { postalCode: '00601' }, ['America/Puerto_Rico'], ['PR'], /state PR/], // 006: Puerto Rico
+    ['+12125550123', { postalCode: '00725' }, ['America/Puerto_Rico'], ['PR'], /state PR/], // 007
+    ['+12125550123', { postalCode: '00802' }, ['America/St_Thomas'], ['VI'], /state VI/], // 008: the Virgin Islands
+    ['+12125550123', { postalCode: '00901' }, ['America/Puerto_Rico'], ['PR'], /state PR/], // 009
+    ['+12125550123', { postalCode: '46204' }, ['America/Chicago', 'America/Indiana/Indianapolis'], ['IN'], /state IN/], // Indiana: both
+    ['+12125550123', { postalCode: '33101' }, ['America/Chicago', 'America/New_York'], ['FL'], /state FL/], // Florida's rules hold
+    ['+13055550123', { postalCode: '10001 1234', country: 'United States' }, ['America/New_York'], ['FL', 'NY'], /state NY/],
+    ['+12125550123', { postalCode: '83414' }, ['America/Denver'], ['WY'], /state WY/], // assigned apart from Idaho's 834
+    ['+12125550123', { postalCode: '06390' }, ['America/New_York'], ['NY'], /state NY/], // Fishers Island, under Connecticut's 063
+    // The order holds: a time zone field, then the state, then the ZIP code.
+    ['+12125550123', { region: 'NY', postalCode: '96813' }, ['America/New_York'], ['NY'], /^state NY/],
+    ['+12125550123', { timeZone: 'America/Chicago', postalCode: '96813' }, ['America/Chicago'], ['HI'], /^time zone field/],
+    // A ZIP code that names no place falls to the number, and says so.
+    ['+12125550123', { postalCode: '00000' }, ['America/New_York'], [], /^ZIP code 00000 has a prefix assigned to no state; area code 212/],
+    ['+18085550123', { postalCode: '21300' }, ['Pacific/Honolulu'], [], /^ZIP code 21300 has a prefix assigned to no state; area code 808/],
+    ['+12125550123', { postalCode: '09001' }, ['America/New_York'], [], /^ZIP code 09001 is AE's \(military mail.*\); area code 212/],
+    ['+12125550123', { postalCode: '1234' }, ['America/New_York'], [], /^postal code "1234" is not read; area code 212/],
+    ['+12125550123', { timeZone: 'Mars/Base', postalCode: '12' }, ['America/New_York'], [], /^time zone field "Mars\/Base" names no zone; postal code "12" is not read; area code/],
+    // Another country's five digits are not a ZIP code: Berlin's 10115, said with a German number or a German address.
+    ['+493012345678', { postalCode: '10115' }, ['Europe/Berlin'], [], /^country code \+49/],
+    ['+12125550123', { postalCode: '10115', country: 'DE' }, ['America/New_York'], [], /^area code 212/],
+  ] as const)('%s %j → %j %j', (phone, fields, zones, states, evidence) => {
+    const l = locate(phone, fields);
+    expect(l.zones).toEqual(zones);
+    expect(l.states).toEqual(states);
+    expect(l.evidence).toMatch(evidence);
+  });
+
+  it('a Florida ZIP code holds the callee to Florida\'s 20:00', () => {
+    // 20:30 EDT on 1 July 2026 (00:30Z): inside the federal window, outside Florida's.
+    const at = Date.parse('2026-07-02T00:30:00Z');
+    expect(callingWindow(locate('+12125550123', { postalCode: '33101' }), DEFAULT_RULE_SET, at).open).toBe(false);
+    expect(callingWindow(locate('+12125550123', { postalCode: '10001' }), DEFAULT_RULE_SET, at).open).toBe(true);
+  });
+
+  it('every prefix belongs to one region, and every region but military mail and the freely associated states has zones', () => {
+    const seen = new Map<string, string>();
+    for (const [from, to, region] of ZIP3_STATES) {
+      expect(from <= to).toBe(true);
+      for (let p = Number(from); p <= Number(to); p++) {
+        const prefix = String(p).padStart(3, '0');
+        expect(seen.has(prefix)).toBe(false);
+        seen.set(prefix, region);
+      }
+    }
+    const regions = new Set([...seen.values(), ...Object.values(ZIP5_STATES)]);
+    expect([...regions].filter((r) => !US_REGION_ZONES[r]).sort()).toEqual(['AA', 'AE', 'AP', 'FM', 'MH', 'PW']);
+    expect(Object.keys(US_REGION_ZONES).filter((r) => !regions.has(r))).toEqual([]);
+    expect(zipRegion('35004')).toBe('AL');
+    expect(zipRegion('3500')).toBeUndefined();
   });
 });
 
@@ -96,6 +160,15 @@ describe('may a call start now', () => {
     // Rhode Island: Saturday 10:00–17:00, no Sunday, no holiday (Monday 7 Sept 2026 is Labor Day).
     ['+14015550123', '2026-09-05T13:59Z', false, '2026-09-05T14:00Z', '2026-09-05T21:00Z'],
     ['+14015550123', '2026-09-05T21:00Z', false, '2026-09-08T13:00Z', '2026-09-08T22:00Z'],
+    // Mississippi: 8:00–20:00 "Central Standard Time", read on the callee's clock and on CST all year: in July
+    // 09:00–20:00 CDT (14:00Z–01:00Z), in January 08:00–20:00 CST (14:00Z–02:00Z); no Sunday.
+    ['+16015550123', '2026-07-01T13:30Z', false, '2026-07-01T14:00Z', '2026-07-02T01:00Z'],
+    ['+16015550123', '2026-07-01T14:00Z', true, '2026-07-02T14:00Z', '2026-07-02T01:00Z'],
+    ['+16015550123', '2026-01-14T14:00Z', true, '2026-01-15T14:00Z', '2026-01-15T02:00Z'],
+    ['+16015550123', '2026-01-18T15:00Z', false, '2026-01-19T14:00Z', '2026-01-20T02:00Z'],
+    // Louisiana: 08:00–20:00 Monday to Saturday; Sunday 5 July 2026 shut.
+    ['+15045550123', '2026-07-04T13:00Z', true, '2026-07-06T13:00Z', '2026-07-05T01:00Z'],
+    ['+15045550123', '2026-07-05T15:00Z', false, '2026-07-06T13:00Z', '2026-07-07T01:00Z'],
     // Toronto; London (08:00 GMT, 08:00 BST = 07:00Z).
     ['+14165550123', '2026-01-14T13:00Z', true, '2026-01-15T13:00Z', '2026-01-15T02:00Z'],
     ['+442071234567', '2026-07-01T07:00Z', true, '2026-07-02T07:00Z', '2026-07-01T20:00Z'],

@@ -6,6 +6,7 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { DaemonKeys } from '../../daemon/state/keys.ts';
 import { SCRIPTS } from '../../daemon/state/scripts.ts';
 import { SyncState, type AddEntry, type StoredContact } from '../../daemon/state/sync-state.ts';
+import { WindowState } from '../../daemon/state/window-state.ts';
 import { REDIS_URL, testPrefix } from '../support/daemon.ts';
 
 const redis = new Redis(REDIS_URL);
@@ -62,7 +63,7 @@ async function heldMap(state: SyncState): Promise<Record<string, { numberId: str
 
 describe('the scripts', () => {
   it('each compiles, names its keys in its file name, and has a header naming KEYS and ARGV', async () => {
-    expect(SCRIPTS.map((s) => s.name).sort()).toEqual(['applyContacts', 'claim', 'dryPlan', 'forget', 'gateHold', 'gateTake', 'lease', 'plan', 'reconcile', 'record']);
+    expect(SCRIPTS.map((s) => s.name).sort()).toEqual(['applyContacts', 'claim', 'dryPlan', 'forget', 'gateHold', 'gateTake', 'lease', 'plan', 'reconcile', 'record', 'windowAdmit', 'windowRelease']);
     for (const s of SCRIPTS) {
       await expect(redis.script('LOAD', s.lua), s.name).resolves.toMatch(/^[0-9a-f]{40}$/);
       for (let k = 1; k <= s.numberOfKeys; k++) expect(s.lua, `${s.name} documents KEYS[${k}]`).toContain(`KEYS[${k}]`);
@@ -432,5 +433,46 @@ describe('the CRM gates', () => {
     expect(bw).toEqual([0, 0, 0]);
     await s.redis.cdsGateHold(burst, 60_000);
     expect((await s.redis.cdsGateTake(burst, 1000, 2))[0]).toBeGreaterThan(55_000);
+  });
+});
+
+describe('the calling window\'s state', () => {
+  function freshWindow(): WindowState {
+    const p = testPrefix(); prefixes.push(p);
+    return new WindowState(redis, new DaemonKeys(p.prefix).sync('a', 'c1'));
+  }
+
+  it('admits evidence and groups in one step, counting the groups that were new', async () => {
+    const w = freshWindow();
+    expect(await w.admit([['+12125550100', 'area code 212 (group America/New_York|)'], ['+13055550100', 'area code 305 (group America/New_York|FL)']],
+      ['America/New_York|', 'America/New_York|FL'])).toBe(2);
+    expect(await w.admit([['+12125550101', 'area code 212 (group America/New_York|)']], ['America/New_York|'])).toBe(0);
+    expect((await w.groups()).sort()).toEqual(['America/New_York|', 'America/New_York|FL']);
+    expect(await w.evidence(['+13055550100', '+19995550100'])).toEqual(['area code 305 (group America/New_York|FL)', null]);
+  });
+
+  it('keeps the state set, the next edge and the report\'s counts, decoded', async () => {
+    const w = freshWindow();
+    expect(await w.meta()).toEqual({ state: null, checkedAt: null, nextEdgeAt: null, callsInside: 0, callsOutside: 0 });
+    await w.setState('Paused', 1_000, null);
+    await w.countCalls(3, 0);
+    await w.countCalls(2, 1);
+    expect(await w.lastState()).toBe('Paused');
+    expect(await w.meta()).toEqual({ state: 'Paused', checkedAt: 1_000, nextEdgeAt: null, callsInside: 5, callsOutside: 1 });
+    await w.setState('Active', 2_000, 9_000);
+    expect(await w.meta()).toMatchObject({ state: 'Active', checkedAt: 2_000, nextEdgeAt: 9_000 });
+  });
+
+  it('keeps call starts, and releases each number held at its cap to one caller only', async () => {
+    const w = freshWindow();
+    await w.saveStarts([['+13055550100', { 1: 100, 2: 200 }]]);
+    expect(await w.starts(['+13055550100', '+13055550101'])).toEqual([{ 1: 100, 2: 200 }, null]);
+    await w.holdCapped([['+13055550100', 5_000], ['+13055550101', 6_000], ['+13055550102', 9_000]]);
+    expect(await w.capped()).toEqual({ held: 3, nextReleaseAt: 5_000 });
+    expect(await w.releaseCapped(4_999)).toBe(0);
+    // Three callers at once at 6,000: the two due numbers are released once in all.
+    const released = await Promise.all([w.releaseCapped(6_000), w.releaseCapped(6_000), w.releaseCapped(6_000)]);
+    expect(released.reduce((a, b) => a + b, 0)).toBe(2);
+    expect(await w.capped()).toEqual({ held: 1, nextReleaseAt: 9_000 });
   });
 });

@@ -1,0 +1,98 @@
+// A campaign's calling-window state in Redis (compliance/campaign-window.ts decides, this stores): the window groups
+// admitted with each number's zone evidence, the campaign state the daemon last set, the call starts of numbers under
+// a per-number cap and the numbers held at it. Admitting and releasing are scripts (windowAdmit-2.lua,
+// windowRelease-1.lua); the rest are single commands. The keys are the campaign's (keys.ts): every sync feeding it
+// shares its window.
+import type { RedisClient } from './connection.ts';
+import type { SyncKeys } from './keys.ts';
+import { withScripts } from './scripts.ts';
+
+export type WindowCampaignState = 'Active' | 'Paused';
+
+/** What the window's meta hash holds, decoded. */
+export interface WindowMeta {
+  /** The state the daemon last set (null: not yet, or Redis lost it). */
+  state: WindowCampaignState | null;
+  /** When it was last checked and the next edge (ms). */
+  checkedAt: number | null;
+  nextEdgeAt: number | null;
+  /** Calls the mirror read, by whether they started inside their callee's window. */
+  callsInside: number;
+  callsOutside: number;
+}
+
+/** A number's call starts the cap counts: attempt -> start (ms). */
+export type CallStarts = Record<string, number>;
+
+const ms = (v: string | undefined) => (v ? Number(v) : null);
+
+export class WindowState {
+  readonly keys: SyncKeys['window'];
+  readonly redis: RedisClient;
+
+  constructor(redis: RedisClient, keys: SyncKeys) {
+    this.redis = withScripts(redis);
+    this.keys = keys.window;
+  }
+
+  /** Records where these numbers are and admits their groups, atomically: how many groups were new. */
+  async admit(evidence: readonly (readonly [phone: string, evidence: string])[], groups: readonly string[]): Promise<number> {
+    return this.redis.cdsWindowAdmit(this.keys.evidence, this.keys.groups, evidence.length, ...evidence.flat(), ...groups);
+  }
+
+  /** The window groups admitted (`<zones>|<states>`), unsorted. */
+  groups(): Promise<string[]> { return this.redis.smembers(this.keys.groups); }
+
+  /** Each number's evidence (null: not admitted). */
+  async evidence(phones: readonly string[]): Promise<(string | null)[]> {
+    return phones.length ? this.redis.hmget(this.keys.evidence, ...phones) : [];
+  }
+
+  async meta(): Promise<WindowMeta> {
+    const m = await this.redis.hgetall(this.keys.meta);
+    return {
+      state: (m.state as WindowCampaignState | undefined) ?? null, checkedAt: ms(m.at), nextEdgeAt: ms(m.next),
+      callsInside: Number(m.callsInside ?? 0), callsOutside: Number(m.callsOutside ?? 0),
+    };
+  }
+
+  /** The state the daemon last set (null: not yet, or Redis lost it). */
+  async lastState(): Promise<WindowCampaignState | null> {
+    return (await this.redis.hget(this.keys.meta, 'state') as WindowCampaignState | null) ?? null;
+  }
+
+  /** Remembers the state set, when, and the next edge. */
+  async setState(state: WindowCampaignState, at: number, next: number | null): Promise<void> {
+    await this.redis.hset(this.keys.meta, 'state', state, 'at', at, 'next', next ?? '');
+  }
+
+  /** Adds to the compliance report's counts (one MULTI: the two counts move together). */
+  async countCalls(inside: number, outside: number): Promise<void> {
+    await this.redis.multi().hincrby(this.keys.meta, 'callsInside', inside).hincrby(this.keys.meta, 'callsOutside', outside).exec();
+  }
+
+  /** The call starts kept for each number (null: none). */
+  async starts(phones: readonly string[]): Promise<(CallStarts | null)[]> {
+    if (!phones.length) return [];
+    return (await this.redis.hmget(this.keys.starts, ...phones)).map((s) => (s ? JSON.parse(s) as CallStarts : null));
+  }
+
+  /** Replaces these numbers' kept call starts (the mirror's run writes them, one process at a time under its lease). */
+  async saveStarts(starts: readonly (readonly [phone: string, starts: CallStarts])[]): Promise<void> {
+    if (starts.length) await this.redis.hset(this.keys.starts, ...starts.flatMap(([p, s]) => [p, JSON.stringify(s)]));
+  }
+
+  /** Holds numbers at their cap until the instant each may be planned again (ms). */
+  async holdCapped(held: readonly (readonly [phone: string, until: number])[]): Promise<void> {
+    if (held.length) await this.redis.zadd(this.keys.capped, ...held.flatMap(([p, t]) => [t, p]));
+  }
+
+  /** Releases the numbers whose hold has passed at `now`: how many (each counted by one caller only). */
+  releaseCapped(now: number): Promise<number> { return this.redis.cdsWindowRelease(this.keys.capped, now); }
+
+  /** How many numbers are held at their cap, and the first release (ms). */
+  async capped(): Promise<{ held: number; nextReleaseAt: number | null }> {
+    const [held, first] = await Promise.all([this.redis.zcard(this.keys.capped), this.redis.zrange(this.keys.capped, '0', '0', 'WITHSCORES')]);
+    return { held, nextReleaseAt: ms(first[1]) };
+  }
+}
