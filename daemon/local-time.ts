@@ -1,28 +1,10 @@
 // Wall-clock time in IANA zones: the dialer account's report times (no offset) to instants, zone offsets, and the hour a
 // clock that falls back repeats, so that reading by wall-clock time misses nothing. Used by the mirror and the calling windows.
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
+import { localWallTime } from '../api/wall-clock.ts';
 
 /** True when Intl knows the zone (configuration checks it at the door). */
-export function isTimeZone(timeZone: string): boolean {
-  try {
-    formatter(timeZone);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { isTimeZone } from '../api/wall-clock.ts';
 
 const offsets = new Map<string, number>();
 const SLOT = 15 * 60_000;
@@ -44,9 +26,7 @@ export function offsetAt(timeZone: string, utcMs: number): number {
 }
 
 function intlOffset(timeZone: string, utcMs: number): number {
-  const parts = Object.fromEntries(formatter(timeZone).formatToParts(new Date(utcMs)).map((p) => [p.type, p.value]));
-  const wall = Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day), Number(parts.hour), Number(parts.minute), Number(parts.second));
-  return wall - Math.floor(utcMs / 1000) * 1000;
+  return wallMs(localWallTime(utcMs, timeZone)) - Math.floor(utcMs / 1000) * 1000;
 }
 
 /** A wall-clock string read as if it were UTC (the arithmetic base for local times). */
