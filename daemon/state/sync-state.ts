@@ -30,6 +30,21 @@ export interface HeldNumber {
 /** A number the dialer refused. */
 export interface ParkedNumber { reason: string; code: string; contactId: string | null; at: number; traceparent: string | null }
 
+/** Everything the state says of one phone number (the operations page's lookup). */
+export interface NumberState {
+  /** What the campaign holds for it (any sync's: see `syncId`). */
+  held: HeldNumber | null;
+  /** This sync's contacts holding it, first read first. */
+  contactIds: string[];
+  /** Waiting to be planned. */
+  dirty: boolean;
+  /** The open batch that claims it (`batch` null if recorded meanwhile), and the attempt sending it, if one is. */
+  claim: { batchId: string; batch: Batch | null; sending: string | null } | null;
+  parked: ParkedNumber | null;
+  /** Contacts holding it marked Do Not Call, of every sync feeding the campaign. */
+  doNotCall: number;
+}
+
 /** An add entry: [e164, contactId, varValues, hash]; a delete entry: [e164, numberId, thenAdd 0|1, wantedHash]. */
 export type AddEntry = [string, string, string[], string];
 export type DeleteEntry = [string, string, 0 | 1, string | null];
@@ -230,6 +245,17 @@ export class SyncState {
   async held(phones: string[]): Promise<(HeldNumber | null)[]> {
     if (!phones.length) return [];
     return (await this.redis.hmget(this.keys.have, ...phones)).map((raw) => (raw ? decodeHeld(raw) : null));
+  }
+
+  async numberState(phone: string): Promise<NumberState> {
+    const k = this.keys;
+    const [held, owners, dirty, batchId, parked, doNotCall] = await Promise.all([
+      this.redis.hget(k.have, phone), this.redis.hget(k.phones, phone), this.redis.sismember(k.dirty, phone), this.redis.hget(k.claims, phone),
+      this.redis.hget(k.parked, phone), this.redis.hget(k.doNotCall, phone),
+    ]);
+    const claim = batchId ? { batchId, batch: await this.batch(batchId), sending: await this.inflight(batchId) } : null;
+    return { held: held ? decodeHeld(held) : null, contactIds: owners ? owners.split('\n') : [], dirty: dirty === 1, claim,
+      parked: parked ? decodeParked(parked) : null, doNotCall: Number(doNotCall ?? 0) };
   }
 
   /** The first contact holding each phone number (or null). */
