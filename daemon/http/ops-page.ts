@@ -57,7 +57,7 @@ export function opsPage(nonce: string, chartCss: string): string {
   .lookup-form input, .lookup-form select { font: inherit; padding: 4px 8px; border: 1px solid #c8ced6; border-radius: 4px; }
   .lookup-form input { min-width: 16em; }
   .lookup-result { margin-top: 10px; }
-  .lookup-result h3 { margin-top: 10px; }
+  .lookup-result h3 { margin-top: 10px; text-transform: none; letter-spacing: 0; font-size: 14px; color: #1d232b; }
   #lookup-message:empty { display: none; }
   #lookup-message { margin: 8px 0 0; color: #8a1c1c; }
 ${chartCss}

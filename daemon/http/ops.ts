@@ -136,8 +136,9 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
 
     // What the daemon knows of one phone number, typed in any common format (normalised as the sync normalises a CRM's
     // numbers: with the sync's mapping.defaultCountry, or ?country=): in every sync, or in ?sync= alone.
-    ops.get<{ Params: { phone: string }; Querystring: { sync?: string; country?: string } }>('/api/numbers/:phone', async (req, reply) => {
-      const typed = req.params.phone;
+    // A wildcard, not a parameter: the router would answer a parameter over its 100 characters with a bare 404.
+    ops.get<{ Params: { '*': string }; Querystring: { sync?: string; country?: string } }>('/api/numbers/*', async (req, reply) => {
+      const typed = req.params['*'];
       if (typed.length > MAX_TYPED_PHONE) return reply.code(400).send({ error: `a phone number is at most ${MAX_TYPED_PHONE} characters; got ${typed.length}` });
       const country = req.query.country ? countryCode(req.query.country) : null;
       if (req.query.country && !country) {

@@ -132,6 +132,10 @@ describe('/ops: a phone number and its trace', () => {
     expect(await lookUp('not a number')).toMatchObject({ status: 400, body: { error: expect.stringMatching(/"not a number" is not a phone number \(not a phone number\).*country code/) } });
     expect(await lookUp('12')).toMatchObject({ status: 400, body: { error: expect.stringMatching(/is not a phone number/) } });
     expect(await lookUp('1'.repeat(41))).toMatchObject({ status: 400, body: { error: 'a phone number is at most 40 characters; got 41' } });
+    expect(await lookUp('1'.repeat(500))).toMatchObject({ status: 400, body: { error: 'a phone number is at most 40 characters; got 500' } });
+    // A slash is part of what was typed, not a path.
+    expect(of((await lookUp(`${national(validPhone(1)).slice(0, 5)}/${national(validPhone(1)).slice(6)}`)).body, 'leads')).toMatchObject({ state: 'held', contactId: 'c1' });
+    expect(await lookUp('')).toMatchObject({ status: 400, body: { error: expect.stringMatching(/is not a phone number \(empty\)/) } });
     expect(await lookUp(validPhone(1), '?country=XX')).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^country must be a two-letter country code/) } });
     expect(await lookUp(validPhone(1), '?sync=nope')).toMatchObject({ status: 404, body: { error: 'no sync "nope" in this daemon\'s configuration' } });
     // A valid number no sync has heard of is an answer, not an error.
