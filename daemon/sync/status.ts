@@ -97,7 +97,8 @@ export interface NumberStatus {
   /** Why it is still in the campaign though it should be gone or changed. */
   keptBecause: string | null;
   dirty: boolean;
-  batch: { id: string; kind: 'add' | 'del' | null; run: string | null; plannedAt: string | null; sending: boolean } | null;
+  /** The open batch claiming it (the campaign's: `sync` may be another sync feeding it). */
+  batch: { id: string; sync: string | null; kind: 'add' | 'del' | null; run: string | null; plannedAt: string | null; sending: boolean } | null;
   parked: { reason: string; code: string; contactId: string | null; at: string } | null;
   doNotCall: number;
   /** The calling window's evidence (compliance on; null when the window has not admitted it); absent without one. */
@@ -129,7 +130,7 @@ export async function numberStatus(rt: SyncRuntime, phone: string, viewer: strin
     sync: rt.config.id, campaignId: rt.config.campaignId, phone, state: condition(rt.config.id, n),
     contactId: mine?.contactId ?? n.parked?.contactId ?? n.contactIds[0] ?? null, contactIds: n.contactIds,
     numberId: n.held?.numberId ?? null, heldBy: n.held?.syncId ?? null, keptBecause: mine?.keptBecause ?? null, dirty: n.dirty,
-    batch: n.claim ? { id: n.claim.batchId, kind: b?.kind ?? null, run: b?.runId ?? null, plannedAt: b ? iso(b.at) : null, sending: n.claim.sending !== null } : null,
+    batch: n.claim ? { id: n.claim.batchId, sync: b?.syncId ?? null, kind: b?.kind ?? null, run: b?.runId ?? null, plannedAt: b ? iso(b.at) : null, sending: n.claim.sending !== null } : null,
     parked: n.parked ? { reason: n.parked.reason, code: n.parked.code, contactId: n.parked.contactId, at: iso(n.parked.at) } : null,
     doNotCall: n.doNotCall,
     ...(rt.window ? { window: await rt.window.numberWindow(phone) } : {}),

@@ -148,6 +148,28 @@ describe('/ops: a phone number and its trace', () => {
     expect((await fetch(`${d.address}/ops/api/numbers/${encodeURIComponent(validPhone(1))}`)).status).toBe(401);
   });
 
+  it('shows a number planned and not yet sent: its batch, and the trace of the plan', async () => {
+    let planTrace = '';
+    // The push queue paused, the run plans the new contact's number into a batch that waits.
+    const [push] = [...d.pushQueues.values()];
+    await push!.queue.pause();
+    try {
+      await writeFile(join(dir, 'leads.csv'), `id,phone\nc1,${validPhone(1)}\nc2,${validPhone(2)}\n${HOSTILE_ID},${validPhone(3)}\nc4,${validPhone(4)}\n`);
+      await d.triggerPull('leads', 'test');
+      const keys = d.runtimes.get('leads')!.state.keys;
+      await waitFor(async () => await d.redis.hget(keys.claims, validPhone(4)), 'the number planned');
+      const [n] = (await lookUp(national(validPhone(4)), '?sync=leads')).body.syncs;
+      expect(n).toMatchObject({ state: 'planned', contactId: 'c4', numberId: null, traceOf: 'plan', batch: { sync: 'leads', kind: 'add', sending: false } });
+      expect(n!.traceUrl).toBe(VIEWER.replace('{traceId}', n!.traceId!));
+      planTrace = n!.traceId!;
+    } finally {
+      await push!.queue.resume();
+    }
+    // Sent to the still Paused campaign, it is parked, by a push in the trace of its plan.
+    const sent = await waitFor(async () => (await lookUp(validPhone(4), '?sync=leads')).body.syncs.find((s) => s.state === 'parked'), 'the number parked once sent');
+    expect(sent).toMatchObject({ traceOf: 'push', traceId: planTrace, batch: null });
+  });
+
   it('in Chromium: the lookup field shows a held number\'s trace link, a parked one\'s reason, and says what is wrong with bad input', async () => {
     const context = await browser.newContext({ httpCredentials: { username: 'operator', password: TOKEN } });
     try {
