@@ -1,16 +1,9 @@
 // `./dev daemon start|sync|status --config FILE`: the sync daemon's command line.
+// Each command imports what it needs when it runs (`trace` reads a file and loads no queue, Redis or HTTP code), and
+// the daemon's modules load after tracing has started, as the OpenTelemetry SDK wants.
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
-import { Daemon } from './app.ts';
-import { ConfigError, dialerOf, loadConfig, type Config } from './config.ts';
-import { DialerError } from './dialer.ts';
-import { SourceError } from './errors.ts';
-import { backfillStart } from './mirror/mirror.ts';
-import { createLogger } from './log.ts';
-import { startTelemetry, stopTelemetry, telemetrySettings } from './telemetry.ts';
-import { redisUnreachable } from './state/connection.ts';
-import { dryRun } from './sync/dry-run.ts';
-import { readRun } from './sync/run.ts';
+import type { Daemon } from './app.ts';
+import type { Config } from './config.ts';
 
 const HELP: Record<string, string> = {
   main: `usage: ./dev daemon <command> --config FILE [options]
@@ -78,6 +71,7 @@ if (command === 'trace') {
 }
 if (!values.config) fail(`--config FILE is required\n\n${HELP[command]}`);
 
+const [{ ConfigError, dialerOf, loadConfig }, { startTelemetry, stopTelemetry, telemetrySettings }] = await Promise.all([import('./config.ts'), import('./telemetry.ts')]);
 let config: Config;
 try {
   config = loadConfig(values.config);
@@ -90,6 +84,8 @@ try {
 }
 // Logs of the one-shot commands go to stderr, so their output (JSON for `status --json`) stays clean on stdout; written
 // synchronously, so a log line can never land after the sentence a failing command ends with.
+const [{ pino }, { createLogger }, { redisUnreachable }, { Daemon: DaemonClass }] = await Promise.all([
+  import('pino'), import('./log.ts'), import('./state/connection.ts'), import('./app.ts')]);
 const log = command === 'start' ? createLogger(config.log.level) : createLogger(config.log.level, pino.destination({ dest: 2, sync: true }));
 
 /** How long a one-shot command waits for Redis before it says so and exits. */
@@ -111,7 +107,7 @@ function syncArg(): string {
 if (command === 'start') {
   let daemon: Daemon;
   try {
-    daemon = await Daemon.start(config, { log });
+    daemon = await DaemonClass.start(config, { log });
   } catch (err) {
     // A dialer clock that cannot be read or is too fast for the window's checks: a sentence, not a stack.
     if (err instanceof ConfigError || (err as Error).message.startsWith('dialerClock:')) fail((err as Error).message, 1);
@@ -128,7 +124,8 @@ if (command === 'start') {
   }
 } else if (command === 'sync' && values['dry-run']) {
   const id = syncArg();
-  const daemon = await Daemon.start(config, { log, workers: false, http: false });
+  const [{ dryRun }, { SourceError }, { DialerError }] = await Promise.all([import('./sync/dry-run.ts'), import('./errors.ts'), import('./dialer.ts')]);
+  const daemon = await DaemonClass.start(config, { log, workers: false, http: false });
   try {
     await dryRun(daemon.runtimes.get(id)!, (line) => console.log(line));
   } catch (err) {
@@ -140,7 +137,8 @@ if (command === 'start') {
   await daemon.close();
 } else if (command === 'sync') {
   const id = syncArg();
-  const daemon = await Daemon.start(config, { log, http: false, schedules: false });
+  const { readRun } = await import('./sync/run.ts');
+  const daemon = await DaemonClass.start(config, { log, http: false, schedules: false });
   const rt = daemon.runtimes.get(id)!;
   await daemon.triggerPull(id, 'command line', values.full ?? false, values.compare ? 'compare' : 'pull');
   // Waits for a run of this sync that started after the trigger, then for its batches to be pushed.
@@ -164,13 +162,14 @@ if (command === 'start') {
   const sync = config.syncs.find((s) => s.id === id)!;
   if (!sync.mirror) fail(`sync "${id}" has no mirror configured (add a mirror block to it)`);
   if (!values.since) fail(`--since ISO-TIME is required\n\n${HELP.backfill}`);
+  const { backfillStart } = await import('./mirror/mirror.ts');
   let since: string;
   try {
     since = backfillStart(values.since, dialerOf(config, sync).timeZone);
   } catch (err) {
     fail((err as Error).message);
   }
-  const daemon = await Daemon.start(config, { log, http: false, schedules: false });
+  const daemon = await DaemonClass.start(config, { log, http: false, schedules: false });
   const meta = daemon.runtimes.get(id)!.state.keys.mirror.meta;
   const asked = Date.now();
   await daemon.triggerMirror(id, 'backfill', since);
@@ -185,7 +184,7 @@ if (command === 'start') {
   await stopTelemetry();
   process.exit(0);
 } else if (command === 'status') {
-  const daemon = await Daemon.start(config, { log, workers: false, http: false });
+  const daemon = await DaemonClass.start(config, { log, workers: false, http: false });
   const { syncStatus } = await import('./sync/status.ts');
   const all = [];
   for (const rt of daemon.runtimes.values()) all.push(await syncStatus(rt));

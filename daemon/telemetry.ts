@@ -161,6 +161,15 @@ export function linkTo(traceparent: string, attributes?: Attributes): Link | nul
   return { context: { traceId: m[1]!, spanId: m[2]!, traceFlags: parseInt(m[3]!, 16), isRemote: true }, attributes };
 }
 
+/**
+ * A link to the span a stored traceparent names, when that span is in another trace than the active one (work a crash
+ * moved out of the trace it was planned in); none otherwise, and none when off.
+ */
+export function linksOutsideTrace(traceparent: string | null, attributes?: Attributes): Link[] {
+  const link = enabled && traceparent ? linkTo(traceparent, attributes) : null;
+  return link && link.context.traceId !== trace.getActiveSpan()?.spanContext().traceId ? [link] : [];
+}
+
 /** An event of the active span (a wait, a retry); nothing when off. */
 export function spanEvent(name: string, attributes?: Attributes): void {
   if (enabled) trace.getActiveSpan()?.addEvent(name, attributes);

@@ -37,7 +37,7 @@ export function opsPage(nonce: string, chartCss: string): string {
   th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #eceff2; vertical-align: top; }
   th { font-weight: 600; color: #56606d; white-space: nowrap; }
   td.n { text-align: right; font-variant-numeric: tabular-nums; }
-  td.error, td.reason { color: #8a1c1c; word-break: break-word; }
+  td.error, td.reason, p.reason { color: #8a1c1c; word-break: break-word; }
   .status-done { color: #1b7a3a; } .status-failed { color: #b3261e; font-weight: 600; } .status-running { color: #a15c00; }
   button { font: inherit; padding: 5px 12px; border: 1px solid #1f5fbf; border-radius: 4px; background: #1f5fbf; color: #fff; cursor: pointer; }
   button:disabled { background: #c8ced6; border-color: #c8ced6; cursor: default; }
@@ -52,6 +52,14 @@ export function opsPage(nonce: string, chartCss: string): string {
   figure.chart figcaption { font-size: 12px; font-weight: 600; color: #56606d; margin-bottom: 2px; }
   .uplot .u-legend { font-size: 12px; }
   p.note { font-size: 12px; color: #6b7480; margin: 4px 0 0; }
+  section.lookup { background: #fff; border: 1px solid #dde1e6; border-radius: 6px; padding: 14px 16px; margin: 16px 0 0; }
+  .lookup-form { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; }
+  .lookup-form input, .lookup-form select { font: inherit; padding: 4px 8px; border: 1px solid #c8ced6; border-radius: 4px; }
+  .lookup-form input { min-width: 16em; }
+  .lookup-result { margin-top: 10px; }
+  .lookup-result h3 { margin-top: 10px; text-transform: none; letter-spacing: 0; font-size: 14px; color: #1d232b; }
+  #lookup-message:empty { display: none; }
+  #lookup-message { margin: 8px 0 0; color: #8a1c1c; }
 ${chartCss}
 </style>
 </head>
@@ -63,6 +71,18 @@ ${chartCss}
   <span id="view-switch"></span>
 </header>
 <div id="problem" class="banner" role="alert" hidden></div>
+<section class="lookup" aria-labelledby="lookup-title">
+  <h2 id="lookup-title">Look up a phone number</h2>
+  <div class="lookup-form">
+    <input id="lookup-phone" type="search" autocomplete="off" spellcheck="false" maxlength="40" aria-label="Phone number"
+      placeholder="+1 212 555 0199, (212) 555-0199, 0044 20 7946 0018">
+    <select id="lookup-sync" aria-label="Sync"><option value="">every sync</option></select>
+    <button type="button" id="lookup-go">Look up</button>
+    <span class="muted">numbers without a country code take the sync's mapping.defaultCountry</span>
+  </div>
+  <p id="lookup-message" role="alert"></p>
+  <div id="lookup-result" class="lookup-result"></div>
+</section>
 <main id="syncs"><p class="muted">Loading…</p></main>
 <script nonce="${nonce}">
 (() => {
@@ -113,11 +133,13 @@ ${CHARTS_SCRIPT}
 
   // A trace id as a link to the configured trace viewer (telemetry.viewerUrl), or as text without one.
   let traceViewer = null;
+  function traceLink(traceId, text) {
+    if (!traceViewer) return el('code', { title: traceId, text });
+    return el('a', { href: traceViewer.split('{traceId}').join(traceId), target: '_blank', rel: 'noopener noreferrer', title: traceId, text });
+  }
   function traceCell(traceId) {
     if (!traceId) return el('td', { text: dash, 'data-field': 'trace' });
-    const short = traceId.slice(0, 8) + '\u2026';
-    if (!traceViewer) return el('td', { 'data-field': 'trace' }, el('code', { title: traceId, text: short }));
-    return el('td', { 'data-field': 'trace' }, el('a', { href: traceViewer.split('{traceId}').join(traceId), target: '_blank', rel: 'noopener noreferrer', title: traceId, text: short }));
+    return el('td', { 'data-field': 'trace' }, traceLink(traceId, traceId.slice(0, 8) + '\u2026'));
   }
 
   function runsTable(runs) {
@@ -208,6 +230,67 @@ ${CHARTS_SCRIPT}
       el('div', { class: 'actions' }, button, el('span', { class: 'muted', 'data-field': 'note', text: notes.get(s.sync) || '' })));
   }
 
+  // One phone number as each sync knows it (GET api/numbers/<as typed>): outside #syncs, so a refresh keeps it.
+  const STATES = {
+    held: 'held: the campaign has it', parked: 'parked: the dialer refused it', sending: 'being sent (an open batch)',
+    planned: 'planned (an open batch, not sent yet)', dirty: 'waiting to be planned (or for the calling window)',
+    'do-not-call': 'held out: a contact holding it is marked Do Not Call', elsewhere: 'held for another sync of the campaign',
+    wanted: 'wanted by a contact, not in the campaign (a calling-window cap, or a run to come)', unknown: 'not known to this sync',
+  };
+  function numberSection(n) {
+    const b = n.batch, p = n.parked, w = n.window;
+    return el('div', { 'data-lookup-sync': n.sync },
+      el('h3', { text: n.sync + ' (campaign ' + n.campaignId + ')' }),
+      el('dl', { class: 'facts' },
+        fact('Phone number', n.phone, 'phone'), fact('State', n.state, 'state'),
+        fact('Contact', show(n.contactId), 'contact'), fact('Number id', show(n.numberId), 'numberId'),
+        fact('Held by sync', show(n.heldBy), 'heldBy'),
+        fact('Batch', b ? b.id + ' (' + show(b.kind) + (b.sending ? ', being sent' : '') + ')' : dash, 'batch'),
+        fact('Parked', p ? p.code + ' at ' + when(p.at) : dash, 'parkedAt'),
+        fact('Do Not Call holders', n.doNotCall, 'doNotCall'),
+        el('div', {}, el('dt', { text: 'Trace' + (n.traceOf ? ' (of the ' + n.traceOf + ')' : '') }),
+          el('dd', { 'data-field': 'trace' }, n.traceId ? traceLink(n.traceId, n.traceId) : dash))),
+      el('p', { class: 'muted', 'data-field': 'stateText', text: STATES[n.state] || n.state }),
+      p ? el('p', { class: 'reason', 'data-field': 'reason', text: 'Parked: ' + p.reason }) : null,
+      n.keptBecause ? el('p', { class: 'muted', 'data-field': 'kept', text: 'Kept: ' + n.keptBecause }) : null,
+      n.contactIds.length > 1 ? el('p', { class: 'muted', 'data-field': 'contacts', text: 'Contacts holding it: ' + n.contactIds.join(', ') }) : null,
+      w === undefined ? null : el('p', { 'data-field': 'window', text: w
+        ? 'Calling window: ' + (w.open ? 'open' : 'closed') + (w.open && w.closesAt ? ', closes ' + when(w.closesAt) : '') +
+          (!w.open && w.opensAt ? ', opens ' + when(w.opensAt) : '') + '. Evidence: ' + w.evidence
+        : 'Calling window: no evidence (the window has not admitted this number)' }));
+  }
+  let lookupSeq = 0;
+  async function lookUp() {
+    const typed = document.getElementById('lookup-phone').value.trim();
+    const sync = document.getElementById('lookup-sync').value;
+    const message = document.getElementById('lookup-message');
+    const result = document.getElementById('lookup-result');
+    const seq = ++lookupSeq;
+    if (!typed) { message.textContent = 'Type a phone number first.'; result.replaceChildren(); return; }
+    message.textContent = '';
+    try {
+      const res = await fetch(origin + base + 'api/numbers/' + encodeURIComponent(typed) + (sync ? '?sync=' + encodeURIComponent(sync) : ''),
+        { credentials: 'same-origin', cache: 'no-store' });
+      const body = await res.json().catch(() => ({}));
+      if (seq !== lookupSeq) return; // a newer lookup was asked for meanwhile
+      if (!res.ok) { message.textContent = body.error || 'The daemon answered ' + res.status + '.'; result.replaceChildren(); return; }
+      result.replaceChildren(...body.syncs.map(numberSection),
+        ...body.refused.map((r) => el('p', { class: 'muted', text: r.sync + ': not a phone number there (' + r.reason + ')' })));
+    } catch (err) {
+      if (seq === lookupSeq) message.textContent = 'Could not look it up: ' + err.message;
+    }
+  }
+  document.getElementById('lookup-go').addEventListener('click', lookUp);
+  document.getElementById('lookup-phone').addEventListener('keydown', (e) => { if (e.key === 'Enter') lookUp(); });
+  function syncOptions(ids) {
+    const select = document.getElementById('lookup-sync');
+    const have = [...select.options].slice(1).map((o) => o.value);
+    if (have.join('\\n') === ids.join('\\n')) return;
+    const chosen = select.value;
+    select.replaceChildren(el('option', { value: '', text: 'every sync' }), ...ids.map((id) => el('option', { value: id, text: id })));
+    select.value = ids.includes(chosen) ? chosen : '';
+  }
+
   let loading = null;
   async function load() {
     // One request at a time: a slow answer must not be overwritten by an older one.
@@ -219,6 +302,7 @@ ${CHARTS_SCRIPT}
         if (!res.ok) throw new Error('the daemon answered ' + res.status);
         const data = await res.json();
         traceViewer = data.traceViewer || null;
+        syncOptions(data.syncs.map((s) => s.sync));
         document.getElementById('syncs').replaceChildren(...data.syncs.map(syncSection));
         await refreshCharts(data.syncs.map((s) => s.sync));
         document.getElementById('updated').textContent = when(data.generatedAt);

@@ -6,14 +6,15 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Daemon } from '../app.ts';
-import { syncStatus } from '../sync/status.ts';
-import { decodeParked } from '../state/sync-state.ts';
-import { traceIdOf, viewerLink } from '../telemetry.ts';
+import { countryCode, toE164 } from '../phone.ts';
+import { numberStatus, syncStatus } from '../sync/status.ts';
 import { chartLibrary, syncHistory, VIEWS } from './ops-history.ts';
 import { opsPage } from './ops-page.ts';
 import { SignInLimit } from './sign-in-limit.ts';
 
 export const OPS_REALM = 'campaign-sync';
+/** The longest phone number the lookup reads, as typed (spaces, dashes, an extension). */
+const MAX_TYPED_PHONE = 40;
 /** The header the page's own requests carry; a cross-site page cannot send it (see `sameOrigin`). */
 export const OPS_CSRF_HEADER = 'x-requested-with';
 export const OPS_CSRF_VALUE = 'campaign-sync';
@@ -127,13 +128,36 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       const rt = d.runtimes.get(req.params.id);
       if (!rt) return reply.code(404).send({ error: `no sync "${req.params.id}" in this daemon's configuration` });
       if (!/^\+\d{6,15}$/.test(req.params.phone)) return reply.code(400).send({ error: 'the phone number must be in E.164 (+ and 6 to 15 digits)' });
-      const [held] = await rt.state.held([req.params.phone]);
-      const parked = held ? null : await d.redis.hget(rt.state.keys.parked, req.params.phone);
-      const traceparent = held?.traceparent ?? (parked ? decodeParked(parked).traceparent : null);
-      if (!held && !parked) return reply.code(404).send({ error: 'the campaign holds no such number of this sync, and none is parked' });
-      const traceId = traceIdOf(traceparent);
-      return { state: held ? 'held' : 'parked', traceId, traceparent, url: viewerLink(d.config.telemetry?.viewerUrl, traceId),
-        ...(traceId ? {} : { note: 'no trace was recorded for it (tracing was off when it was added)' }) };
+      const n = await numberStatus(rt, req.params.phone, d.config.telemetry?.viewerUrl);
+      if (n.state !== 'held' && n.state !== 'parked') return reply.code(404).send({ error: 'the campaign holds no such number of this sync, and none is parked' });
+      return { state: n.state, traceId: n.traceId, traceparent: n.traceparent, url: n.traceUrl,
+        ...(n.traceId ? {} : { note: 'no trace was recorded for it (tracing was off when it was added)' }) };
+    });
+
+    // What the daemon knows of one phone number, typed in any common format (normalised as the sync normalises a CRM's
+    // numbers: with the sync's mapping.defaultCountry, or ?country=): in every sync, or in ?sync= alone.
+    // A wildcard, not a parameter: the router would answer a parameter over its 100 characters with a bare 404.
+    ops.get<{ Params: { '*': string }; Querystring: { sync?: string; country?: string } }>('/api/numbers/*', async (req, reply) => {
+      const typed = req.params['*'];
+      if (typed.length > MAX_TYPED_PHONE) return reply.code(400).send({ error: `a phone number is at most ${MAX_TYPED_PHONE} characters; got ${typed.length}` });
+      const country = req.query.country ? countryCode(req.query.country) : null;
+      if (req.query.country && !country) {
+        return reply.code(400).send({ error: `country must be a two-letter country code such as US or GB; got ${JSON.stringify(req.query.country).slice(0, 20)}` });
+      }
+      const rts = req.query.sync === undefined ? [...d.runtimes.values()] : [d.runtimes.get(req.query.sync)].filter((rt) => rt !== undefined);
+      if (!rts.length) return reply.code(404).send({ error: `no sync ${JSON.stringify(req.query.sync).slice(0, 60)} in this daemon's configuration` });
+      const syncs = [];
+      const refused: { sync: string; reason: string }[] = [];
+      for (const rt of rts) {
+        const e164 = toE164(typed, country ?? rt.config.mapping.defaultCountry as Parameters<typeof toE164>[1]);
+        if (e164.ok) syncs.push(await numberStatus(rt, e164.e164, d.config.telemetry?.viewerUrl));
+        else refused.push({ sync: rt.config.id, reason: e164.reason });
+      }
+      if (!syncs.length) {
+        return reply.code(400).send({ error: `${JSON.stringify(typed).slice(0, MAX_TYPED_PHONE + 2)} is not a phone number (${[...new Set(refused.map((r) => r.reason))].join('; ')}): ` +
+          'give it with its country code (+1 212 555 0199) or choose a country' });
+      }
+      return { typed, syncs, refused };
     });
 
     ops.get('/api/syncs', async () => ({

@@ -11,7 +11,7 @@ import type { AddEntry, Claim, DeleteEntry, SyncState } from '../state/sync-stat
 import { isolateRefused } from '../isolate.ts';
 import { holderToken } from '../state/lease.ts';
 import { WorkerWatchdog } from '../worker-watchdog.ts';
-import { currentTraceparent, inSpan, queueTelemetry } from '../telemetry.ts';
+import { currentTraceparent, inSpan, linksOutsideTrace, queueTelemetry } from '../telemetry.ts';
 import { DialerClient, DialerError, type CampaignNumber } from '../dialer.ts';
 
 export interface PushJobData { batchId: string; syncId: string }
@@ -143,7 +143,9 @@ export class PushQueue {
       'cds.kind': batch.kind, 'cds.phones': batch.entries.map((e) => e[0]), 'cds.attempt': job.attemptsMade + 1,
     }), () => (batch.kind === 'add'
       ? this.processAdd(job, token, target, batch.entries, batch.runId)
-      : this.processDelete(job, target, batch.entries)));
+      : this.processDelete(job, target, batch.entries)),
+    // A batch queued again after its planner died (resumeBatches) starts a trace of its own: linked to the plan's.
+    { links: linksOutsideTrace(batch.traceparent, { 'cds.link': 'planned by' }) });
     this.metrics.pushSeconds.observe({ kind: batch.kind }, (performance.now() - started) / 1000);
     this.log.debug({ batch: job.data.batchId, ...counts }, 'batch recorded');
     await target.state.countRun(batch.runId, { pushed: counts.pushed, deleted: counts.deleted, rejected: counts.rejected });

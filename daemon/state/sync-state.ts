@@ -30,12 +30,28 @@ export interface HeldNumber {
 /** A number the dialer refused. */
 export interface ParkedNumber { reason: string; code: string; contactId: string | null; at: number; traceparent: string | null }
 
+/** Everything the state says of one phone number (the operations page's lookup). */
+export interface NumberState {
+  /** What the campaign holds for it (any sync's: see `syncId`). */
+  held: HeldNumber | null;
+  /** This sync's contacts holding it, first read first. */
+  contactIds: string[];
+  /** Waiting to be planned. */
+  dirty: boolean;
+  /** The open batch that claims it (`batch` null if recorded meanwhile), and the attempt sending it, if one is. */
+  claim: { batchId: string; batch: Batch | null; sending: string | null } | null;
+  parked: ParkedNumber | null;
+  /** Contacts holding it marked Do Not Call, of every sync feeding the campaign. */
+  doNotCall: number;
+}
+
 /** An add entry: [e164, contactId, varValues, hash]; a delete entry: [e164, numberId, thenAdd 0|1, wantedHash]. */
 export type AddEntry = [string, string, string[], string];
 export type DeleteEntry = [string, string, 0 | 1, string | null];
+/** `traceparent`: the span that planned it (tracing on), for a push that starts in another trace to link back to. */
 export type Batch =
-  | { kind: 'add'; syncId: string; runId: string; at: number; entries: AddEntry[] }
-  | { kind: 'del'; syncId: string; runId: string; at: number; entries: DeleteEntry[] };
+  | { kind: 'add'; syncId: string; runId: string; at: number; traceparent: string | null; entries: AddEntry[] }
+  | { kind: 'del'; syncId: string; runId: string; at: number; traceparent: string | null; entries: DeleteEntry[] };
 
 export interface RunRecord {
   id: string; sync: string; trigger: string; mode: 'full' | 'incremental' | 'compare' | 'inbox' | 'plan';
@@ -77,13 +93,14 @@ export function decodeParked(raw: string): ParkedNumber {
 }
 
 function decodeBatch(raw: string): Batch {
-  const b = JSON.parse(raw) as { k: 'add' | 'del'; s: string; r: string; t: number; e: (AddEntry | DeleteEntry)[] };
+  const b = JSON.parse(raw) as { k: 'add' | 'del'; s: string; r: string; t: number; e: (AddEntry | DeleteEntry)[]; p?: string };
+  const traceparent = b.p ?? null;
   if (b.k === 'add') {
     // cjson writes an empty list as {}.
     const entries = (b.e as AddEntry[]).map((e): AddEntry => [e[0], e[1], Array.isArray(e[2]) ? e[2] : [], e[3]]);
-    return { kind: 'add', syncId: b.s, runId: b.r, at: b.t, entries };
+    return { kind: 'add', syncId: b.s, runId: b.r, at: b.t, traceparent, entries };
   }
-  return { kind: 'del', syncId: b.s, runId: b.r, at: b.t, entries: (b.e as DeleteEntry[]).map((e): DeleteEntry => [e[0], e[1], e[2], e[3] || null]) };
+  return { kind: 'del', syncId: b.s, runId: b.r, at: b.t, traceparent, entries: (b.e as DeleteEntry[]).map((e): DeleteEntry => [e[0], e[1], e[2], e[3] || null]) };
 }
 
 /** Ids are stored newline-separated and phones comma-separated: a CRM id may hold neither. */
@@ -123,13 +140,14 @@ export class SyncState {
 
   /**
    * Plans the given dirty phone numbers into batches; returns the new batch ids and how many were left claimed.
-   * `whole`: adds short of a full batch are not written but left dirty and returned as `held`.
+   * `whole`: adds short of a full batch are not written but left dirty and returned as `held`. `traceparent`: the
+   * planning span, kept with each batch (tracing on only).
    */
-  async plan(phones: string[], onLeave: 'delete' | 'keep', maxBatch: number, runId: string, whole = false): Promise<{ batchIds: string[]; skipped: number; planned: number; held: string[] }> {
+  async plan(phones: string[], onLeave: 'delete' | 'keep', maxBatch: number, runId: string, whole = false, traceparent?: string): Promise<{ batchIds: string[]; skipped: number; planned: number; held: string[] }> {
     if (!phones.length) return { batchIds: [], skipped: 0, planned: 0, held: [] };
     const k = this.keys;
     const [batchIds, skipped, planned, held] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter, k.doNotCall,
-      this.syncId, onLeave, maxBatch, Date.now(), runId, whole ? 1 : 0, ...phones);
+      this.syncId, onLeave, maxBatch, Date.now(), runId, whole ? 1 : 0, traceparent ?? '', ...phones);
     return { batchIds, skipped, planned, held };
   }
 
@@ -227,6 +245,17 @@ export class SyncState {
   async held(phones: string[]): Promise<(HeldNumber | null)[]> {
     if (!phones.length) return [];
     return (await this.redis.hmget(this.keys.have, ...phones)).map((raw) => (raw ? decodeHeld(raw) : null));
+  }
+
+  async numberState(phone: string): Promise<NumberState> {
+    const k = this.keys;
+    const [held, owners, dirty, batchId, parked, doNotCall] = await Promise.all([
+      this.redis.hget(k.have, phone), this.redis.hget(k.phones, phone), this.redis.sismember(k.dirty, phone), this.redis.hget(k.claims, phone),
+      this.redis.hget(k.parked, phone), this.redis.hget(k.doNotCall, phone),
+    ]);
+    const claim = batchId ? { batchId, batch: await this.batch(batchId), sending: await this.inflight(batchId) } : null;
+    return { held: held ? decodeHeld(held) : null, contactIds: owners ? owners.split('\n') : [], dirty: dirty === 1, claim,
+      parked: parked ? decodeParked(parked) : null, doNotCall: Number(doNotCall ?? 0) };
   }
 
   /** The first contact holding each phone number (or null). */

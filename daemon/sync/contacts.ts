@@ -1,8 +1,8 @@
 // From a CRM contact to what the campaign should hold: phone numbers in E.164 and the mapped variable values.
 import { createHash } from 'node:crypto';
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
 import { MAX_VAR_VALUE } from '../../api/limits.ts';
 import type { Mapping } from '../config.ts';
+import { toE164 } from '../phone.ts';
 import type { SourceContact } from '../sources/source.ts';
 import { readDoNotCall } from './do-not-call.ts';
 
@@ -25,23 +25,6 @@ export interface RecordError {
   value: string;
   reason: string;
   code: 'invalid_number' | 'no_number' | 'bad_record' | 'no_window';
-}
-
-export type PhoneResult = { ok: true; e164: string } | { ok: false; reason: string };
-
-/** Normalises a phone number as a person typed it; numbers without a country code take the default country. */
-export function toE164(text: string, defaultCountry?: CountryCode): PhoneResult {
-  const trimmed = text.trim();
-  if (!trimmed) return { ok: false, reason: 'empty' };
-  const international = trimmed.startsWith('00') ? `+${trimmed.slice(2)}` : trimmed;
-  const parsed = parsePhoneNumberFromString(international, defaultCountry);
-  if (!parsed) {
-    return { ok: false, reason: defaultCountry || international.startsWith('+')
-      ? 'not a phone number' : 'no country code, and the mapping sets no defaultCountry' };
-  }
-  // parse() yields a .number even for impossible input ('12345' → '+112345'): only isValid() says it can be dialed.
-  if (!parsed.isValid()) return { ok: false, reason: `not a valid number for ${parsed.country ?? `+${parsed.countryCallingCode}`}` };
-  return { ok: true, e164: parsed.number };
 }
 
 /** Masks all but the last 4 digits: enough to find a record, not enough to call it. */

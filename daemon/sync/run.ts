@@ -113,7 +113,7 @@ async function planNow(rt: SyncRuntime, phones: string[], runId: string, carry?:
   let planned = 0;
   let held: string[] = [];
   for (let i = 0; i < all.length; i += 1000) {
-    const r = await rt.state.plan([...held, ...all.slice(i, i + 1000)], rt.config.onLeave, max, runId, carry !== undefined);
+    const r = await rt.state.plan([...held, ...all.slice(i, i + 1000)], rt.config.onLeave, max, runId, carry !== undefined, currentTraceparent());
     await rt.push.enqueue(rt.config.id, r.batchIds);
     planned += r.planned;
     held = r.held;

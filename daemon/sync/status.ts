@@ -2,9 +2,9 @@
 // parked records, its mirror's lag.
 import { redactPhone, type RecordError } from './contacts.ts';
 import { readRun, type SyncRuntime } from './run.ts';
-import type { RunRecord } from '../state/sync-state.ts';
+import type { NumberState, RunRecord } from '../state/sync-state.ts';
 import type { WindowStatus } from '../compliance/campaign-window.ts';
-import { traceIdOf } from '../telemetry.ts';
+import { traceIdOf, viewerLink } from '../telemetry.ts';
 
 export interface SyncStatus {
   sync: string; source: string; campaignId: string;
@@ -77,4 +77,63 @@ async function windowStatus(rt: SyncRuntime, dirty: number): Promise<SyncStatus[
   if (!rt.window) return null;
   const w = await rt.window.status();
   return { ...w, heldByWindow: w.state === 'Paused' ? dirty : 0 };
+}
+
+/**
+ * What a sync knows of one phone number, in one word: held (the campaign has it for this sync), parked (the dialer
+ * refused it), sending / planned (an open batch claims it), dirty (waiting to be planned, or held back by the calling
+ * window), do-not-call (a contact holding it is marked so), elsewhere (another sync of the campaign holds it), wanted
+ * (a contact holds it and none of the above: the window's cap, or a run still to come), unknown.
+ */
+export type NumberCondition = 'held' | 'parked' | 'sending' | 'planned' | 'dirty' | 'do-not-call' | 'elsewhere' | 'wanted' | 'unknown';
+
+export interface NumberStatus {
+  sync: string; campaignId: string; phone: string; state: NumberCondition;
+  /** The contact it was added for (held), else the first of this sync's contacts holding it. */
+  contactId: string | null;
+  contactIds: string[];
+  /** The campaign's number id, and the sync holding it (this one, or another feeding the same campaign). */
+  numberId: string | null; heldBy: string | null;
+  /** Why it is still in the campaign though it should be gone or changed. */
+  keptBecause: string | null;
+  dirty: boolean;
+  /** The open batch claiming it (the campaign's: `sync` may be another sync feeding it). */
+  batch: { id: string; sync: string | null; kind: 'add' | 'del' | null; run: string | null; plannedAt: string | null; sending: boolean } | null;
+  parked: { reason: string; code: string; contactId: string | null; at: string } | null;
+  doNotCall: number;
+  /** The calling window's evidence (compliance on; null when the window has not admitted it); absent without one. */
+  window?: { evidence: string; open: boolean; opensAt: string | null; closesAt: string | null } | null;
+  /** The trace of the push that added or parked it, else of the plan that batched it; the viewer link when configured. */
+  traceId: string | null; traceparent: string | null; traceOf: 'push' | 'plan' | null; traceUrl: string | null;
+}
+
+function condition(sync: string, n: NumberState): NumberCondition {
+  if (n.held?.syncId === sync) return 'held';
+  if (n.parked) return 'parked';
+  if (n.claim) return n.claim.sending ? 'sending' : 'planned';
+  if (n.dirty) return 'dirty';
+  if (n.doNotCall > 0 && n.contactIds.length) return 'do-not-call';
+  if (n.held) return 'elsewhere';
+  return n.contactIds.length ? 'wanted' : 'unknown';
+}
+
+/** One phone number (E.164) as the sync's state, its calling window and its traces know it; `viewer`: telemetry.viewerUrl. */
+export async function numberStatus(rt: SyncRuntime, phone: string, viewer: string | undefined): Promise<NumberStatus> {
+  const n = await rt.state.numberState(phone);
+  const mine = n.held?.syncId === rt.config.id ? n.held : null;
+  const b = n.claim?.batch ?? null;
+  const pushed = mine?.traceparent ?? n.parked?.traceparent ?? null;
+  const traceparent = pushed ?? b?.traceparent ?? null;
+  const traceId = traceIdOf(traceparent);
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    sync: rt.config.id, campaignId: rt.config.campaignId, phone, state: condition(rt.config.id, n),
+    contactId: mine?.contactId ?? n.parked?.contactId ?? n.contactIds[0] ?? null, contactIds: n.contactIds,
+    numberId: n.held?.numberId ?? null, heldBy: n.held?.syncId ?? null, keptBecause: mine?.keptBecause ?? null, dirty: n.dirty,
+    batch: n.claim ? { id: n.claim.batchId, sync: b?.syncId ?? null, kind: b?.kind ?? null, run: b?.runId ?? null, plannedAt: b ? iso(b.at) : null, sending: n.claim.sending !== null } : null,
+    parked: n.parked ? { reason: n.parked.reason, code: n.parked.code, contactId: n.parked.contactId, at: iso(n.parked.at) } : null,
+    doNotCall: n.doNotCall,
+    ...(rt.window ? { window: await rt.window.numberWindow(phone) } : {}),
+    traceId, traceparent: traceId ? traceparent : null, traceOf: traceId ? (pushed ? 'push' : 'plan') : null, traceUrl: viewerLink(viewer, traceId),
+  };
 }

@@ -2,9 +2,8 @@
 // printed as an indented timeline. The file is read twice as a stream, so memory follows the traces shown, not the file.
 import { createReadStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { getCountries, type CountryCode } from 'libphonenumber-js';
 import { duration } from '../config-fields.ts';
-import { toE164 } from '../sync/contacts.ts';
+import { countryCode, toE164 } from '../phone.ts';
 import type { SpanLine } from './spans.ts';
 
 export interface TraceQuery {
@@ -74,9 +73,9 @@ function parseSince(since: string, now: number): number | string {
 }
 
 export async function traceNumber(q: TraceQuery, now = Date.now()): Promise<TraceAnswer> {
-  const country = (q.country ?? 'US').toUpperCase();
-  if (!getCountries().includes(country as CountryCode)) return { code: 2, text: `--country takes a two-letter country code such as US or GB; got "${q.country}"` };
-  const e164 = toE164(q.phone, country as CountryCode);
+  const country = countryCode(q.country ?? 'US');
+  if (!country) return { code: 2, text: `--country takes a two-letter country code such as US or GB; got "${q.country}"` };
+  const e164 = toE164(q.phone, country);
   if (!e164.ok) return { code: 2, text: `"${q.phone}" is not a phone number (${e164.reason}); give it in E.164 (+ and the country code) or with --country` };
   const phone = e164.e164;
   let since: number | undefined;

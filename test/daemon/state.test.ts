@@ -114,6 +114,22 @@ describe('plan and record', () => {
     expect(await dirty(s)).toEqual(['+1']);
   });
 
+  it('keeps the planning span\'s traceparent with the batch; numberState tells a number\'s contacts, claim, sending attempt and record', async () => {
+    const tp = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    await s.applyContacts([{ contact: contact('c0', ['+1']) }, { contact: contact('c1', ['+1', '+2']) }]);
+    expect(await s.numberState('+1')).toEqual({ held: null, contactIds: ['c0', 'c1'], dirty: true, claim: null, parked: null, doNotCall: 0 });
+    const { batchIds: [id] } = await s.plan(['+1'], 'delete', 10, 'r1', false, tp);
+    expect(await s.batch(id!)).toMatchObject({ kind: 'add', runId: 'r1', traceparent: tp });
+    expect((await s.numberState('+1')).claim).toMatchObject({ batchId: id, batch: { traceparent: tp }, sending: null });
+    expect(await s.claimInflight(id!, 'attempt-1', null, 60_000)).toBeNull();
+    expect((await s.numberState('+1')).claim!.sending).toBe('attempt-1');
+    await s.record(id!, { created: [['+1', 'n-1', 0]] }, tp);
+    expect(await s.numberState('+1')).toMatchObject({ held: { numberId: 'n-1', contactId: 'c0', traceparent: tp }, claim: null, parked: null });
+    // Tracing off: no traceparent.
+    const { batchIds: [other] } = await s.plan(['+2'], 'delete', 10, 'r2');
+    expect((await s.batch(other!))!.traceparent).toBeNull();
+  });
+
   it('whole batches only: adds short of a batch stay dirty and unclaimed, are returned, and fill the next plan\'s batch', async () => {
     await s.applyContacts(['+1', '+2', '+3', '+4', '+5'].map((p, i) => ({ contact: contact(`c${i}`, [p]) })));
     const first = await s.plan(['+1', '+2', '+3'], 'delete', 2, 'r1', true);

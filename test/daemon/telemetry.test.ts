@@ -7,11 +7,13 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validPhone } from '../../crm-stand-ins/contacts.ts';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 import { attemptKey } from '../../daemon/mirror/mirror.ts';
+import { pushQueueName } from '../../daemon/push/push-queue.ts';
 import { campaignKey, DaemonKeys } from '../../daemon/state/keys.ts';
 import { decodeHeld } from '../../daemon/state/sync-state.ts';
 import { telemetrySettings } from '../../daemon/telemetry.ts';
@@ -285,6 +287,80 @@ describe('kill -9 in the middle of a push: the job resumed by another process st
     expect(otlp.spans().filter((s) => s.name === 'push batch' && s.service === 'daemon-a' && (s.attributes['cds.phones'] as string[]).includes(phone))).toEqual([]);
     await waitFor(async () => (await redis.hget(keys.have, phone)) !== null, 'the number recorded');
     expect(decodeHeld((await redis.hget(keys.have, phone))!).traceparent).toBe(`00-${traceId}-${resumed.spanId}-01`);
+    expect((await campaignNumbers(f)).filter((n) => n.number === phone)).toHaveLength(1);
+  }, 120_000);
+});
+
+describe('a batch planned and never queued (its process died between): the push of the process that queues it links to the plan', () => {
+  const { prefix, cleanup } = testPrefix();
+  const dir = mkdtempSync(join(tmpdir(), 'cds-traces-resume-'));
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  const redis = new Redis(REDIS_URL);
+  let f: DialerFixture;
+  let otlp: OtlpReceiver;
+  let queue: Queue | null = null;
+  const daemons: DaemonProcess[] = [];
+
+  beforeAll(async () => {
+    otlp = await startOtlpReceiver();
+    f = await dialerFixture();
+  });
+  afterAll(async () => {
+    for (const d of daemons) await d.kill();
+    await queue?.close();
+    await otlp?.close();
+    await f?.server.close();
+    redis.disconnect();
+    await cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the resumed push batch span is in a trace of its own, linked to the span that planned the batch', async () => {
+    const dialer = { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 } };
+    const config = {
+      redis: { url: REDIS_URL, prefix }, http: { host: '127.0.0.1', port: 0 }, dialer,
+      syncs: [{ id: 'wh', campaignId: f.campaignId, source: { type: 'webhook', secret }, mapping: { phone: 'phone', defaultCountry: 'US' } }],
+      log: { level: 'info' },
+    };
+    const env = (name: string) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_SERVICE_NAME: name, OTEL_BSP_SCHEDULE_DELAY: '100' });
+    const keys = new DaemonKeys(prefix).sync('wh', campaignKey(f.server.url, f.accountId, f.campaignId));
+    const a = await spawnDaemon(config, dir, env('daemon-a'));
+    daemons.push(a);
+    await a.address;
+    const runDone = (after: string | null) => waitFor(async () => {
+      const [latest] = await redis.lrange(keys.runs, 0, 0);
+      return latest && latest !== after && (await redis.hget(keys.run(latest), 'status')) === 'done' ? latest : null;
+    }, 'a run done');
+    const first = await runDone(null);
+    // The push queue paused, a's plan writes the batch and queues its job, which waits; a dies; the job is removed:
+    // the state is what a process leaves that died between writing the batch and queuing it.
+    queue = new Queue(pushQueueName(dialer as Parameters<typeof pushQueueName>[0]), { connection: redis, prefix });
+    await queue.pause();
+    const traceId = randomBytes(16).toString('hex');
+    const phone = validPhone(2911);
+    const body = JSON.stringify({ contacts: [{ id: 'k1', phone }] });
+    const res = await fetch(`${await a.address}/webhooks/wh`, { method: 'POST', headers: { ...signed(secret, body), traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` }, body });
+    expect(res.status).toBe(200);
+    const batchId = await waitFor(async () => await redis.hget(keys.claims, phone), 'the batch planned');
+    await waitFor(async () => (await queue!.getJob(batchId)) !== undefined, 'its job queued');
+    // The webhook's run ends (a run resumed by b would queue the batch in the webhook's trace, not in one of its own).
+    await runDone(first);
+    await a.kill();
+    expect(await queue.remove(batchId)).toBe(1);
+    await queue.resume();
+    // The batch remembers the span that planned it: a's run, in the trace the webhook carried.
+    const planned = JSON.parse((await redis.hget(keys.batches, batchId))!) as { p?: string };
+    expect(planned.p).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+
+    const b = await spawnDaemon(config, dir, env('daemon-b'));
+    daemons.push(b);
+    await waitFor(() => b.output().includes('queued batches left open by an earlier plan'), 'b to queue the batch');
+    const push = await waitFor(() => otlp.spans().find((s) => s.service === 'daemon-b' && s.name === 'push batch' && (s.attributes['cds.phones'] as string[]).includes(phone)),
+      'the resumed push batch span', 60_000);
+    // Queued by b's start, outside any trace: a trace of its own, linked to the planning span.
+    expect(push.traceId).not.toBe(traceId);
+    expect(push.links).toContainEqual({ traceId, spanId: planned.p!.split('-')[2] });
+    await waitFor(async () => (await redis.hget(keys.have, phone)) !== null, 'the number recorded');
     expect((await campaignNumbers(f)).filter((n) => n.number === phone)).toHaveLength(1);
   }, 120_000);
 });

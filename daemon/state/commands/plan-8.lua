@@ -12,11 +12,12 @@
     KEYS[1] contacts  KEYS[2] phones  KEYS[3] dirty       (the sync's)
     KEYS[4] have      hash: phone number -> held record JSON (the campaign's)
     KEYS[5] claims    hash: phone number -> batch id
-    KEYS[6] batches   hash: batch id -> batch JSON {k add|del, s sync, r run, t ms, e entries}
+    KEYS[6] batches   hash: batch id -> batch JSON {k add|del, s sync, r run, t ms, e entries, p traceparent (tracing on)}
     KEYS[7] counter   the campaign's batch counter
     KEYS[8] blocked   hash: phone number -> how many contacts holding it are marked Do Not Call (the campaign's)
     ARGV[1] sync id   ARGV[2] onLeave (delete|keep)   ARGV[3] max entries a batch   ARGV[4] now (ms)   ARGV[5] run id
-    ARGV[6] whole (1|0)   ARGV[7..] phone numbers
+    ARGV[6] whole (1|0)   ARGV[7] the W3C traceparent of the planning span, or '' (tracing off): kept as the batch's `p`,
+    so that a batch queued again after a crash (resumeBatches) links back to the plan   ARGV[8..] phone numbers
   Output:
     {batch ids, skipped (claimed), planned (entries), held (whole: the adds and deletions left dirty for a later batch)}
   Entries: add {e164, contact, variables, hash}; delete {e164, number id, then add 0|1, wanted hash or false}.
@@ -25,17 +26,18 @@
 --- @include "includes/decide"
 local contacts, phones, dirty, have, claims, batches, counter, blocked = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local sync, on_leave, max_batch, now, run, whole = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6] == '1'
+local traceparent = ARGV[7] ~= '' and ARGV[7] or nil
 local adds, dels, ids = {}, {}, {}
 local skipped, planned = 0, 0
 local function flush(kind, list)
   if #list == 0 then return end
   local id = sync .. '.' .. redis.call('INCR', counter)
-  redis.call('HSET', batches, id, cjson.encode({k = kind, s = sync, r = run, t = now, e = list}))
+  redis.call('HSET', batches, id, cjson.encode({k = kind, s = sync, r = run, t = now, e = list, p = traceparent}))
   for _, e in ipairs(list) do redis.call('HSET', claims, e[1], id) end
   planned = planned + #list
   ids[#ids + 1] = id
 end
-for i = 7, #ARGV do
+for i = 8, #ARGV do
   local e = ARGV[i]
   if redis.call('SISMEMBER', dirty, e) == 1 then
     if redis.call('HEXISTS', claims, e) == 1 then
