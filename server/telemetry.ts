@@ -37,6 +37,10 @@ export async function startTelemetry(settings: TelemetrySettings | null): Promis
     requestHook: (span, request) => {
       const route = request.routeOptions.url;
       span.updateName(route ? `${request.method} ${route}` : request.method);
+      // @fastify/otel puts the whole URL there, query included: a token pasted into one (?token=cdk_…) must not reach
+      // the tracing backend any more than the log. The path alone is what url.path means.
+      const query = request.url.indexOf('?');
+      if (query >= 0) span.setAttribute('url.path', request.url.slice(0, query));
     },
   });
   instrumentation.setTracerProvider(provider);

@@ -71,9 +71,12 @@ describe('tracing on: the standard environment', () => {
     expect(refused).toMatchObject({ name: ADD_ROUTE, kind: SERVER, attributes: { 'http.response.status_code': 401 } });
 
     const known = new Set(otlp.spans().map((s) => s.traceId));
-    expect((await fetch(`${server.base}/v1/openapi.json`)).status).toBe(200);
+    expect((await fetch(`${server.base}/v1/openapi.json?token=cdk_pasted-by-mistake`)).status).toBe(200);
     const own = await waitFor(() => otlp.spans().find((s) => s.name === 'GET /v1/openapi.json' && !known.has(s.traceId)), 'the root span');
     expect(own).toMatchObject({ parentSpanId: '', kind: SERVER, attributes: { 'http.response.status_code': 200 } });
+    // The query (where a token may have been pasted) stays out of the span, as it stays out of the log.
+    expect(own.attributes['url.path']).toBe('/v1/openapi.json');
+    expect(JSON.stringify(otlp.spans())).not.toContain('cdk_pasted-by-mistake');
   });
 });
 
