@@ -3,10 +3,9 @@
 import { context, propagation, trace, SpanKind, SpanStatusCode, TraceFlags, type Attributes, type Link, type Span } from '@opentelemetry/api';
 import type { Telemetry } from 'bullmq';
 import { z } from 'zod/v4';
+import { exportDelay, rootSampling, SAMPLERS, type TelemetrySettings } from '../api/telemetry-settings.ts';
 
-/** The samplers of the OpenTelemetry specification's OTEL_TRACES_SAMPLER. */
-export const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
-export type SamplerName = typeof SAMPLERS[number];
+export { SAMPLERS, telemetrySettings, type SamplerName, type TelemetrySettings } from '../api/telemetry-settings.ts';
 
 export const telemetrySchema = z.strictObject({
   /** The OTLP/HTTP base URL (traces are POSTed to <endpoint>/v1/traces as JSON). */
@@ -19,41 +18,6 @@ export const telemetrySchema = z.strictObject({
   viewerUrl: z.string().regex(/^https?:\/\/\S*\{traceId\}/, 'an http(s) URL containing {traceId}').optional(),
 });
 export type TelemetryConfig = z.infer<typeof telemetrySchema>;
-
-/** What tracing runs with, once the configuration and the environment are read together. */
-export interface TelemetrySettings {
-  /** Where spans are POSTed (the full URL, …/v1/traces). */
-  tracesUrl: string;
-  serviceName: string;
-  sampler: SamplerName;
-  samplerArg: number;
-}
-
-/**
- * Tracing's settings, or null when tracing is off: the configuration's block wins field by field, the standard
- * environment fills the rest. An endpoint from either turns it on; OTEL_SDK_DISABLED=true or sampler always_off
- * keeps it off. Bad environment values are errors that name the variable (as the configuration's are).
- */
-export function telemetrySettings(block: TelemetryConfig | undefined, env: NodeJS.ProcessEnv, defaultService: string): TelemetrySettings | null {
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return null;
-  const base = block?.endpoint ?? env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  const tracesUrl = block?.endpoint ? `${block.endpoint.replace(/\/+$/, '')}/v1/traces`
-    : env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : '');
-  if (!tracesUrl) return null;
-  if (!/^https?:\/\/[^\s/]+/.test(tracesUrl)) throw new Error(`OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "${tracesUrl}" is not an http(s) URL`);
-  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
-  if (protocol && protocol !== 'http/json') throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL: "${protocol}" is not supported; the daemon exports http/json`);
-  const envSampler = env.OTEL_TRACES_SAMPLER?.trim();
-  if (envSampler && !(SAMPLERS as readonly string[]).includes(envSampler)) throw new Error(`OTEL_TRACES_SAMPLER: "${envSampler}" is not one of ${SAMPLERS.join(', ')}`);
-  const sampler = block?.sampler ?? (envSampler as SamplerName | undefined) ?? 'parentbased_always_on';
-  if (sampler === 'always_off') return null;
-  let samplerArg = block?.samplerArg ?? 1;
-  if (block?.samplerArg === undefined && env.OTEL_TRACES_SAMPLER_ARG !== undefined) {
-    samplerArg = Number(env.OTEL_TRACES_SAMPLER_ARG);
-    if (!Number.isFinite(samplerArg) || samplerArg < 0 || samplerArg > 1) throw new Error(`OTEL_TRACES_SAMPLER_ARG: "${env.OTEL_TRACES_SAMPLER_ARG}" is not a ratio between 0 and 1`);
-  }
-  return { tracesUrl, serviceName: block?.serviceName ?? env.OTEL_SERVICE_NAME?.trim() ?? defaultService, sampler, samplerArg };
-}
 
 let enabled = false;
 let shutdownSdk: (() => Promise<void>) | null = null;
@@ -77,13 +41,9 @@ export async function startTelemetry(settings: TelemetrySettings | null): Promis
     import('@opentelemetry/sdk-trace'), import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/context-async-hooks'),
     import('@opentelemetry/core'), import('@opentelemetry/resources'), import('bullmq-otel'),
   ]);
-  const root = settings.sampler.endsWith('always_on') ? new AlwaysOnSampler()
-    : settings.sampler.endsWith('always_off') ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(settings.samplerArg);
-  const delay = Number(process.env.OTEL_BSP_SCHEDULE_DELAY);
-  const processor = new BatchSpanProcessor({
-    exporter: new OTLPTraceExporter({ url: settings.tracesUrl }),
-    scheduledDelayMillis: Number.isFinite(delay) && delay > 0 ? delay : 1000,
-  });
+  const sampling = rootSampling(settings);
+  const root = sampling === 'on' ? new AlwaysOnSampler() : sampling === 'off' ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(sampling);
+  const processor = new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: settings.tracesUrl }), scheduledDelayMillis: exportDelay(process.env) });
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
     sampler: settings.sampler.startsWith('parentbased_') ? new ParentBasedSampler({ root }) : root,

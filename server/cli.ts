@@ -4,12 +4,14 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { parseArgs } from 'node:util';
+import { telemetrySettings } from '../api/telemetry-settings.ts';
 import { buildServer } from './app.ts';
 import { RealTimeDriver, SimulationClock } from './clock.ts';
 import { readOutcomes } from './dialer/outcomes-file.ts';
 import { DEFAULT_RATE_LIMIT, parseRateLimit } from './rate-limit.ts';
 import { seedDemo } from './seed.ts';
 import { Store } from './store/store.ts';
+import { startTelemetry, stopTelemetry } from './telemetry.ts';
 
 const USAGE = 'usage: npm run server -- [--port 4000] [--host 127.0.0.1] [--db :memory:|FILE] [--seed demo] [--seed N]\n' +
   '  [--clock realtime|manual] [--speed 1] [--start 2026-01-05T09:00:00Z] [--outcomes FILE.json] [--rate-limit 10/s,burst=50|off] [--log]\n' +
@@ -77,6 +79,15 @@ if (args['tls-cert'] !== undefined) {
   }
 }
 
+// Before the app is built: @fastify/otel wires itself into the fastify instance as it is created.
+let tracing;
+try {
+  tracing = telemetrySettings(undefined, process.env, 'campaign-dialing-server');
+} catch (err) {
+  fail((err as Error).message);
+}
+await startTelemetry(tracing);
+
 const consoleToken = process.env.CONSOLE_TOKEN || `console_${randomBytes(32).toString('base64url')}`;
 let store: Store;
 try {
@@ -105,6 +116,7 @@ console.log(`Web console: ${base}/console  (sign in with the console token)`);
 console.log(`API reference: ${base}/docs  (OpenAPI 3.1 document: ${base}/v1/openapi.json)`);
 console.log(`Rate limit per key: ${rateLimit.rate}/s, bursts of ${rateLimit.burst}`);
 console.log(`Clock: ${args.clock}${driver ? ` at ${speed}x` : ' (POST /console/clock/advance {"seconds": N})'}, now ${new Date(clock.now()).toISOString()}; random seed ${randomSeed}`);
+if (tracing) console.log(`Traces: ${tracing.tracesUrl} as ${tracing.serviceName} (OTLP/HTTP JSON, sampler ${tracing.sampler})`);
 if (trustProxy.length) console.log(`Trusted proxies (X-Forwarded-Proto, X-Forwarded-For): ${trustProxy.join(', ')}`);
 console.log(process.env.CONSOLE_TOKEN ? 'Console token: from CONSOLE_TOKEN' : `Console token (generated; set CONSOLE_TOKEN to choose it): ${consoleToken}`);
 if (seeded) {
@@ -120,7 +132,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (closing) process.exit(1);
     closing = true;
     driver?.stop();
-    void app.close().then(() => store.close()).then(() => process.exit(0));
+    void app.close().then(() => store.close()).then(stopTelemetry).then(() => process.exit(0));
   });
 }
 

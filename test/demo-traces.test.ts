@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { startDemo } from './support/demo.ts';
 import { waitFor } from './support/daemon.ts';
+import { traceNumber } from '../daemon/traces/timeline.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'cds-demo-traces-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -57,6 +58,29 @@ it('starts a trace receiver, points the server and the daemon at it with OTEL_* 
   expect(res.status).toBe(200);
   const names = () => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { name: string; service: string }));
   expect(names()).toContainEqual(expect.objectContaining({ name: 'webhook hubspot', service: 'campaign-sync' }));
+
+  // The daemon's import pushes the contacts to the server: the server's span of that add is a child of the daemon's
+  // dialer request, and `daemon trace` shows it beneath that request.
+  type Line = { name: string; service: string; spanId: string; parentSpanId?: string; attributes: Record<string, unknown> };
+  const lines = () => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line);
+  const ADD = 'POST /v1/accounts/:accountId/campaigns/:campaignId/numbers';
+  const [dialer, served] = await waitFor(() => {
+    const all = lines();
+    const server = all.find((l) => l.service === 'campaign-dialing-server' && l.name === ADD && all.some((d) => d.spanId === l.parentSpanId));
+    return server ? [all.find((d) => d.spanId === server.parentSpanId)!, server] as const : null;
+  }, "the server's span of the daemon's add", 45_000);
+  expect(dialer).toMatchObject({ service: 'campaign-sync', name: 'dialer POST /campaigns/{campaignId}/numbers' });
+  expect(served.attributes['http.response.status_code']).toBe(201);
+  const batch = lines().find((l) => l.spanId === dialer.parentSpanId)!;
+  const [phone] = batch.attributes['cds.phones'] as string[];
+  const timeline = (await traceNumber({ phone: phone!, file })).text.split('\n');
+  const at = (re: RegExp) => timeline.findIndex((l) => re.test(l));
+  const request = at(/campaign-sync +dialer POST \/campaigns\/\{campaignId\}\/numbers/);
+  const answer = at(/campaign-dialing-server +POST \/v1\/accounts\/:accountId\/campaigns\/:campaignId\/numbers +http=201/);
+  expect(request, timeline.join('\n')).toBeGreaterThan(0);
+  expect(answer).toBeGreaterThan(request);
+  // A child is indented two columns past its parent (the service column is as wide on every line).
+  expect(timeline[answer]!.indexOf(ADD)).toBe(timeline[request]!.indexOf('dialer POST') + 2);
 
   demo.proc.kill('SIGINT');
   expect(await demo.exited, demo.output()).toEqual({ code: 0, signal: null });

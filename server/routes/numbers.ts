@@ -10,6 +10,7 @@ import { ApiError, invalid } from '../errors.ts';
 import { jsonParam, listQuery, onlyParams, params, sendListJson } from '../http.ts';
 import { admit, MAX_VAR_VALUE, MAX_VARIABLES, rejectedEntry, type Candidate, type Rejection } from '../numbers-intake.ts';
 import type { CampaignRow } from '../store/campaigns.ts';
+import { inRequestSpan } from '../telemetry.ts';
 import { numberRecord, type NumberRow } from '../store/numbers.ts';
 import { campaignFor, idList } from './campaigns.ts';
 
@@ -40,7 +41,8 @@ export function numberRoutes(app: FastifyInstance, deps: Deps): void {
       throw new ApiError('not-found', `Campaign ${JSON.stringify(row.name)} was deleted while the numbers were validated; nothing was added`);
     }
     assertAcceptsNumbers(current);
-    const { admitted, rejected } = admit(store, row.pk, varNames, entries, checks);
+    const { admitted, rejected } = inRequestSpan(request, 'store add numbers', () => ({ 'db.system.name': 'sqlite', 'cds.numbers': entries.length }),
+      () => admit(store, row.pk, varNames, entries, checks));
     if (admitted.length) deps.dialer.wake(row.pk);
     // The records as inserted, built from what was inserted rather than read back (1,000 rows cost ~1.5 ms to read).
     const values = new Map(entries.map((e) => [e.position, e.varValues as string[]]));
