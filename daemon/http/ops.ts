@@ -7,6 +7,7 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Daemon } from '../app.ts';
 import { syncStatus } from '../sync/status.ts';
+import { campaignsOf } from '../sync/run.ts';
 import { decodeParked } from '../state/sync-state.ts';
 import { traceIdOf, viewerLink } from '../telemetry.ts';
 import { chartLibrary, syncHistory, VIEWS } from './ops-history.ts';
@@ -115,11 +116,15 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
     ops.get<{ Params: { id: string; phone: string } }>('/api/syncs/:id/window/:phone', async (req, reply) => {
       const rt = d.runtimes.get(req.params.id);
       if (!rt) return reply.code(404).send({ error: `no sync "${req.params.id}" in this daemon's configuration` });
-      if (!rt.window) return reply.code(404).send({ error: `sync "${req.params.id}" has no calling window (no compliance block)` });
+      const windows = campaignsOf(rt).filter((c) => c.window);
+      if (!windows.length) return reply.code(404).send({ error: `sync "${req.params.id}" has no calling window (no compliance block)` });
       if (!/^\+\d{6,15}$/.test(req.params.phone)) return reply.code(400).send({ error: 'the phone number must be in E.164 (+ and 6 to 15 digits)' });
-      const found = await rt.window.numberWindow(req.params.phone);
-      if (!found) return reply.code(404).send({ error: 'this sync has not admitted that number' });
-      return found;
+      // A routed sync: the route that admitted it says where it is (and which campaign holds it).
+      for (const c of windows) {
+        const found = await c.window!.numberWindow(req.params.phone);
+        if (found) return rt.routes ? { ...found, campaignId: c.config.campaignId } : found;
+      }
+      return reply.code(404).send({ error: 'this sync has not admitted that number' });
     });
 
     // The trace that added (or parked) one number: its id, and a link when telemetry.viewerUrl is set.
@@ -127,8 +132,12 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       const rt = d.runtimes.get(req.params.id);
       if (!rt) return reply.code(404).send({ error: `no sync "${req.params.id}" in this daemon's configuration` });
       if (!/^\+\d{6,15}$/.test(req.params.phone)) return reply.code(400).send({ error: 'the phone number must be in E.164 (+ and 6 to 15 digits)' });
-      const [held] = await rt.state.held([req.params.phone]);
-      const parked = held ? null : await d.redis.hget(rt.state.keys.parked, req.params.phone);
+      let held = null, parked = null;
+      for (const c of campaignsOf(rt)) {
+        [held] = await c.state.held([req.params.phone]);
+        parked = held ? null : await d.redis.hget(c.state.keys.parked, req.params.phone);
+        if (held || parked) break;
+      }
       const traceparent = held?.traceparent ?? (parked ? decodeParked(parked).traceparent : null);
       if (!held && !parked) return reply.code(404).send({ error: 'the campaign holds no such number of this sync, and none is parked' });
       const traceId = traceIdOf(traceparent);
@@ -164,8 +173,12 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       if (!rt) return reply.code(404).send({ error: `no sync "${req.params.id}" in this daemon's configuration` });
       const { keys } = rt.state;
       // Parked records stay parked until a push succeeds; marking them dirty makes the next plan push them again.
-      const phones = await d.redis.hkeys(keys.parked);
-      for (let i = 0; i < phones.length; i += 1000) await d.redis.sadd(keys.dirty, ...phones.slice(i, i + 1000));
+      const phones: string[] = [];
+      for (const { state: { keys: k } } of campaignsOf(rt)) {
+        const parked = await d.redis.hkeys(k.parked);
+        for (let i = 0; i < parked.length; i += 1000) await d.redis.sadd(k.dirty, ...parked.slice(i, i + 1000));
+        phones.push(...parked);
+      }
       await d.triggerPull(rt.config.id, 'operator retry');
       // The mirror's parked activities are tried again by each of its runs: one now, rather than at the next.
       const activities = d.mirrors.has(rt.config.id) ? await d.redis.hlen(keys.mirror.parked) : 0;

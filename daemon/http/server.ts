@@ -136,7 +136,8 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
     const first = d.runtimes.values().next().value;
     if (first) {
       try {
-        await first.push.client.listNumbers(first.config.campaignId, 0, 0);
+        // (A routed sync's campaigns are its routes'.)
+        await first.push.client.listNumbers((first.routes?.[0] ?? first).config.campaignId, 0, 0);
         checks.dialer = 'ok';
       } catch (err) {
         const e = err as { kind?: string; message: string };

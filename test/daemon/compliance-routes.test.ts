@@ -1,0 +1,233 @@
+// One selection routed into one campaign per window group (a sync's `routes`), on the reference server's campaigns and
+// HubSpot's stand-in: each campaign holds exactly its group's numbers, the CRM is read once per run (against once per
+// sync per run when each group has a sync of its own), a contact whose address or number changes group moves
+// campaigns, a full read's sweep reaches every route, each campaign is paused and resumed at its own window's edges
+// on the virtual clock, and a number in no route is a record error. Also what the configuration refuses.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Daemon } from '../../daemon/app.ts';
+import { parseConfig } from '../../daemon/config.ts';
+import { syncStatus } from '../../daemon/sync/status.ts';
+import type { RunRecord } from '../../daemon/state/sync-state.ts';
+import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
+import { campaignNumbers, daemonConfig, quietLog, testPrefix, type DialerFixture } from '../support/daemon.ts';
+import { allRunErrors, pullAndSettle, runs, settle } from '../support/sync-checks.ts';
+import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
+
+const TZ = 'America/New_York';
+const ALL_DAY = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] };
+// Wednesday 1 July 2026, 18:30 UTC: 14:30 in New York, 11:30 in Los Angeles, 08:30 in Honolulu: every group is open.
+const START = '2026-07-01T18:30:00Z';
+const GROUPS = {
+  // 219 is Central and Eastern (north-west Indiana); 305 is Florida (closes at 20:00).
+  east: { zones: ['America/New_York', 'America/Chicago'], areas: ['212', '312', '219', '305', '617'] },
+  // 928 is Phoenix and the Navajo Nation's Denver.
+  west: { zones: ['America/Denver', 'America/Phoenix', 'America/Los_Angeles'], areas: ['303', '602', '928', '213', '415'] },
+  pacific: { zones: ['Pacific/Honolulu'], areas: ['808'] },
+} as const;
+type Group = keyof typeof GROUPS;
+const NAMES = Object.keys(GROUPS) as Group[];
+const phone = (area: string, i: number) => `+1${area}234${5670 + i}`;
+const phonesOf = (g: Group) => GROUPS[g].areas.flatMap((a) => [0, 1].map((i) => phone(a, i)));
+// Alaska's 907 is in no route.
+const NOWHERE = [phone('907', 0), phone('907', 1)];
+const SEARCH = 'POST contacts/search';
+/** A run that read the selection (not only a webhook's inbox, which is empty here). */
+const reads = (r: RunRecord) => r.mode === 'full' || r.mode === 'incremental' || r.mode === 'compare';
+const iso = (ms: number) => new Date(ms).toISOString().slice(0, 16) + 'Z';
+
+interface Fixture { f: DialerFixture; campaigns: Record<Group, string>; hs: HubSpotStandIn; ids: Map<string, string> }
+
+async function fixture(): Promise<Fixture> {
+  const server = await startServer({ seed: 27, clockStart: START });
+  const account = await createAccount(server, 'Routes Co', TZ);
+  const campaigns = {} as Record<Group, string>;
+  for (const g of NAMES) {
+    campaigns[g] = (await createCampaign(server, account.id, { name: `National ${g}`, type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } })).id;
+  }
+  // Changing a campaign's state takes the Campaign Admin role.
+  const token = await createKey(server, account.id, ['CampaignAdmin']);
+  const hs = await startHubSpotStandIn();
+  const ids = new Map<string, string>();
+  for (const p of [...NAMES.flatMap(phonesOf), ...NOWHERE]) ids.set(p, hs.createContact({ firstname: `F${p.slice(-5)}`, lastname: 'Routed', phone: p }).id);
+  return { f: { server, accountId: account.id, token, campaignId: campaigns.east }, campaigns, hs, ids };
+}
+
+function dialerOf(x: Fixture) {
+  return { dialer: { baseUrl: x.f.server.url, accountId: x.f.accountId, apiToken: x.f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } };
+}
+
+function hubspot(x: Fixture) {
+  return { type: 'hubspot', baseUrl: x.hs.url, accessToken: x.hs.token, clientSecret: 'hs-client-secret' };
+}
+
+const MAPPING = { phone: 'phone', defaultCountry: 'US', region: 'state' };
+const COMPLIANCE = { checkEvery: '5m', margin: '10m' };
+
+async function held(x: Fixture, g: Group): Promise<string[]> {
+  return (await campaignNumbers({ ...x.f, campaignId: x.campaigns[g] })).map((n) => n.number).sort();
+}
+
+async function campaignState(x: Fixture, g: Group): Promise<string> {
+  const res = await x.f.server.request(`/v1/accounts/${x.f.accountId}/campaigns?filter=${encodeURIComponent(JSON.stringify({ ids: [x.campaigns[g]] }))}`, { token: x.f.token });
+  return ((await res.json()) as { state: string }[])[0]!.state;
+}
+
+describe('one sync routed into one campaign per window group', () => {
+  let x: Fixture;
+  beforeAll(async () => { x = await fixture(); });
+  afterAll(async () => {
+    await x?.hs.close();
+    await x?.f.server.close();
+  });
+
+  it('reads the CRM once per run, routes each number to its group\'s campaign, moves contacts between them and pauses each campaign at its own edges', async () => {
+    const { prefix, cleanup } = testPrefix();
+    let now = Date.parse(START);
+    const searchesBefore = x.hs.stats.byRoute[SEARCH] ?? 0;
+    const d = await Daemon.start(daemonConfig(x.f, prefix, [{
+      id: 'national', routes: NAMES.map((g) => ({ campaignId: x.campaigns[g], zones: GROUPS[g].zones })),
+      source: hubspot(x), mapping: MAPPING, schedule: { every: '1d' }, compliance: COMPLIANCE,
+    }], dialerOf(x)), { log: quietLog, now: () => now });
+    try {
+      const rt = d.runtimes.get('national')!;
+      await settle(d);
+      // Each campaign holds exactly its group's numbers; Alaska's are in none.
+      for (const g of NAMES) expect(await held(x, g)).toEqual(phonesOf(g).sort());
+      // The import (the reads each campaign's first window check asked for coalesce after it).
+      const imported = await runs(d, 'national');
+      expect(imported.at(-1)).toMatchObject({ mode: 'full', status: 'done', seen: 24, invalid: 2 });
+      // (Part batches wait for the reads queued behind the import: their pushes count in those runs.)
+      expect(imported.reduce((n, r) => n + r.pushed, 0)).toBe(22);
+      // One read of the selection per run for the three campaigns.
+      expect((x.hs.stats.byRoute[SEARCH] ?? 0) - searchesBefore).toBe(imported.filter(reads).length);
+      const errors = (await allRunErrors(d, 'national'));
+      expect(errors.length).toBeGreaterThanOrEqual(2);
+      for (const e of errors) {
+        expect(e).toMatchObject({ code: 'no_route', field: 'phone', value: expect.stringMatching(/^\+•+\d{4}$/) });
+        expect(e.reason).toMatch(/^in no route: no route holds all of its callee's zones: area code 907 .*: America\/Adak, America\/Anchorage, America\/Juneau, Pacific\/Honolulu$/);
+      }
+
+      // `status` and /ops: each route under the sync, with its campaign, zones, holdings and window.
+      const status = await syncStatus(rt);
+      expect(status.campaignId).toBe('');
+      expect(status.numbers).toBe(22);
+      expect(status.routes!.map((r) => ({ campaignId: r.campaignId, numbers: r.numbers, state: r.window!.state }))).toEqual(
+        NAMES.map((g) => ({ campaignId: x.campaigns[g], numbers: phonesOf(g).length, state: 'Active' })));
+      expect(status.routes![0]!.window!.groups).toEqual(['America/Chicago', 'America/Chicago+America/New_York', 'America/New_York', 'America/New_York|FL']);
+
+      // New York's contact moves to California (its address), Honolulu's gets a San Francisco number: both change campaigns.
+      x.hs.updateContact(x.ids.get(phone('212', 0))!, { state: 'CA' });
+      x.hs.updateContact(x.ids.get(phone('808', 0))!, { phone: phone('415', 9) });
+      const beforePull = x.hs.stats.byRoute[SEARCH] ?? 0;
+      const moved = await pullAndSettle(d, 'national');
+      // (Both counted where they arrived; leaving the old campaign is not a change of the contact.)
+      expect(moved).toMatchObject({ mode: 'incremental', status: 'done', changed: 2 });
+      // One search for the three campaigns.
+      expect((x.hs.stats.byRoute[SEARCH] ?? 0) - beforePull).toBe(1);
+      expect(await held(x, 'east')).toEqual(phonesOf('east').filter((p) => p !== phone('212', 0)).sort());
+      expect(await held(x, 'west')).toEqual([...phonesOf('west'), phone('212', 0), phone('415', 9)].sort());
+      expect(await held(x, 'pacific')).toEqual([phone('808', 1)]);
+
+      // A contact deleted in the CRM: the full read's sweep takes it out of its route's campaign.
+      x.hs.deleteContact(x.ids.get(phone('303', 1))!);
+      const full = await pullAndSettle(d, 'national', true);
+      expect(full).toMatchObject({ mode: 'full', status: 'done', seen: 23, left: 1 });
+      expect(await held(x, 'west')).not.toContain(phone('303', 1));
+
+      // A day on the virtual clock, checked every 5 minutes as the window's scheduler does: each campaign follows its
+      // own window (paused 10 minutes before its close), not the narrowest one.
+      const changes: Record<Group, string[]> = { east: [], west: [], pacific: [] };
+      const last: Record<Group, string> = { east: 'Active', west: 'Active', pacific: 'Active' };
+      for (let step = 0; step < 288; step++) {
+        now += 300_000;
+        const states = (await d.enforceWindow(rt, 'test', true)).split(',');
+        for (const [i, g] of NAMES.entries()) {
+          if (states[i] === last[g]) continue;
+          last[g] = states[i]!;
+          changes[g].push(`${iso(now)} ${states[i]}`);
+          expect(await campaignState(x, g)).toBe(states[i]);
+        }
+      }
+      expect(changes).toEqual({
+        // Florida closes first (20:00 EDT = 00:00Z), Chicago opens last (08:00 CDT = 13:00Z).
+        east: ['2026-07-01T23:50Z Paused', '2026-07-02T13:00Z Active'],
+        // Denver closes first (21:00 MDT = 03:00Z), Phoenix and Los Angeles open last (08:00 = 15:00Z).
+        west: ['2026-07-02T02:50Z Paused', '2026-07-02T15:00Z Active'],
+        pacific: ['2026-07-02T06:50Z Paused', '2026-07-02T18:00Z Active'],
+      });
+      await settle(d);
+      // Every run that read the selection (the import, the pulls, the reads each opening asked for) read it once.
+      const read = (await runs(d, 'national')).filter(reads);
+      expect(read.length).toBeGreaterThanOrEqual(6);
+      expect((x.hs.stats.byRoute[SEARCH] ?? 0) - searchesBefore).toBe(read.length);
+    } finally {
+      await d.close(2000);
+      await cleanup();
+    }
+  }, 240_000);
+
+  it('costs one read per sync per run when each group has a sync of its own (compliance.zones), as before routes', async () => {
+    const { prefix, cleanup } = testPrefix();
+    // Fresh campaigns: the routed test's numbers stay where they are.
+    const campaigns = {} as Record<Group, string>;
+    for (const g of NAMES) campaigns[g] = (await createCampaign(x.f.server, x.f.accountId, { name: `Split ${g}`, type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } })).id;
+    const searchesBefore = x.hs.stats.byRoute[SEARCH] ?? 0;
+    const d = await Daemon.start(daemonConfig(x.f, prefix, NAMES.map((g) => ({
+      id: `split-${g}`, campaignId: campaigns[g], source: hubspot(x), mapping: MAPPING, schedule: { every: '1d' },
+      compliance: { ...COMPLIANCE, zones: GROUPS[g].zones },
+    })), dialerOf(x)), { log: quietLog, now: () => Date.parse(START) });
+    try {
+      await settle(d);
+      expect((await campaignNumbers({ ...x.f, campaignId: campaigns.pacific })).map((n) => n.number)).toEqual([phone('808', 1)]);
+      // Each sync read the whole selection for its one campaign.
+      for (const g of NAMES) expect((await runs(d, `split-${g}`)).some((r) => r.mode === 'full' && r.seen === 23)).toBe(true);
+      expect((x.hs.stats.byRoute[SEARCH] ?? 0) - searchesBefore).toBeGreaterThanOrEqual(3);
+      // A pull of the selection (what each schedule's tick asks for): three searches, one per sync, where routes take one.
+      const beforePull = x.hs.stats.byRoute[SEARCH] ?? 0;
+      for (const g of NAMES) await pullAndSettle(d, `split-${g}`);
+      expect((x.hs.stats.byRoute[SEARCH] ?? 0) - beforePull).toBe(3);
+    } finally {
+      await d.close(2000);
+      await cleanup();
+    }
+  }, 120_000);
+});
+
+describe('the configuration of routes', () => {
+  const base = { dialer: { baseUrl: 'http://127.0.0.1:1', accountId: 'a', apiToken: 't' } };
+  const sync = (extra: Record<string, unknown>) => ({ id: 's', source: { type: 'csv', path: 'x.csv' }, mapping: { phone: 'phone' }, compliance: {}, ...extra });
+  const problems = (raw: unknown): string[] => {
+    try {
+      parseConfig(raw, 'test', {});
+      return [];
+    } catch (err) {
+      return (err as { problems: string[] }).problems;
+    }
+  };
+
+  it('takes routes whose zones are IANA names, each zone in one route', () => {
+    const c = parseConfig({ ...base, syncs: [sync({ routes: [{ campaignId: 'e', zones: ['America/New_York'] }, { campaignId: 'w', zones: ['America/Los_Angeles'] }] })] }, 'test', {});
+    expect(c.syncs[0]!.routes).toHaveLength(2);
+    expect(c.syncs[0]!.campaignId).toBe('');
+  });
+
+  it.each([
+    ['a zone in two routes', sync({ routes: [{ campaignId: 'e', zones: ['America/New_York', 'America/Chicago'] }, { campaignId: 'c', zones: ['America/Chicago'] }] }),
+      /^syncs\.0\.routes\.1\.zones\.0: America\/Chicago is already in routes\.0 \(campaign "e"\)/],
+    ['a campaign in two routes', sync({ routes: [{ campaignId: 'e', zones: ['America/New_York'] }, { campaignId: 'e', zones: ['America/Chicago'] }] }),
+      /^syncs\.0\.routes\.1\.campaignId: campaign "e" is already routes\.0's/],
+    ['a zone no one knows', sync({ routes: [{ campaignId: 'e', zones: ['America/Nowhere'] }] }), /^syncs\.0\.routes\.0\.zones\.0: an IANA time zone/],
+    ['both campaignId and routes', sync({ campaignId: 'x', routes: [{ campaignId: 'e', zones: ['America/New_York'] }] }), /^syncs\.0\.campaignId: give either campaignId .* or routes/],
+    ['neither', sync({}), /^syncs\.0\.campaignId: give either campaignId/],
+    ['routes without a rule set', sync({ compliance: undefined, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] }), /^syncs\.0\.routes: routes need a compliance block/],
+    ['routes beside compliance.zones', sync({ compliance: { zones: ['America/New_York'] }, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] }), /^syncs\.0\.compliance\.zones: a routed sync takes the zones of its routes/],
+    ['routes with a mirror', sync({ mirror: { sink: { type: 'file', path: 'x.jsonl' } }, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] }), /^syncs\.0\.mirror: a routed sync cannot mirror/],
+  ])('refuses %s, saying what is wrong', (_, s, message) => {
+    const found = problems({ ...base, syncs: [s] });
+    expect(found.some((p) => message.test(p)), found.join('\n')).toBe(true);
+  });
+
+  it('takes the daemon\'s compliance block for a routed sync', () => {
+    expect(problems({ ...base, compliance: {}, syncs: [sync({ compliance: undefined, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] })] })).toEqual([]);
+  });
+});
