@@ -2,14 +2,19 @@
 // HubSpot's stand-in: each campaign holds exactly its group's numbers, the CRM is read once per run (against once per
 // sync per run when each group has a sync of its own), a contact whose address or number changes group moves
 // campaigns, a full read's sweep reaches every route, each campaign is paused and resumed at its own window's edges
-// on the virtual clock, and a number in no route is a record error. Also what the configuration refuses.
+// on the virtual clock, and a number in no route is a record error; the same on a Redis Cluster. Also what the
+// configuration refuses.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Daemon } from '../../daemon/app.ts';
 import { parseConfig } from '../../daemon/config.ts';
 import { syncStatus } from '../../daemon/sync/status.ts';
 import type { RunRecord } from '../../daemon/state/sync-state.ts';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
-import { campaignNumbers, daemonConfig, quietLog, testPrefix, type DialerFixture } from '../support/daemon.ts';
+import { campaignNumbers, daemonConfig, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { startRedisCluster } from '../support/redis-cluster.ts';
 import { allRunErrors, pullAndSettle, runs, settle } from '../support/sync-checks.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
@@ -189,6 +194,49 @@ describe('one sync routed into one campaign per window group', () => {
     } finally {
       await d.close(2000);
       await cleanup();
+    }
+  }, 120_000);
+});
+
+describe('routes on a Redis Cluster', () => {
+  it('keeps the read\'s keys and each route\'s in their own slots: numbers wait for their own window, then enter their own campaign', async () => {
+    const cluster = await startRedisCluster();
+    const server = await startServer({ seed: 27, clockStart: '2026-07-01T14:00:00Z' });
+    const account = await createAccount(server, 'Routes Cluster Co', TZ);
+    const [east, pacific] = [
+      (await createCampaign(server, account.id, { name: 'East', type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } })).id,
+      (await createCampaign(server, account.id, { name: 'Pacific', type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } })).id,
+    ];
+    const f: DialerFixture = { server, accountId: account.id, token: await createKey(server, account.id, ['CampaignAdmin']), campaignId: east! };
+    const dir = mkdtempSync(join(tmpdir(), 'cds-routes-'));
+    const csv = join(dir, 'national.csv');
+    writeFileSync(csv, `id,phone\nc1,${phone('212', 0)}\nc2,${phone('808', 0)}\nc3,${phone('907', 0)}\n`);
+    const { prefix } = testPrefix();
+    // 10:00 in New York, 04:00 in Honolulu: the eastern campaign is open, the Pacific one closed.
+    let now = Date.parse('2026-07-01T14:00:00Z');
+    const d = await Daemon.start(daemonConfig(f, prefix, [{
+      id: 'national', routes: [{ campaignId: east, zones: ['America/New_York'] }, { campaignId: pacific, zones: ['Pacific/Honolulu'] }],
+      source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' }, compliance: COMPLIANCE,
+    }], { redis: { cluster: cluster.urls, prefix }, dialer: { baseUrl: server.url, accountId: account.id, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }),
+    { log: quietLog, now: () => now });
+    try {
+      const rt = d.runtimes.get('national')!;
+      const [e, p] = rt.routes!;
+      await waitFor(async () => (await campaignNumbers(f)).length === 1 && (await d.redis.scard(p!.state.keys.dirty)) === 1, 'New York in its open campaign, Honolulu waiting');
+      expect((await campaignNumbers({ ...f, campaignId: pacific! })).length).toBe(0);
+      expect(await p!.window!.closed()).toBe(true);
+      expect(await e!.window!.closed()).toBe(false);
+      // 18:00 UTC: 08:00 in Honolulu.
+      now = Date.parse('2026-07-01T18:00:00Z');
+      expect(await d.enforceWindow(rt, 'test')).toBe('Active,Active');
+      await waitFor(async () => (await campaignNumbers({ ...f, campaignId: pacific! })).map((n) => n.number).join() === phone('808', 0), 'Honolulu added when its window opened');
+      expect((await campaignNumbers(f)).map((n) => n.number)).toEqual([phone('212', 0)]);
+      expect((await allRunErrors(d, 'national')).map((x) => x.code)).toContain('no_route');
+    } finally {
+      await d.close(2000);
+      await server.close();
+      await cluster.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
 });
