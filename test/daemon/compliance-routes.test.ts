@@ -36,6 +36,7 @@ const phonesOf = (g: Group) => GROUPS[g].areas.flatMap((a) => [0, 1].map((i) => 
 // Alaska's 907 is in no route.
 const NOWHERE = [phone('907', 0), phone('907', 1)];
 const SEARCH = 'POST contacts/search';
+const OPS_TOKEN = 'an operations token for the routes tests';
 /** A run that read the selection (not only a webhook's inbox, which is empty here). */
 const reads = (r: RunRecord) => r.mode === 'full' || r.mode === 'incremental' || r.mode === 'compare';
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 16) + 'Z';
@@ -92,7 +93,7 @@ describe('one sync routed into one campaign per window group', () => {
     const d = await Daemon.start(daemonConfig(x.f, prefix, [{
       id: 'national', routes: NAMES.map((g) => ({ campaignId: x.campaigns[g], zones: GROUPS[g].zones })),
       source: hubspot(x), mapping: MAPPING, schedule: { every: '1d' }, compliance: COMPLIANCE,
-    }], dialerOf(x)), { log: quietLog, now: () => now });
+    }], { ...dialerOf(x), http: { host: '127.0.0.1', port: 0, adminToken: OPS_TOKEN } }), { log: quietLog, now: () => now });
     try {
       const rt = d.runtimes.get('national')!;
       await settle(d);
@@ -119,6 +120,13 @@ describe('one sync routed into one campaign per window group', () => {
       expect(status.routes!.map((r) => ({ campaignId: r.campaignId, numbers: r.numbers, state: r.window!.state }))).toEqual(
         NAMES.map((g) => ({ campaignId: x.campaigns[g], numbers: phonesOf(g).length, state: 'Active' })));
       expect(status.routes![0]!.window!.groups).toEqual(['America/Chicago', 'America/Chicago+America/New_York', 'America/New_York', 'America/New_York|FL']);
+      const ops = (path: string) => fetch(`${d.address}/ops/api/${path}`, { headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` } });
+      const page = await (await ops('syncs')).json() as { syncs: { sync: string; routes: { campaignId: string; zones: string[] }[] }[] };
+      expect(page.syncs[0]!.routes.map((r) => r.campaignId)).toEqual(NAMES.map((g) => x.campaigns[g]));
+      // One number's evidence names the campaign its route put it in.
+      const one = await (await ops(`syncs/national/window/${encodeURIComponent(phone('928', 0))}`)).json() as { evidence: string; campaignId: string };
+      expect(one).toMatchObject({ campaignId: x.campaigns.west, evidence: expect.stringMatching(/area code 928 .*America\/Denver, America\/Phoenix/) });
+      expect((await ops(`syncs/national/window/${encodeURIComponent(NOWHERE[0]!)}`)).status).toBe(404);
 
       // New York's contact moves to California (its address), Honolulu's gets a San Francisco number: both change campaigns.
       x.hs.updateContact(x.ids.get(phone('212', 0))!, { state: 'CA' });
