@@ -19,7 +19,7 @@ import { WebhookSource } from './sources/webhook.ts';
 import { campaignsOf, Interrupted, planDirty, resumeBatches, RunBusy, RunStopped, runSync, type SyncRuntime } from './sync/run.ts';
 import { Arrivals } from './sync/arrivals.ts';
 import { DialerClient } from './dialer.ts';
-import { mirrorRun, type MirrorRuntime } from './mirror/mirror.ts';
+import { mirrorRun, type MirrorRunResult, type MirrorRuntime } from './mirror/mirror.ts';
 import { FileSink } from './sinks/file.ts';
 import type { Sink } from './sinks/sink.ts';
 import { WebhookSink } from './sinks/webhook.ts';
@@ -31,6 +31,11 @@ import { WorkerWatchdog } from './worker-watchdog.ts';
 import { inSpan, queueTelemetry } from './telemetry.ts';
 import { SyncState } from './state/sync-state.ts';
 import { Schedules, wantedSchedulers, type SyncJobData } from './schedules.ts';
+
+/** Two mirror runs' results as one (a routed sync's campaigns). */
+function sumResults(a: MirrorRunResult, b: MirrorRunResult): MirrorRunResult {
+  return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v + b[k as keyof MirrorRunResult]])) as unknown as MirrorRunResult;
+}
 
 /** How long a shutdown waits for running jobs when Redis is unreachable (they cannot finish without it). */
 const REDIS_GONE_GRACE_MS = 1000;
@@ -150,6 +155,8 @@ export class Daemon {
       if (sync.routes) {
         // One read (source, cursor, inbox, runs) under the sync's own keys; one campaign state, window and push target per route.
         const keys = d.keys.routedSync(sync.id);
+        // One sink for the sync's activities, whichever campaign the calls were in.
+        const sink = sync.mirror ? createSink(sync, ctx) : undefined;
         const rt: SyncRuntime = { config: sync, state: new SyncState(d.redis, keys, sync.id, d.acks), source, push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter, routes: [] };
         for (const route of sync.routes) {
           const id = routeId(sync.id, route.campaignId);
@@ -161,6 +168,13 @@ export class Daemon {
             route: { of: rt, zones: new Set(route.zones) },
           });
           d.targets.set(id, d.pushTarget(sync, sync.id, route.campaignId, state));
+          if (sync.mirror) {
+            // Each campaign's call-detail records, read by its own mirror (marks, lease, cap counts under the route's keys).
+            d.mirrors.set(id, {
+              syncId: id, campaignId: route.campaignId, config: sync.mirror, timeZone: dialer.timeZone, sink: sink!,
+              dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter, window: rt.routes!.at(-1)!.window,
+            });
+          }
         }
         d.runtimes.set(sync.id, rt);
         continue;
@@ -244,6 +258,12 @@ export class Daemon {
       needsReconcile: async (reason) => { await this.redis.hset(keys.meta, 'reconcile', reason); },
       history: this.history.of(syncId),
     };
+  }
+
+  /** The mirrors of a sync: its own, or one per route of a routed sync (in route order); none without a mirror. */
+  mirrorsOf(syncId: string): MirrorRuntime[] {
+    const rt = this.runtimes.get(syncId);
+    return rt ? campaignsOf(rt).flatMap((c) => this.mirrors.get(c.config.id) ?? []) : [];
   }
 
   get address(): string | null {
@@ -357,11 +377,16 @@ export class Daemon {
       return 'queued';
     }
     if (job.name === 'mirror') {
-      const mirror = this.mirrors.get(rt.config.id);
-      if (!mirror) return 'no mirror configured';
+      const mirrors = this.mirrorsOf(rt.config.id);
+      if (!mirrors.length) return 'no mirror configured';
       const mk = rt.state.keys.mirror;
       const since = (await this.redis.hget(mk.meta, 'backfillSince')) ?? undefined;
-      const result = await mirrorRun(mirror, { since, signal: this.stopping.signal });
+      // A routed sync's campaigns one after the other (each mirror holds its own lease); the result is their sum.
+      let result: MirrorRunResult | undefined;
+      for (const mirror of mirrors) {
+        const r = await mirrorRun(mirror, { since, signal: this.stopping.signal });
+        result = result ? sumResults(result, r) : r;
+      }
       if (since && !this.stopping.signal.aborted) {
         await this.redis.multi().hdel(mk.meta, 'backfillSince').hset(mk.meta, 'backfill', JSON.stringify({ since, ...result, at: new Date().toISOString() })).exec();
       }

@@ -141,7 +141,8 @@ const sync = z.strictObject({
   { message: 'a webhook or CSV source has no CRM to write activities to: give mirror.sink a type of webhook or file', path: ['mirror', 'sink'] })
   .superRefine((s, ctx) => {
     if ((s.campaignId === undefined) === (s.routes === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['campaignId'], message: 'give either campaignId (one campaign) or routes (one campaign per window group), not both', input: s.campaignId });
+      ctx.addIssue({ code: 'custom', path: ['campaignId'], input: s.campaignId,
+        message: `give either campaignId (one campaign) or routes (one campaign per window group)${s.routes ? ', not both' : ''}` });
     }
     if (s.routes) routeProblems(s.routes, s).forEach((p) => ctx.addIssue({ code: 'custom', ...p, input: undefined }));
   })
@@ -150,9 +151,9 @@ const sync = z.strictObject({
 
 /**
  * What is wrong with a sync's routes: a zone in two routes would put one number in two campaigns, a campaign in two
- * routes would be fed by two states; `compliance.zones` and a mirror do not go with routes (yet).
+ * routes would be fed by two states; `compliance.zones` does not go with routes.
  */
-function routeProblems(routes: z.output<typeof route>[], s: { compliance?: unknown; mirror?: unknown }): { path: PropertyKey[]; message: string }[] {
+function routeProblems(routes: z.output<typeof route>[], s: { compliance?: unknown }): { path: PropertyKey[]; message: string }[] {
   const problems: { path: PropertyKey[]; message: string }[] = [];
   const zoneOwner = new Map<string, number>();
   const campaignOwner = new Map<string, number>();
@@ -167,7 +168,6 @@ function routeProblems(routes: z.output<typeof route>[], s: { compliance?: unkno
     });
   });
   if ((s.compliance as { zones?: unknown } | undefined)?.zones) problems.push({ path: ['compliance', 'zones'], message: 'a routed sync takes the zones of its routes: leave compliance.zones out' });
-  if (s.mirror) problems.push({ path: ['mirror'], message: 'a routed sync cannot mirror call-detail records yet: give each window group a sync of its own (compliance.zones) to mirror them' });
   return problems;
 }
 

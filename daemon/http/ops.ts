@@ -171,7 +171,6 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       }
       const rt = d.runtimes.get(req.params.id);
       if (!rt) return reply.code(404).send({ error: `no sync "${req.params.id}" in this daemon's configuration` });
-      const { keys } = rt.state;
       // Parked records stay parked until a push succeeds; marking them dirty makes the next plan push them again.
       const phones: string[] = [];
       for (const { state: { keys: k } } of campaignsOf(rt)) {
@@ -181,7 +180,8 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       }
       await d.triggerPull(rt.config.id, 'operator retry');
       // The mirror's parked activities are tried again by each of its runs: one now, rather than at the next.
-      const activities = d.mirrors.has(rt.config.id) ? await d.redis.hlen(keys.mirror.parked) : 0;
+      let activities = 0;
+      for (const m of d.mirrorsOf(rt.config.id)) activities += await d.redis.hlen(m.state.keys.mirror.parked);
       if (activities) await d.triggerMirror(rt.config.id, 'operator retry');
       d.log.info({ sync: rt.config.id, requeued: phones.length, activities }, 'parked records re-queued from the operations page');
       return { requeued: phones.length, activities };

@@ -50,10 +50,12 @@ export interface RouteStatus {
   id: string; campaignId: string; zones: string[];
   contacts: number; numbers: number; dirty: number; openBatches: number; parked: number; doNotCall: number;
   window: (WindowStatus & { heldByWindow: number }) | null;
+  /** The route's mirror (its campaign's call-detail records), null without one or before it ran. */
+  mirror: MirrorStatus | null;
 }
 
 /** What one campaign runtime holds (a sync's own, or one route's). */
-async function holdings(rt: SyncRuntime): Promise<Omit<RouteStatus, 'id' | 'campaignId' | 'zones' | 'window'>> {
+async function holdings(rt: SyncRuntime): Promise<Omit<RouteStatus, 'id' | 'campaignId' | 'zones' | 'window' | 'mirror'>> {
   const { redis, keys } = rt.state;
   const [contacts, numbers, dirty, openBatches, parked, doNotCall] = await Promise.all([
     redis.hlen(keys.contacts), redis.hlen(keys.have), redis.scard(keys.dirty), redis.hlen(keys.batches), redis.hlen(keys.parked), redis.hlen(keys.doNotCall),
@@ -74,7 +76,8 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
   const [inbox, runIds, mirror] = await Promise.all([redis.llen(keys.inbox), redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(keys.mirror.meta)]);
   const routes = rt.routes ? await Promise.all(rt.routes.map(async (r): Promise<RouteStatus> => {
     const h = await holdings(r);
-    return { id: r.config.id, campaignId: r.config.campaignId, zones: [...r.route!.zones], ...h, window: await windowStatus(r, h.dirty) };
+    return { id: r.config.id, campaignId: r.config.campaignId, zones: [...r.route!.zones], ...h, window: await windowStatus(r, h.dirty),
+      mirror: readMirror(await redis.hgetall(r.state.keys.mirror.meta)) };
   })) : null;
   const own = routes ?? [await holdings(rt)];
   const sum = (k: keyof Awaited<ReturnType<typeof holdings>>) => own.reduce((n, h) => n + h[k], 0);

@@ -4,7 +4,7 @@
 // campaigns, a full read's sweep reaches every route, each campaign is paused and resumed at its own window's edges
 // on the virtual clock, and a number in no route is a record error; the same on a Redis Cluster. Also what the
 // configuration refuses.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { parseConfig } from '../../daemon/config.ts';
 import { syncStatus } from '../../daemon/sync/status.ts';
 import type { RunRecord } from '../../daemon/state/sync-state.ts';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
-import { campaignNumbers, daemonConfig, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { callDetailRecords, campaignNumbers, daemonConfig, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { startRedisCluster } from '../support/redis-cluster.ts';
 import { allRunErrors, pullAndSettle, runs, settle } from '../support/sync-checks.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
@@ -249,6 +249,59 @@ describe('routes on a Redis Cluster', () => {
   }, 120_000);
 });
 
+describe('a routed sync\'s mirror', () => {
+  it('writes every campaign\'s calls as activities, counts them against each callee\'s window and keeps Florida\'s call starts for its cap', async () => {
+    // 16:00 in New York, 10:00 in Honolulu: both groups open.
+    const start = '2026-07-01T20:00:00Z';
+    const server = await startServer({ seed: 27, clockStart: start });
+    const account = await createAccount(server, 'Routes Mirror Co', TZ);
+    const dialer = { mode: 'Power', agents: 2, maxAttempts: 3, callingHours: ALL_DAY, retryDelaySeconds: { NoAnswer: 900, Busy: 600, CallError: 600, Machine: 900, Abandoned: 600 } };
+    const [east, pacific] = [
+      (await createCampaign(server, account.id, { name: 'East', type: 'Dynamic', state: 'Active', dialer })).id,
+      (await createCampaign(server, account.id, { name: 'Pacific', type: 'Dynamic', state: 'Active', dialer })).id,
+    ];
+    const f: DialerFixture = { server, accountId: account.id, token: await createKey(server, account.id, ['CampaignAdmin']), campaignId: east! };
+    const dir = mkdtempSync(join(tmpdir(), 'cds-routes-mirror-'));
+    const csv = join(dir, 'national.csv');
+    const sink = join(dir, 'activities.jsonl');
+    const phones = [phone('212', 0), phone('212', 1), phone('305', 0), phone('305', 1), phone('808', 0), phone('808', 1)];
+    writeFileSync(csv, `id,phone\n${phones.map((p, i) => `c${i},${p}`).join('\n')}\n`);
+    const { prefix, cleanup } = testPrefix();
+    const d = await Daemon.start(daemonConfig(f, prefix, [{
+      id: 'national', routes: [{ campaignId: east, zones: ['America/New_York'] }, { campaignId: pacific, zones: ['Pacific/Honolulu'] }],
+      source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' }, compliance: COMPLIANCE,
+      mirror: { sink: { type: 'file', path: sink }, every: '1d', late: '1m' },
+    }], { dialer: { baseUrl: server.url, accountId: account.id, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }),
+    { log: quietLog, now: () => Date.parse(start) });
+    try {
+      const rt = d.runtimes.get('national')!;
+      await settle(d);
+      await server.advance(3600);
+      const calls = { east: await callDetailRecords(f), pacific: await callDetailRecords({ ...f, campaignId: pacific! }) };
+      expect(calls.east.length).toBeGreaterThan(0);
+      expect(calls.pacific.length).toBeGreaterThan(0);
+      await d.triggerMirror('national', 'test');
+      const written = await waitFor(async () => {
+        let lines: { campaignId: string }[] = [];
+        try { lines = readFileSync(sink, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)); } catch { return null; }
+        return lines.length === calls.east.length + calls.pacific.length ? lines : null;
+      }, 'an activity for every call of both campaigns');
+      expect(written.filter((a) => a.campaignId === pacific).length).toBe(calls.pacific.length);
+      const status = await syncStatus(rt);
+      expect(status.routes!.map((r) => [r.window!.callsInside, r.window!.callsOutside, r.mirror?.mirrored])).toEqual([
+        [calls.east.length, 0, calls.east.length], [calls.pacific.length, 0, calls.pacific.length]]);
+      // Only Florida's numbers are under a cap: their starts are kept by the eastern campaign's window.
+      expect((await d.redis.hkeys(rt.routes![0]!.state.keys.window.starts)).sort()).toEqual([phone('305', 0), phone('305', 1)]);
+      expect(await d.redis.exists(rt.routes![1]!.state.keys.window.starts)).toBe(0);
+    } finally {
+      await d.close(2000);
+      await server.close();
+      await cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
 describe('the configuration of routes', () => {
   const base = { dialer: { baseUrl: 'http://127.0.0.1:1', accountId: 'a', apiToken: 't' } };
   const sync = (extra: Record<string, unknown>) => ({ id: 's', source: { type: 'csv', path: 'x.csv' }, mapping: { phone: 'phone' }, compliance: {}, ...extra });
@@ -277,7 +330,6 @@ describe('the configuration of routes', () => {
     ['neither', sync({}), /^syncs\.0\.campaignId: give either campaignId/],
     ['routes without a rule set', sync({ compliance: undefined, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] }), /^syncs\.0\.routes: routes need a compliance block/],
     ['routes beside compliance.zones', sync({ compliance: { zones: ['America/New_York'] }, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] }), /^syncs\.0\.compliance\.zones: a routed sync takes the zones of its routes/],
-    ['routes with a mirror', sync({ mirror: { sink: { type: 'file', path: 'x.jsonl' } }, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] }), /^syncs\.0\.mirror: a routed sync cannot mirror/],
   ])('refuses %s, saying what is wrong', (_, s, message) => {
     const found = problems({ ...base, syncs: [s] });
     expect(found.some((p) => message.test(p)), found.join('\n')).toBe(true);
