@@ -1,9 +1,9 @@
 // One selection routed into one campaign per window group (a sync's `routes`), on the reference server's campaigns and
 // HubSpot's stand-in: each campaign holds exactly its group's numbers, the CRM is read once per run (against once per
 // sync per run when each group has a sync of its own), a contact whose address or number changes group moves
-// campaigns, a full read's sweep reaches every route, each campaign is paused and resumed at its own window's edges
-// on the virtual clock, and a number in no route is a record error; the same on a Redis Cluster. Also what the
-// configuration refuses.
+// campaigns (by a read or by a webhook), a full read's sweep reaches every route, each campaign is paused and resumed
+// at its own window's edges on the virtual clock, a number in no route is a record error, each campaign's calls are
+// mirrored; the same on a Redis Cluster. Also what the configuration refuses.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ import type { RunRecord } from '../../daemon/state/sync-state.ts';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 import { callDetailRecords, campaignNumbers, daemonConfig, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { startRedisCluster } from '../support/redis-cluster.ts';
-import { allRunErrors, pullAndSettle, runs, settle } from '../support/sync-checks.ts';
+import { allRunErrors, freePort, pullAndSettle, runs, settle } from '../support/sync-checks.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
 const TZ = 'America/New_York';
@@ -245,6 +245,47 @@ describe('routes on a Redis Cluster', () => {
       await server.close();
       await cluster.stop();
       rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe('a routed sync fed by webhooks', () => {
+  it('moves a contact whose number changed group to the other campaign from HubSpot\'s webhook, reading the contact by id', async () => {
+    const port = await freePort();
+    const publicUrl = `http://127.0.0.1:${port}`;
+    const hs = await startHubSpotStandIn({ webhookUrl: `${publicUrl}/webhooks/national` });
+    // 16:00 in New York, 10:00 in Honolulu: both groups open.
+    const server = await startServer({ seed: 27, clockStart: '2026-07-01T20:00:00Z' });
+    const account = await createAccount(server, 'Routes Webhook Co', TZ);
+    const [east, pacific] = [
+      (await createCampaign(server, account.id, { name: 'East', type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } })).id,
+      (await createCampaign(server, account.id, { name: 'Pacific', type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } })).id,
+    ];
+    const f: DialerFixture = { server, accountId: account.id, token: await createKey(server, account.id, ['CampaignAdmin']), campaignId: east! };
+    const onIsland = hs.createContact({ firstname: 'Kai', phone: phone('808', 0) }).id;
+    hs.createContact({ firstname: 'Ann', phone: phone('212', 0) });
+    await hs.flushWebhooks();
+    const { prefix, cleanup } = testPrefix();
+    const d = await Daemon.start(daemonConfig(f, prefix, [{
+      id: 'national', routes: [{ campaignId: east, zones: ['America/New_York'] }, { campaignId: pacific, zones: ['Pacific/Honolulu'] }],
+      source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, clientSecret: 'hs-client-secret' }, mapping: MAPPING, schedule: { every: '1d' }, compliance: COMPLIANCE,
+    }], { http: { host: '127.0.0.1', port, publicUrl }, dialer: { baseUrl: server.url, accountId: account.id, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }),
+    { log: quietLog, now: () => Date.parse('2026-07-01T20:00:00Z') });
+    try {
+      await settle(d);
+      expect((await campaignNumbers({ ...f, campaignId: pacific! })).map((n) => n.number)).toEqual([phone('808', 0)]);
+      const searches = hs.stats.byRoute[SEARCH] ?? 0;
+      hs.updateContact(onIsland, { phone: phone('212', 1) });
+      await hs.flushWebhooks();
+      await waitFor(async () => (await campaignNumbers({ ...f, campaignId: pacific! })).length === 0 && (await campaignNumbers(f)).length === 2, 'the contact moved to the eastern campaign');
+      expect((await campaignNumbers(f)).map((n) => n.number).sort()).toEqual([phone('212', 0), phone('212', 1)]);
+      // One inbox for the sync; the contact the webhook named was read by id, not by a search of the selection.
+      expect(hs.stats.byRoute[SEARCH] ?? 0).toBe(searches);
+    } finally {
+      await d.close(2000);
+      await server.close();
+      await hs.close();
+      await cleanup();
     }
   }, 120_000);
 });
