@@ -58,8 +58,8 @@ async function fixture(): Promise<Fixture> {
   return { f: { server, accountId: account.id, token, campaignId: campaigns.east }, campaigns, hs, ids };
 }
 
-function dialerOf(x: Fixture) {
-  return { dialer: { baseUrl: x.f.server.url, accountId: x.f.accountId, apiToken: x.f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } };
+function dialerOf(f: DialerFixture) {
+  return { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } };
 }
 
 function hubspot(x: Fixture) {
@@ -78,6 +78,19 @@ async function campaignState(x: Fixture, g: Group): Promise<string> {
   return ((await res.json()) as { state: string }[])[0]!.state;
 }
 
+/**
+ * A reference server at `start` with an eastern (New York) and a Pacific (Honolulu) campaign; `f` is the eastern one's,
+ * with a key that may change campaign states.
+ */
+async function eastAndPacific(start: string, dialer: Record<string, unknown> = { callingHours: ALL_DAY }): Promise<{ f: DialerFixture; east: string; pacific: string; routes: { campaignId: string; zones: string[] }[] }> {
+  const server = await startServer({ seed: 27, clockStart: start });
+  const account = await createAccount(server, 'Routes Co', TZ);
+  const east = (await createCampaign(server, account.id, { name: 'East', type: 'Dynamic', state: 'Active', dialer })).id;
+  const pacific = (await createCampaign(server, account.id, { name: 'Pacific', type: 'Dynamic', state: 'Active', dialer })).id;
+  const f = { server, accountId: account.id, token: await createKey(server, account.id, ['CampaignAdmin']), campaignId: east };
+  return { f, east, pacific, routes: [{ campaignId: east, zones: ['America/New_York'] }, { campaignId: pacific, zones: ['Pacific/Honolulu'] }] };
+}
+
 describe('one sync routed into one campaign per window group', () => {
   let x: Fixture;
   beforeAll(async () => { x = await fixture(); });
@@ -93,7 +106,7 @@ describe('one sync routed into one campaign per window group', () => {
     const d = await Daemon.start(daemonConfig(x.f, prefix, [{
       id: 'national', routes: NAMES.map((g) => ({ campaignId: x.campaigns[g], zones: GROUPS[g].zones })),
       source: hubspot(x), mapping: MAPPING, schedule: { every: '1d' }, compliance: COMPLIANCE,
-    }], { ...dialerOf(x), http: { host: '127.0.0.1', port: 0, adminToken: OPS_TOKEN } }), { log: quietLog, now: () => now });
+    }], { ...dialerOf(x.f), http: { host: '127.0.0.1', port: 0, adminToken: OPS_TOKEN } }), { log: quietLog, now: () => now });
     try {
       const rt = d.runtimes.get('national')!;
       await settle(d);
@@ -188,7 +201,7 @@ describe('one sync routed into one campaign per window group', () => {
     const d = await Daemon.start(daemonConfig(x.f, prefix, NAMES.map((g) => ({
       id: `split-${g}`, campaignId: campaigns[g], source: hubspot(x), mapping: MAPPING, schedule: { every: '1d' },
       compliance: { ...COMPLIANCE, zones: GROUPS[g].zones },
-    })), dialerOf(x)), { log: quietLog, now: () => Date.parse(START) });
+    })), dialerOf(x.f)), { log: quietLog, now: () => Date.parse(START) });
     try {
       await settle(d);
       expect((await campaignNumbers({ ...x.f, campaignId: campaigns.pacific })).map((n) => n.number)).toEqual([phone('808', 1)]);
@@ -209,13 +222,8 @@ describe('one sync routed into one campaign per window group', () => {
 describe('routes on a Redis Cluster', () => {
   it('keeps the read\'s keys and each route\'s in their own slots: numbers wait for their own window, then enter their own campaign', async () => {
     const cluster = await startRedisCluster();
-    const server = await startServer({ seed: 27, clockStart: '2026-07-01T14:00:00Z' });
-    const account = await createAccount(server, 'Routes Cluster Co', TZ);
-    const [east, pacific] = [
-      (await createCampaign(server, account.id, { name: 'East', type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } })).id,
-      (await createCampaign(server, account.id, { name: 'Pacific', type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } })).id,
-    ];
-    const f: DialerFixture = { server, accountId: account.id, token: await createKey(server, account.id, ['CampaignAdmin']), campaignId: east! };
+    const { f, pacific, routes } = await eastAndPacific('2026-07-01T14:00:00Z');
+    const { server } = f;
     const dir = mkdtempSync(join(tmpdir(), 'cds-routes-'));
     const csv = join(dir, 'national.csv');
     writeFileSync(csv, `id,phone\nc1,${phone('212', 0)}\nc2,${phone('808', 0)}\nc3,${phone('907', 0)}\n`);
@@ -223,21 +231,21 @@ describe('routes on a Redis Cluster', () => {
     // 10:00 in New York, 04:00 in Honolulu: the eastern campaign is open, the Pacific one closed.
     let now = Date.parse('2026-07-01T14:00:00Z');
     const d = await Daemon.start(daemonConfig(f, prefix, [{
-      id: 'national', routes: [{ campaignId: east, zones: ['America/New_York'] }, { campaignId: pacific, zones: ['Pacific/Honolulu'] }],
+      id: 'national', routes,
       source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' }, compliance: COMPLIANCE,
-    }], { redis: { cluster: cluster.urls, prefix }, dialer: { baseUrl: server.url, accountId: account.id, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }),
+    }], { redis: { cluster: cluster.urls, prefix }, ...dialerOf(f) }),
     { log: quietLog, now: () => now });
     try {
       const rt = d.runtimes.get('national')!;
       const [e, p] = rt.routes!;
       await waitFor(async () => (await campaignNumbers(f)).length === 1 && (await d.redis.scard(p!.state.keys.dirty)) === 1, 'New York in its open campaign, Honolulu waiting');
-      expect((await campaignNumbers({ ...f, campaignId: pacific! })).length).toBe(0);
+      expect((await campaignNumbers({ ...f, campaignId: pacific })).length).toBe(0);
       expect(await p!.window!.closed()).toBe(true);
       expect(await e!.window!.closed()).toBe(false);
       // 18:00 UTC: 08:00 in Honolulu.
       now = Date.parse('2026-07-01T18:00:00Z');
       expect(await d.enforceWindow(rt, 'test')).toBe('Active,Active');
-      await waitFor(async () => (await campaignNumbers({ ...f, campaignId: pacific! })).map((n) => n.number).join() === phone('808', 0), 'Honolulu added when its window opened');
+      await waitFor(async () => (await campaignNumbers({ ...f, campaignId: pacific })).map((n) => n.number).join() === phone('808', 0), 'Honolulu added when its window opened');
       expect((await campaignNumbers(f)).map((n) => n.number)).toEqual([phone('212', 0)]);
       expect((await allRunErrors(d, 'national')).map((x) => x.code)).toContain('no_route');
     } finally {
@@ -255,29 +263,24 @@ describe('a routed sync fed by webhooks', () => {
     const publicUrl = `http://127.0.0.1:${port}`;
     const hs = await startHubSpotStandIn({ webhookUrl: `${publicUrl}/webhooks/national` });
     // 16:00 in New York, 10:00 in Honolulu: both groups open.
-    const server = await startServer({ seed: 27, clockStart: '2026-07-01T20:00:00Z' });
-    const account = await createAccount(server, 'Routes Webhook Co', TZ);
-    const [east, pacific] = [
-      (await createCampaign(server, account.id, { name: 'East', type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } })).id,
-      (await createCampaign(server, account.id, { name: 'Pacific', type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } })).id,
-    ];
-    const f: DialerFixture = { server, accountId: account.id, token: await createKey(server, account.id, ['CampaignAdmin']), campaignId: east! };
+    const { f, pacific, routes } = await eastAndPacific('2026-07-01T20:00:00Z');
+    const { server } = f;
     const onIsland = hs.createContact({ firstname: 'Kai', phone: phone('808', 0) }).id;
     hs.createContact({ firstname: 'Ann', phone: phone('212', 0) });
     await hs.flushWebhooks();
     const { prefix, cleanup } = testPrefix();
     const d = await Daemon.start(daemonConfig(f, prefix, [{
-      id: 'national', routes: [{ campaignId: east, zones: ['America/New_York'] }, { campaignId: pacific, zones: ['Pacific/Honolulu'] }],
+      id: 'national', routes,
       source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, clientSecret: 'hs-client-secret' }, mapping: MAPPING, schedule: { every: '1d' }, compliance: COMPLIANCE,
-    }], { http: { host: '127.0.0.1', port, publicUrl }, dialer: { baseUrl: server.url, accountId: account.id, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }),
+    }], { http: { host: '127.0.0.1', port, publicUrl }, ...dialerOf(f) }),
     { log: quietLog, now: () => Date.parse('2026-07-01T20:00:00Z') });
     try {
       await settle(d);
-      expect((await campaignNumbers({ ...f, campaignId: pacific! })).map((n) => n.number)).toEqual([phone('808', 0)]);
+      expect((await campaignNumbers({ ...f, campaignId: pacific })).map((n) => n.number)).toEqual([phone('808', 0)]);
       const searches = hs.stats.byRoute[SEARCH] ?? 0;
       hs.updateContact(onIsland, { phone: phone('212', 1) });
       await hs.flushWebhooks();
-      await waitFor(async () => (await campaignNumbers({ ...f, campaignId: pacific! })).length === 0 && (await campaignNumbers(f)).length === 2, 'the contact moved to the eastern campaign');
+      await waitFor(async () => (await campaignNumbers({ ...f, campaignId: pacific })).length === 0 && (await campaignNumbers(f)).length === 2, 'the contact moved to the eastern campaign');
       expect((await campaignNumbers(f)).map((n) => n.number).sort()).toEqual([phone('212', 0), phone('212', 1)]);
       // One inbox for the sync; the contact the webhook named was read by id, not by a search of the selection.
       expect(hs.stats.byRoute[SEARCH] ?? 0).toBe(searches);
@@ -294,14 +297,10 @@ describe('a routed sync\'s mirror', () => {
   it('writes every campaign\'s calls as activities, counts them against each callee\'s window and keeps Florida\'s call starts for its cap', async () => {
     // 16:00 in New York, 10:00 in Honolulu: both groups open.
     const start = '2026-07-01T20:00:00Z';
-    const server = await startServer({ seed: 27, clockStart: start });
-    const account = await createAccount(server, 'Routes Mirror Co', TZ);
-    const dialer = { mode: 'Power', agents: 2, maxAttempts: 3, callingHours: ALL_DAY, retryDelaySeconds: { NoAnswer: 900, Busy: 600, CallError: 600, Machine: 900, Abandoned: 600 } };
-    const [east, pacific] = [
-      (await createCampaign(server, account.id, { name: 'East', type: 'Dynamic', state: 'Active', dialer })).id,
-      (await createCampaign(server, account.id, { name: 'Pacific', type: 'Dynamic', state: 'Active', dialer })).id,
-    ];
-    const f: DialerFixture = { server, accountId: account.id, token: await createKey(server, account.id, ['CampaignAdmin']), campaignId: east! };
+    const { f, pacific, routes } = await eastAndPacific(start, {
+      mode: 'Power', agents: 2, maxAttempts: 3, callingHours: ALL_DAY, retryDelaySeconds: { NoAnswer: 900, Busy: 600, CallError: 600, Machine: 900, Abandoned: 600 },
+    });
+    const { server } = f;
     const dir = mkdtempSync(join(tmpdir(), 'cds-routes-mirror-'));
     const csv = join(dir, 'national.csv');
     const sink = join(dir, 'activities.jsonl');
@@ -309,16 +308,16 @@ describe('a routed sync\'s mirror', () => {
     writeFileSync(csv, `id,phone\n${phones.map((p, i) => `c${i},${p}`).join('\n')}\n`);
     const { prefix, cleanup } = testPrefix();
     const d = await Daemon.start(daemonConfig(f, prefix, [{
-      id: 'national', routes: [{ campaignId: east, zones: ['America/New_York'] }, { campaignId: pacific, zones: ['Pacific/Honolulu'] }],
+      id: 'national', routes,
       source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' }, compliance: COMPLIANCE,
       mirror: { sink: { type: 'file', path: sink }, every: '1d', late: '1m' },
-    }], { dialer: { baseUrl: server.url, accountId: account.id, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }),
+    }], dialerOf(f)),
     { log: quietLog, now: () => Date.parse(start) });
     try {
       const rt = d.runtimes.get('national')!;
       await settle(d);
       await server.advance(3600);
-      const calls = { east: await callDetailRecords(f), pacific: await callDetailRecords({ ...f, campaignId: pacific! }) };
+      const calls = { east: await callDetailRecords(f), pacific: await callDetailRecords({ ...f, campaignId: pacific }) };
       expect(calls.east.length).toBeGreaterThan(0);
       expect(calls.pacific.length).toBeGreaterThan(0);
       await d.triggerMirror('national', 'test');
