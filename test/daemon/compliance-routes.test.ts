@@ -3,7 +3,8 @@
 // sync per run when each group has a sync of its own), a contact whose address or number changes group moves
 // campaigns (by a read or by a webhook), a full read's sweep reaches every route, each campaign is paused and resumed
 // at its own window's edges on the virtual clock, a number in no route is a record error, each campaign's calls are
-// mirrored; the same on a Redis Cluster. Also what the configuration refuses.
+// mirrored, an import stopped between two pages resumes in another process; the same on a Redis Cluster. Also what
+// the configuration refuses.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -287,6 +288,42 @@ describe('a routed sync fed by webhooks', () => {
     } finally {
       await d.close(2000);
       await server.close();
+      await hs.close();
+      await cleanup();
+    }
+  }, 120_000);
+});
+
+describe('a routed import interrupted', () => {
+  it('resumes in another process from the sync\'s checkpoint: each campaign ends with its group\'s numbers, once', async () => {
+    const { f, pacific, routes } = await eastAndPacific('2026-07-01T20:00:00Z');
+    const hs = await startHubSpotStandIn();
+    const want = { east: ['212', '617'].flatMap((a) => Array.from({ length: 20 }, (_, i) => phone(a, i))), pacific: Array.from({ length: 20 }, (_, i) => phone('808', i)) };
+    for (const p of [...want.east, ...want.pacific]) hs.createContact({ firstname: 'F', phone: p });
+    const { prefix, cleanup } = testPrefix();
+    // Pages of 10: six searches, paced at HubSpot's 5 a second, so the import is caught between two pages.
+    const config = daemonConfig(f, prefix, [{
+      id: 'national', routes, source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, clientSecret: 'hs-client-secret', pageSize: 10 },
+      mapping: MAPPING, schedule: { every: '1d' }, compliance: COMPLIANCE,
+    }], dialerOf(f));
+    const now = () => Date.parse('2026-07-01T20:00:00Z');
+    const a = await Daemon.start(config, { log: quietLog, now });
+    let b: Daemon | undefined;
+    try {
+      const started = await waitFor(async () => (await runs(a, 'national')).find((r) => r.mode === 'full' && r.status === 'running' && r.seen >= 10), 'the import past its first page');
+      await a.close(2000);
+      b = await Daemon.start(config, { log: quietLog, now });
+      const done = await waitFor(async () => (await runs(b!, 'national')).find((r) => r.id === started.id && r.status === 'done'), 'the import resumed and done');
+      // It was stopped between two pages and read on from the page after the last one it applied: each contact once.
+      expect(done).toHaveProperty('interruptedAt');
+      expect(done.seen).toBe(60);
+      await settle(b);
+      const numbers = { east: (await campaignNumbers(f)).map((n) => n.number), pacific: (await campaignNumbers({ ...f, campaignId: pacific })).map((n) => n.number) };
+      expect(numbers.east.sort()).toEqual(want.east.sort());
+      expect(numbers.pacific.sort()).toEqual(want.pacific.sort());
+    } finally {
+      await b?.close(2000);
+      await f.server.close();
       await hs.close();
       await cleanup();
     }
