@@ -41,6 +41,11 @@ export function campaignsOf(rt: SyncRuntime): SyncRuntime[] {
   return rt.routes ?? [rt];
 }
 
+/** The route a located number goes to (the first whose zones hold all of its callee's), or -1: none. */
+export function routeIndex(routes: readonly SyncRuntime[], l: Located): number {
+  return l.group ? routes.findIndex((r) => l.group!.zones.every((z) => r.route!.zones.has(z))) : -1;
+}
+
 /** Numbers a run holds back between pages to fill whole batches, per campaign runtime (see plan). */
 type Carry = Map<SyncRuntime, string[]>;
 function carryOf(carry: Carry | undefined, rt: SyncRuntime): string[] | undefined {
@@ -336,7 +341,7 @@ async function applyRoutedPage(rt: SyncRuntime, routes: SyncRuntime[], runId: st
     const mine = routes.map((): Located[] => []);
     // Every route has the sync's rule set: any of them places the callee.
     for (const l of routes[0]!.window!.locate(c.fields, contact.phones)) {
-      const i = l.group ? routes.findIndex((r) => l.group!.zones.every((z) => r.route!.zones.has(z))) : -1;
+      const i = routeIndex(routes, l);
       if (i >= 0) mine[i]!.push(l);
       else errors.push(l.group ? placeError(rt, c, l, 'no_route', 'in no route: no route holds all of its callee\'s zones') : placeError(rt, c, l, 'no_window', 'no calling window'));
     }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Daemon } from '../../daemon/app.ts';
 import { parseConfig } from '../../daemon/config.ts';
+import { dryRun } from '../../daemon/sync/dry-run.ts';
 import { syncStatus } from '../../daemon/sync/status.ts';
 import type { RunRecord } from '../../daemon/state/sync-state.ts';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
@@ -145,6 +146,11 @@ describe('one sync routed into one campaign per window group', () => {
       // New York's contact moves to California (its address), Honolulu's gets a San Francisco number: both change campaigns.
       x.hs.updateContact(x.ids.get(phone('212', 0))!, { state: 'CA' });
       x.hs.updateContact(x.ids.get(phone('808', 0))!, { phone: phone('415', 9) });
+      // The dry run routes as the run does: two numbers leave their campaigns, two enter the western one.
+      const lines: string[] = [];
+      expect(await dryRun(rt, (l) => lines.push(l))).toEqual({ add: 2, replace: 0, remove: 2, invalid: 0 });
+      expect(lines.filter((l) => /^\s+add\s/.test(l)).every((l) => l.endsWith(`(campaign ${x.campaigns.west})`))).toBe(true);
+      expect(lines.filter((l) => /^\s+delete\s/.test(l)).map((l) => /\(campaign (.+)\)$/.exec(l)![1]).sort()).toEqual([x.campaigns.east, x.campaigns.pacific].sort());
       const beforePull = x.hs.stats.byRoute[SEARCH] ?? 0;
       const moved = await pullAndSettle(d, 'national');
       // (Both counted where they arrived; leaving the old campaign is not a change of the contact.)
@@ -186,7 +192,8 @@ describe('one sync routed into one campaign per window group', () => {
       // Every run that read the selection (the import, the pulls, the reads each opening asked for) read it once.
       const read = (await runs(d, 'national')).filter(reads);
       expect(read.length).toBeGreaterThanOrEqual(6);
-      expect((x.hs.stats.byRoute[SEARCH] ?? 0) - searchesBefore).toBe(read.length);
+      // (And the dry run, once.)
+      expect((x.hs.stats.byRoute[SEARCH] ?? 0) - searchesBefore).toBe(read.length + 1);
     } finally {
       await d.close(2000);
       await cleanup();
