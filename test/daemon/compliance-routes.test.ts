@@ -17,6 +17,7 @@ import type { RunRecord } from '../../daemon/state/sync-state.ts';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 import { callDetailRecords, campaignNumbers, daemonConfig, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { startRedisCluster } from '../support/redis-cluster.ts';
+import { launchChromium } from '../support/browser.ts';
 import { allRunErrors, freePort, pullAndSettle, runs, settle } from '../support/sync-checks.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
@@ -138,6 +139,23 @@ describe('one sync routed into one campaign per window group', () => {
       const ops = (path: string) => fetch(`${d.address}/ops/api/${path}`, { headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` } });
       const page = await (await ops('syncs')).json() as { syncs: { sync: string; routes: { campaignId: string; zones: string[] }[] }[] };
       expect(page.syncs[0]!.routes.map((r) => r.campaignId)).toEqual(NAMES.map((g) => x.campaigns[g]));
+      // The page itself, in Chromium: one section per campaign under the sync, each with its own window.
+      const browser = await launchChromium();
+      try {
+        const context = await browser.newContext({ httpCredentials: { username: 'ops', password: OPS_TOKEN } });
+        const tab = await context.newPage();
+        const pageErrors: string[] = [];
+        tab.on('pageerror', (e) => pageErrors.push(e.message));
+        expect((await tab.goto(`${d.address}/ops`))?.status()).toBe(200);
+        const west = tab.locator(`[data-sync="national"] [data-route="${x.campaigns.west}"]`);
+        await west.locator('[data-field="numbers"]').filter({ hasText: String(phonesOf('west').length) }).waitFor({ timeout: 10_000 });
+        expect(await tab.locator('[data-sync="national"] [data-route]').count()).toBe(3);
+        expect(await west.locator('[data-field="windowState"]').textContent()).toBe('Active');
+        expect(await tab.locator('[data-sync="national"] h2').textContent()).toContain(`3 campaigns by zone: ${NAMES.map((g) => x.campaigns[g]).join(', ')}`);
+        expect(pageErrors).toEqual([]);
+      } finally {
+        await browser.close();
+      }
       // One number's evidence names the campaign its route put it in.
       const one = await (await ops(`syncs/national/window/${encodeURIComponent(phone('928', 0))}`)).json() as { evidence: string; campaignId: string };
       expect(one).toMatchObject({ campaignId: x.campaigns.west, evidence: expect.stringMatching(/area code 928 .*America\/Denver, America\/Phoenix/) });
