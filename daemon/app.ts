@@ -16,21 +16,26 @@ import { SourceError } from './errors.ts';
 import { CsvSource } from './sources/csv.ts';
 import type { Source } from './sources/source.ts';
 import { WebhookSource } from './sources/webhook.ts';
-import { Interrupted, planDirty, resumeBatches, RunBusy, RunStopped, runSync, type SyncRuntime } from './sync/run.ts';
+import { campaignsOf, Interrupted, planDirty, resumeBatches, RunBusy, RunStopped, runSync, type SyncRuntime } from './sync/run.ts';
 import { Arrivals } from './sync/arrivals.ts';
 import { DialerClient } from './dialer.ts';
-import { mirrorRun, type MirrorRuntime } from './mirror/mirror.ts';
+import { mirrorRun, type MirrorRunResult, type MirrorRuntime } from './mirror/mirror.ts';
 import { FileSink } from './sinks/file.ts';
 import type { Sink } from './sinks/sink.ts';
 import { WebhookSink } from './sinks/webhook.ts';
 import { connectRedis, serverRunIds, type RedisClient } from './state/connection.ts';
 import { ReplicaAcks } from './state/replication.ts';
-import { DaemonKeys, campaignKey } from './state/keys.ts';
+import { DaemonKeys, campaignKey, routeId } from './state/keys.ts';
 import { upgradeLayout } from './state/layout.ts';
 import { WorkerWatchdog } from './worker-watchdog.ts';
 import { inSpan, queueTelemetry } from './telemetry.ts';
 import { SyncState } from './state/sync-state.ts';
 import { Schedules, wantedSchedulers, type SyncJobData } from './schedules.ts';
+
+/** Two mirror runs' results as one (a routed sync's campaigns). */
+function sumResults(a: MirrorRunResult, b: MirrorRunResult): MirrorRunResult {
+  return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v + b[k as keyof MirrorRunResult]])) as unknown as MirrorRunResult;
+}
 
 /** How long a shutdown waits for running jobs when Redis is unreachable (they cannot finish without it). */
 const REDIS_GONE_GRACE_MS = 1000;
@@ -128,7 +133,8 @@ export class Daemon {
     }
     await d.redis.ping();
     await d.checkRedis();
-    await upgradeLayout(d.redis, d.keys, config.syncs.map((sync) => {
+    // (Routed syncs are new since the layout changed: their routes have no old keys.)
+    await upgradeLayout(d.redis, d.keys, config.syncs.filter((sync) => !sync.routes).map((sync) => {
       const dialer = dialerOf(config, sync);
       const campaign = campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId);
       return { id: sync.id, campaign, keys: d.keys.sync(sync.id, campaign) };
@@ -142,12 +148,40 @@ export class Daemon {
         push = new PushQueue(dialer, d.redis, d.keys.queuePrefix, d.targets, log, d.metrics);
         d.pushQueues.set(pushName, push);
       }
-      const keys = d.keys.sync(sync.id, campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId));
-      const state = new SyncState(d.redis, keys, sync.id, d.acks);
+      const compliance = complianceOf(config, sync);
       // What a run held for a webhook being received is released, when the last one ends, by a run of its own.
       const arrivals = new Arrivals(() => d.triggerPull(sync.id, 'webhook', false, 'inbox'));
-      const rt: SyncRuntime = { config: sync, state, source: createSource(sync, ctx), push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter };
-      const compliance = complianceOf(config, sync);
+      const source = createSource(sync, ctx);
+      if (sync.routes) {
+        // One read (source, cursor, inbox, runs) under the sync's own keys; one campaign state, window and push target per route.
+        const keys = d.keys.routedSync(sync.id);
+        // One sink for the sync's activities, whichever campaign the calls were in.
+        const sink = sync.mirror ? createSink(sync, ctx) : undefined;
+        const rt: SyncRuntime = { config: sync, state: new SyncState(d.redis, keys, sync.id, d.acks), source, push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter, routes: [] };
+        for (const route of sync.routes) {
+          const id = routeId(sync.id, route.campaignId);
+          const routeKeys = d.keys.sync(id, campaignKey(dialer.baseUrl, dialer.accountId, route.campaignId), keys);
+          const state = new SyncState(d.redis, routeKeys, id, d.acks);
+          rt.routes!.push({
+            config: { ...sync, id, campaignId: route.campaignId, routes: undefined }, state, source, push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter,
+            window: new CampaignWindow({ redis: d.redis, keys: routeKeys, dialer: new DialerClient(dialer), campaignId: route.campaignId, compliance: compliance!, mapping: sync.mapping, log, now }),
+            route: { of: rt, zones: new Set(route.zones) },
+          });
+          d.targets.set(id, d.pushTarget(sync, sync.id, route.campaignId, state));
+          if (sync.mirror) {
+            // Each campaign's call-detail records, read by its own mirror (marks, lease, cap counts under the route's keys).
+            d.mirrors.set(id, {
+              syncId: id, campaignId: route.campaignId, config: sync.mirror, timeZone: dialer.timeZone, sink: sink!,
+              dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter, window: rt.routes!.at(-1)!.window,
+            });
+          }
+        }
+        d.runtimes.set(sync.id, rt);
+        continue;
+      }
+      const keys = d.keys.sync(sync.id, campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId));
+      const state = new SyncState(d.redis, keys, sync.id, d.acks);
+      const rt: SyncRuntime = { config: sync, state, source, push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter };
       if (compliance) {
         rt.window = new CampaignWindow({ redis: d.redis, keys, dialer: new DialerClient(dialer), campaignId: sync.campaignId, compliance, mapping: sync.mapping, log, now });
       }
@@ -160,12 +194,7 @@ export class Daemon {
           dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter, window: rt.window,
         });
       }
-      d.targets.set(sync.id, {
-        state, campaignId: sync.campaignId, varNames: Object.keys(sync.mapping.variables),
-        afterBatch: async () => { if (await d.redis.scard(keys.dirty)) await d.triggerPlan(sync.id); },
-        needsReconcile: async (reason) => { await d.redis.hset(keys.meta, 'reconcile', reason); },
-        history: d.history.of(sync.id),
-      });
+      d.targets.set(sync.id, d.pushTarget(sync, sync.id, sync.campaignId, state));
     }
     await d.noticeRedisRestart();
     // A window edge missed while no process ran (or that Redis forgot) is made good before any other work (by a
@@ -195,7 +224,11 @@ export class Daemon {
       for (const rt of d.runtimes.values()) await resumeBatches(rt);
       if (options.schedules !== false) {
         d.schedules = new Schedules(d.syncQueue, d.redis, d.keys, log, d.metrics,
-          () => config.syncs.flatMap((sync) => wantedSchedulers(sync, d.runtimes.get(sync.id)!.source.compareEvery, d.runtimes.get(sync.id)!.window?.compliance.checkEvery)));
+          () => config.syncs.flatMap((sync) => {
+            const rt = d.runtimes.get(sync.id)!;
+            // A routed sync's one window check sets every route's campaign.
+            return wantedSchedulers(sync, rt.source.compareEvery, campaignsOf(rt)[0]!.window?.compliance.checkEvery);
+          }));
         const scheduled = await d.schedules.check(true);
         d.schedules.repeat(config.scheduleCheckEvery);
         // A sync seen for the first time starts with a full import (an `every` schedule just set fires at once itself).
@@ -211,6 +244,26 @@ export class Daemon {
       log.info({ address }, 'daemon listening');
     }
     return d;
+  }
+
+  /**
+   * Where the push queue records a campaign's batches: the state of the sync (or route) that planned them. A route's
+   * plan follow-ups are its routed sync's (`syncId`), whose plan job plans every route.
+   */
+  private pushTarget(sync: SyncConfig, syncId: string, campaignId: string, state: SyncState): PushTarget {
+    const { keys } = state;
+    return {
+      state, campaignId, varNames: Object.keys(sync.mapping.variables),
+      afterBatch: async () => { if (await this.redis.scard(keys.dirty)) await this.triggerPlan(syncId); },
+      needsReconcile: async (reason) => { await this.redis.hset(keys.meta, 'reconcile', reason); },
+      history: this.history.of(syncId),
+    };
+  }
+
+  /** The mirrors of a sync: its own, or one per route of a routed sync (in route order); none without a mirror. */
+  mirrorsOf(syncId: string): MirrorRuntime[] {
+    const rt = this.runtimes.get(syncId);
+    return rt ? campaignsOf(rt).flatMap((c) => this.mirrors.get(c.config.id) ?? []) : [];
   }
 
   get address(): string | null {
@@ -265,7 +318,7 @@ export class Daemon {
     this.seenRedisRunId = runId;
     if (previous === runId) return;
     if (previous) this.log.warn('Redis restarted since it was last seen: each sync reconciles with its campaign on its next run');
-    for (const rt of this.runtimes.values()) await this.redis.hset(rt.state.keys.meta, 'reconcile', 'Redis restarted');
+    for (const rt of this.runtimes.values()) for (const c of campaignsOf(rt)) await this.redis.hset(c.state.keys.meta, 'reconcile', 'Redis restarted');
     // The mirror's last marks may be lost too: its next run asks the CRM, a page at a time, about what it finds
     // unmarked, until a page turns out all new to the CRM. A mirror with no watermark asks too: a first start cannot
     // be told from a process started on a Redis that lost everything, and on a true first start the first page's
@@ -324,11 +377,16 @@ export class Daemon {
       return 'queued';
     }
     if (job.name === 'mirror') {
-      const mirror = this.mirrors.get(rt.config.id);
-      if (!mirror) return 'no mirror configured';
+      const mirrors = this.mirrorsOf(rt.config.id);
+      if (!mirrors.length) return 'no mirror configured';
       const mk = rt.state.keys.mirror;
       const since = (await this.redis.hget(mk.meta, 'backfillSince')) ?? undefined;
-      const result = await mirrorRun(mirror, { since, signal: this.stopping.signal });
+      // A routed sync's campaigns one after the other (each mirror holds its own lease); the result is their sum.
+      let result: MirrorRunResult | undefined;
+      for (const mirror of mirrors) {
+        const r = await mirrorRun(mirror, { since, signal: this.stopping.signal });
+        result = result ? sumResults(result, r) : r;
+      }
       if (since && !this.stopping.signal.aborted) {
         await this.redis.multi().hdel(mk.meta, 'backfillSince').hset(mk.meta, 'backfill', JSON.stringify({ since, ...result, at: new Date().toISOString() })).exec();
       }
@@ -385,12 +443,16 @@ export class Daemon {
    * BullMQ retries it); the next check tries again.
    */
   async enforceWindow(rt: SyncRuntime, why: string, rethrow = false): Promise<string> {
+    // A routed sync: each route's campaign follows its own window (the answer lists their states in route order).
+    if (rt.routes) return (await Promise.all(rt.routes.map((r) => this.enforceWindow(r, why, rethrow)))).join(',');
     if (!rt.window) return 'no calling window';
+    // A route's runs and plans are its routed sync's.
+    const syncId = rt.route?.of.config.id ?? rt.config.id;
     try {
       const r = await rt.window.enforce(why);
-      if (r.changed && r.state === 'Active') await this.triggerPull(rt.config.id, 'window opened');
+      if (r.changed && r.state === 'Active') await this.triggerPull(syncId, 'window opened');
       // Numbers whose cap has passed are planned again (they stayed dirty).
-      else if (await rt.window.releaseCapped()) await this.triggerPlan(rt.config.id);
+      else if (await rt.window.releaseCapped()) await this.triggerPlan(syncId);
       return r.state;
     } catch (err) {
       this.log.warn({ sync: rt.config.id, err: (err as Error).message, why }, 'calling window: could not set the campaign state; the next check tries again');

@@ -147,7 +147,8 @@ if (command === 'start') {
   for (;;) {
     const [latest] = await daemon.redis.lrange(rt.state.keys.runs, 0, 0);
     run = latest ? await readRun(daemon.redis, rt.state.keys.run(latest)) : null;
-    const open = await daemon.redis.hlen(rt.state.keys.batches);
+    let open = 0;
+    for (const c of rt.routes ?? [rt]) open += await daemon.redis.hlen(c.state.keys.batches);
     if (run && Date.parse(run.startedAt) >= since - 1000 && run.status !== 'running' && open === 0) break;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -194,7 +195,8 @@ if (command === 'start') {
 }
 
 function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').syncStatus>>): string {
-  const lines = [`${s.sync}  (${s.source} → campaign ${s.campaignId})`,
+  const to = s.routes ? `${s.routes.length} campaigns by zone: ${s.routes.map((r) => r.campaignId).join(', ')}` : `campaign ${s.campaignId}`;
+  const lines = [`${s.sync}  (${s.source} → ${to})`,
     `  contacts held ${s.contacts}, numbers in the campaign ${s.numbers}, webhook deliveries waiting ${s.inbox}, dirty ${s.dirty}, open batches ${s.openBatches}, parked ${s.parked}, held by Do Not Call ${s.doNotCall}`];
   if (s.compareEvery !== null) lines.push(`  last comparison with the whole selection ${s.lastCompareAt ?? 'never'} (every ${Math.round(s.compareEvery / 60_000)} min)`);
   for (const r of s.runs.slice(0, 5)) {
@@ -205,10 +207,12 @@ function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').sy
     lines.push(`  record error (run ${e.run}) contact ${e.contactId || '?'}${e.line ? ` line ${e.line}` : ''} ${e.field}${e.value ? `=${e.value}` : ''}: ${e.reason}`);
   }
   for (const p of s.parkedRecords) lines.push(`  parked ${p.phone} (contact ${p.contactId ?? '?'}): ${p.reason}`);
-  const w = s.window;
-  if (w) {
-    lines.push(`  calling window: campaign ${w.state ?? 'not set yet'}, next edge ${w.nextEdgeAt ?? 'none within 15 days'}; held by the window ${w.heldByWindow}, ` +
-      `by a cap ${w.heldByCap}; calls inside their window ${w.callsInside}, outside ${w.callsOutside}; ${w.groups.length} window groups`);
+  const windowLine = (w: NonNullable<typeof s.window>, indent: string) => `${indent}calling window: campaign ${w.state ?? 'not set yet'}, next edge ${w.nextEdgeAt ?? 'none within 15 days'}; ` +
+    `held by the window ${w.heldByWindow}, by a cap ${w.heldByCap}; calls inside their window ${w.callsInside}, outside ${w.callsOutside}; ${w.groups.length} window groups`;
+  if (s.window) lines.push(windowLine(s.window, '  '));
+  for (const r of s.routes ?? []) {
+    lines.push(`  route → campaign ${r.campaignId} (${r.zones.join(', ')}): contacts ${r.contacts}, numbers ${r.numbers}, dirty ${r.dirty}, open batches ${r.openBatches}, parked ${r.parked}, held by Do Not Call ${r.doNotCall}`);
+    if (r.window) lines.push(windowLine(r.window, '    '));
   }
   return lines.join('\n');
 }

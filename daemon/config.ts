@@ -111,10 +111,22 @@ const mirror = z.strictObject({
   eventsSecret: secret.optional(),
 });
 
+/** One campaign of a routed sync: it takes the numbers whose callee's zones are all among its zones. */
+const route = z.strictObject({
+  campaignId: z.string().min(1),
+  zones: z.array(z.string().refine(isTimeZone, 'an IANA time zone such as America/New_York')).min(1, 'at least one IANA time zone'),
+});
+
 const sync = z.strictObject({
   id,
   source,
-  campaignId: z.string().min(1),
+  /** The campaign the sync feeds; a routed sync gives `routes` instead (and its campaignId is then ''). */
+  campaignId: z.string().min(1).optional(),
+  /**
+   * One read of the selection, routed into one campaign per window group: each number goes to the route whose zones
+   * hold all of its callee's zones (compliance on; a zone is in one route at most, so a number goes to one campaign).
+   */
+  routes: z.array(route).min(1, 'at least one route').optional(),
   /** Another dialer key (or account) for this sync; what it leaves out comes from the top-level dialer. */
   dialer: z.strictObject({ baseUrl: url.optional(), accountId: z.string().min(1).optional(), apiToken: secret.optional(), rateLimit: rateLimit.optional() }).optional(),
   mapping,
@@ -127,8 +139,37 @@ const sync = z.strictObject({
   compliance: complianceSchema.optional(),
 }).refine((s) => !(s.mirror?.sink.type === 'source' && (s.source.type === 'webhook' || s.source.type === 'csv')),
   { message: 'a webhook or CSV source has no CRM to write activities to: give mirror.sink a type of webhook or file', path: ['mirror', 'sink'] })
+  .superRefine((s, ctx) => {
+    if ((s.campaignId === undefined) === (s.routes === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['campaignId'], input: s.campaignId,
+        message: `give either campaignId (one campaign) or routes (one campaign per window group)${s.routes ? ', not both' : ''}` });
+    }
+    if (s.routes) routeProblems(s.routes, s).forEach((p) => ctx.addIssue({ code: 'custom', ...p, input: undefined }));
+  })
   // Every Do Not Call field the sync honours: the CRM's own (Salesforce's DoNotCall, always) and the mapping's.
-  .transform((s) => ({ ...s, mapping: { ...s.mapping, doNotCall: doNotCallFields(s.source.type, s.mapping.doNotCall) } }));
+  .transform((s) => ({ ...s, campaignId: s.campaignId ?? '', mapping: { ...s.mapping, doNotCall: doNotCallFields(s.source.type, s.mapping.doNotCall) } }));
+
+/**
+ * What is wrong with a sync's routes: a zone in two routes would put one number in two campaigns, a campaign in two
+ * routes would be fed by two states; `compliance.zones` does not go with routes.
+ */
+function routeProblems(routes: z.output<typeof route>[], s: { compliance?: unknown }): { path: PropertyKey[]; message: string }[] {
+  const problems: { path: PropertyKey[]; message: string }[] = [];
+  const zoneOwner = new Map<string, number>();
+  const campaignOwner = new Map<string, number>();
+  routes.forEach((r, i) => {
+    const other = campaignOwner.get(r.campaignId);
+    if (other !== undefined) problems.push({ path: ['routes', i, 'campaignId'], message: `campaign "${r.campaignId}" is already routes.${other}'s: give it one route with both routes' zones` });
+    else campaignOwner.set(r.campaignId, i);
+    r.zones.forEach((zone, j) => {
+      const owner = zoneOwner.get(zone);
+      if (owner !== undefined && owner !== i) problems.push({ path: ['routes', i, 'zones', j], message: `${zone} is already in routes.${owner} (campaign "${routes[owner]!.campaignId}"): a zone belongs to one route, so that each number goes to one campaign` });
+      else zoneOwner.set(zone, i);
+    });
+  });
+  if ((s.compliance as { zones?: unknown } | undefined)?.zones) problems.push({ path: ['compliance', 'zones'], message: 'a routed sync takes the zones of its routes: leave compliance.zones out' });
+  return problems;
+}
 
 function doNotCallFields(sourceType: string, configured: DoNotCallField | undefined): DoNotCallField[] {
   const own = crmOf(sourceType)?.doNotCall;
@@ -188,6 +229,11 @@ export const configSchema = z.strictObject({
   log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info') }).default({ level: 'info' }),
   /** OpenTelemetry traces (off unless an endpoint is set here or in OTEL_EXPORTER_OTLP_ENDPOINT); see telemetry.ts. */
   telemetry: telemetrySchema.optional(),
+}).superRefine((c, ctx) => {
+  // Routes follow the callees' zones: without a rule set there is nothing to place a number by.
+  c.syncs.forEach((s, i) => {
+    if (s.routes && !(s.compliance ?? c.compliance)) ctx.addIssue({ code: 'custom', path: ['syncs', i, 'routes'], message: 'routes need a compliance block (the sync\'s or the top-level one): a number is routed by its callee\'s zones', input: undefined });
+  });
 });
 
 export type Config = z.output<typeof configSchema>;

@@ -198,9 +198,9 @@ ${CHARTS_SCRIPT}
   }
 
   // The calling window: what the daemon set, when that changes, what it holds back, and the compliance report.
-  function windowSection(w) {
+  function windowSection(w, title) {
     return el('div', { class: 'window' },
-      el('h3', { text: 'Calling window' }),
+      el('h3', { text: title || 'Calling window' }),
       el('dl', { class: 'facts' },
         fact('Campaign', w.state || dash, 'windowState'), fact('Next edge', w.nextEdgeAt ? when(w.nextEdgeAt) : 'none within 15 days', 'windowNext'),
         fact('Held by the window', w.heldByWindow, 'heldByWindow'), fact('Held by a cap', w.heldByCap, 'heldByCap'),
@@ -208,12 +208,22 @@ ${CHARTS_SCRIPT}
       el('p', { class: 'muted', 'data-field': 'windowGroups', text: 'Window groups: ' + (w.groups.length ? w.groups.join('; ') : 'none yet') }));
   }
 
+  // A routed sync's campaign: its zones, what it holds, and its own calling window.
+  function routeSection(r) {
+    return el('div', { class: 'route', 'data-route': r.campaignId },
+      el('dl', { class: 'facts' },
+        fact('Contacts held', r.contacts, 'contacts'), fact('Numbers held', r.numbers, 'numbers'), fact('Dirty', r.dirty, 'dirty'),
+        fact('Open batches', r.openBatches, 'openBatches'), fact('Parked', r.parked, 'parked'), fact('Held by Do Not Call', r.doNotCall, 'doNotCall')),
+      r.window ? windowSection(r.window, 'Campaign ' + r.campaignId + ' (' + r.zones.join(', ') + ')') : null);
+  }
+
   function syncSection(s) {
     const m = s.mirror;
     const button = el('button', { type: 'button', 'data-action': 'retry', text: 'Retry parked records', disabled: s.parked === 0 && !(m && m.parked) });
     button.addEventListener('click', () => retry(s.sync, button));
     return el('section', { class: 'sync', 'data-sync': s.sync },
-      el('h2', {}, document.createTextNode(s.sync + ' '), el('span', { class: 'muted', text: '(' + s.source + ' \\u2192 campaign ' + s.campaignId + ')' })),
+      el('h2', {}, document.createTextNode(s.sync + ' '), el('span', { class: 'muted', text: '(' + s.source + ' \\u2192 ' +
+        (s.routes ? s.routes.length + ' campaigns by zone: ' + s.routes.map((r) => r.campaignId).join(', ') : 'campaign ' + s.campaignId) + ')' })),
       el('dl', { class: 'facts' },
         fact('Contacts held', s.contacts, 'contacts'), fact('Numbers held', s.numbers, 'numbers'),
         fact('Inbox', s.inbox + (s.receiving ? ' (+' + s.receiving + ' arriving)' : ''), 'inbox'), fact('Dirty', s.dirty, 'dirty'),
@@ -223,6 +233,7 @@ ${CHARTS_SCRIPT}
         fact('Mirror parked', m ? show(m.parked) : dash, 'mirrorParked'), fact('Last record', m ? when(m.lastRecordAt) : dash, 'mirrorLastRecord')),
       m ? el('p', { class: 'note', text: LAG_NOTE }) : null,
       s.window ? windowSection(s.window) : null,
+      ...(s.routes || []).map(routeSection),
       el('h3', { text: 'History (runs shaded on the time axis)' }), chartsFor(s.sync),
       el('h3', { text: 'Last runs' }), runsTable(s.runs),
       el('h3', { text: 'Record errors' }), recordErrorsTable(s),

@@ -7,7 +7,8 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Daemon } from '../app.ts';
 import { countryCode, toE164 } from '../phone.ts';
-import { numberStatus, syncStatus } from '../sync/status.ts';
+import { campaignsOf } from '../sync/run.ts';
+import { numberStatusOf, syncStatus } from '../sync/status.ts';
 import { chartLibrary, syncHistory, VIEWS } from './ops-history.ts';
 import { opsPage } from './ops-page.ts';
 import { SignInLimit } from './sign-in-limit.ts';
@@ -116,11 +117,15 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
     ops.get<{ Params: { id: string; phone: string } }>('/api/syncs/:id/window/:phone', async (req, reply) => {
       const rt = d.runtimes.get(req.params.id);
       if (!rt) return reply.code(404).send({ error: `no sync "${req.params.id}" in this daemon's configuration` });
-      if (!rt.window) return reply.code(404).send({ error: `sync "${req.params.id}" has no calling window (no compliance block)` });
+      const windows = campaignsOf(rt).filter((c) => c.window);
+      if (!windows.length) return reply.code(404).send({ error: `sync "${req.params.id}" has no calling window (no compliance block)` });
       if (!/^\+\d{6,15}$/.test(req.params.phone)) return reply.code(400).send({ error: 'the phone number must be in E.164 (+ and 6 to 15 digits)' });
-      const found = await rt.window.numberWindow(req.params.phone);
-      if (!found) return reply.code(404).send({ error: 'this sync has not admitted that number' });
-      return found;
+      // A routed sync: the route that admitted it says where it is (and which campaign holds it).
+      for (const c of windows) {
+        const found = await c.window!.numberWindow(req.params.phone);
+        if (found) return rt.routes ? { ...found, campaignId: c.config.campaignId } : found;
+      }
+      return reply.code(404).send({ error: 'this sync has not admitted that number' });
     });
 
     // The trace that added (or parked) one number: its id, and a link when telemetry.viewerUrl is set.
@@ -128,7 +133,7 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       const rt = d.runtimes.get(req.params.id);
       if (!rt) return reply.code(404).send({ error: `no sync "${req.params.id}" in this daemon's configuration` });
       if (!/^\+\d{6,15}$/.test(req.params.phone)) return reply.code(400).send({ error: 'the phone number must be in E.164 (+ and 6 to 15 digits)' });
-      const n = await numberStatus(rt, req.params.phone, d.config.telemetry?.viewerUrl);
+      const n = await numberStatusOf(rt, req.params.phone, d.config.telemetry?.viewerUrl);
       if (n.state !== 'held' && n.state !== 'parked') return reply.code(404).send({ error: 'the campaign holds no such number of this sync, and none is parked' });
       return { state: n.state, traceId: n.traceId, traceparent: n.traceparent, url: n.traceUrl,
         ...(n.traceId ? {} : { note: 'no trace was recorded for it (tracing was off when it was added)' }) };
@@ -150,7 +155,7 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       const refused: { sync: string; reason: string }[] = [];
       for (const rt of rts) {
         const e164 = toE164(typed, country ?? rt.config.mapping.defaultCountry as Parameters<typeof toE164>[1]);
-        if (e164.ok) syncs.push(await numberStatus(rt, e164.e164, d.config.telemetry?.viewerUrl));
+        if (e164.ok) syncs.push(await numberStatusOf(rt, e164.e164, d.config.telemetry?.viewerUrl));
         else refused.push({ sync: rt.config.id, reason: e164.reason });
       }
       if (!syncs.length) {
@@ -186,13 +191,17 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       }
       const rt = d.runtimes.get(req.params.id);
       if (!rt) return reply.code(404).send({ error: `no sync "${req.params.id}" in this daemon's configuration` });
-      const { keys } = rt.state;
       // Parked records stay parked until a push succeeds; marking them dirty makes the next plan push them again.
-      const phones = await d.redis.hkeys(keys.parked);
-      for (let i = 0; i < phones.length; i += 1000) await d.redis.sadd(keys.dirty, ...phones.slice(i, i + 1000));
+      const phones: string[] = [];
+      for (const { state: { keys: k } } of campaignsOf(rt)) {
+        const parked = await d.redis.hkeys(k.parked);
+        for (let i = 0; i < parked.length; i += 1000) await d.redis.sadd(k.dirty, ...parked.slice(i, i + 1000));
+        phones.push(...parked);
+      }
       await d.triggerPull(rt.config.id, 'operator retry');
       // The mirror's parked activities are tried again by each of its runs: one now, rather than at the next.
-      const activities = d.mirrors.has(rt.config.id) ? await d.redis.hlen(keys.mirror.parked) : 0;
+      let activities = 0;
+      for (const m of d.mirrorsOf(rt.config.id)) activities += await d.redis.hlen(m.state.keys.mirror.parked);
       if (activities) await d.triggerMirror(rt.config.id, 'operator retry');
       d.log.info({ sync: rt.config.id, requeued: phones.length, activities }, 'parked records re-queued from the operations page');
       return { requeued: phones.length, activities };

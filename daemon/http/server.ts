@@ -107,20 +107,21 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
     // The dialer's own events (the reference server's signed call.finished): the mirror's fast path.
     events.post<{ Params: { syncId: string } }>('/webhooks/:syncId/events', (req, reply) => inSpan('webhook dialer events',
       () => ({ 'cds.sync': req.params.syncId, 'http.request.method': req.method }), async () => {
-      const mirror = d.mirrors.get(req.params.syncId);
+      // (A routed sync's mirrors share its configuration: the first one verifies and remembers the delivery.)
+      const [mirror] = d.mirrorsOf(req.params.syncId);
       const secret = mirror?.config.eventsSecret;
       if (!mirror || !secret) return reply.code(404).send({ error: `sync "${req.params.syncId}" takes no dialer events (set mirror.eventsSecret)` });
       const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const signed = verifyStandardWebhook(secret, { method: req.method, url: req.url, headers: req.headers, rawBody, now: Date.now() });
       if (!signed.ok) {
-        d.metrics.webhooks.inc({ sync: mirror.syncId, result: 'refused' });
+        d.metrics.webhooks.inc({ sync: req.params.syncId, result: 'refused' });
         return reply.code(401).send({ error: signed.reason });
       }
       let type: unknown;
       try { type = (JSON.parse(rawBody.toString('utf8')) as { type?: unknown }).type; } catch { return reply.code(400).send({ error: 'body is not JSON' }); }
       if (await replayed(mirror.state.keys, mirror.syncId, signed.replayKey)) return reply.code(401).send({ error: REPLAYED });
-      if (type === 'call.finished') await d.triggerMirror(mirror.syncId, 'event');
-      d.metrics.webhooks.inc({ sync: mirror.syncId, result: 'accepted' });
+      if (type === 'call.finished') await d.triggerMirror(req.params.syncId, 'event');
+      d.metrics.webhooks.inc({ sync: req.params.syncId, result: 'accepted' });
       return reply.code(200).send({ accepted: type === 'call.finished' ? 1 : 0 });
     }, { kind: 'server', headers: req.headers }));
   });
@@ -136,7 +137,8 @@ export async function buildHttp(d: Daemon): Promise<HttpServer> {
     const first = d.runtimes.values().next().value;
     if (first) {
       try {
-        await first.push.client.listNumbers(first.config.campaignId, 0, 0);
+        // (A routed sync's campaigns are its routes'.)
+        await first.push.client.listNumbers((first.routes?.[0] ?? first).config.campaignId, 0, 0);
         checks.dialer = 'ok';
       } catch (err) {
         const e = err as { kind?: string; message: string };

@@ -27,7 +27,12 @@ export class DaemonKeys {
   gate(name: string, account: string) { return `${this.prefix}:{gate-${name}-${account}}:gate:${name}:${account}`; }
   /** A CRM's daily budget counter, one per CRM account (a day's suffix is added to it). */
   budget(name: string, account: string) { return `${this.prefix}:{budget-${name}-${account}}:budget:${name}:${account}`; }
-  sync(syncId: string, campaign: string): SyncKeys { return new SyncKeys(this.prefix, syncId, campaign); }
+  sync(syncId: string, campaign: string, reader?: SyncKeys): SyncKeys { return new SyncKeys(this.prefix, syncId, campaign, reader); }
+  /**
+   * A routed sync's own keys (its read: meta, cursor, runs, inbox, run lease), tagged by the sync, not by a campaign:
+   * its campaigns are its routes'. Their `campaign` keys are never written.
+   */
+  routedSync(syncId: string): SyncKeys { return new SyncKeys(this.prefix, syncId, `routes-${syncId}`); }
   /**
    * hash: one block of a sync's history for the operations page (history/history.ts), fields
    * `<point index>:<series>`; `view` is its resolution (hour: per-minute points, day: per-10-minute points).
@@ -39,9 +44,12 @@ export class DaemonKeys {
 export class SyncKeys {
   readonly sync: string;
   readonly campaign: string;
-  constructor(prefix: string, syncId: string, campaignKey: string) {
+  /** A route's: the routed sync whose one read feeds it; its runs (records, counts, errors) are that sync's. */
+  private readonly reader?: SyncKeys;
+  constructor(prefix: string, syncId: string, campaignKey: string, reader?: SyncKeys) {
     this.sync = `${prefix}:{${campaignKey}}:sync:${syncId}`;
     this.campaign = `${prefix}:{${campaignKey}}:campaign:${campaignKey}`;
+    this.reader = reader;
   }
   /** hash: contact id -> "<phones>\n<value JSON>" (what the CRM last gave, mapped). */
   get contacts() { return `${this.sync}:contacts`; }
@@ -54,15 +62,15 @@ export class SyncKeys {
   /** hash: cursors, resume points and flags of the sync. */
   get meta() { return `${this.sync}:meta`; }
   /** list: the last 100 run ids, newest first. */
-  get runs() { return `${this.sync}:runs`; }
+  get runs(): string { return this.reader?.runs ?? `${this.sync}:runs`; }
   /** The lease of the process running the sync's run (one at a time, whatever BullMQ's job locks say). */
   get runLease() { return `${this.sync}:run-lease`; }
   /** list: webhook deliveries waiting for the next run. */
   get inbox() { return `${this.sync}:inbox`; }
   /** hash: one run's record and counts. */
-  run(runId: string) { return `${this.sync}:run:${runId}`; }
+  run(runId: string): string { return this.reader?.run(runId) ?? `${this.sync}:run:${runId}`; }
   /** list: one run's invalid records (the first 1,000). */
-  runErrors(runId: string) { return `${this.sync}:run:${runId}:errors`; }
+  runErrors(runId: string): string { return this.reader?.runErrors(runId) ?? `${this.sync}:run:${runId}:errors`; }
   /** set: contact ids a full read saw. */
   seen(runId: string) { return `${this.sync}:run:${runId}:seen`; }
   /** A signed webhook request already received (its signature's hash). */
@@ -119,6 +127,11 @@ export class SyncKeys {
    * (the number is kept out of the campaign whichever sync added it).
    */
   get doNotCall() { return `${this.campaign}:do-not-call`; }
+}
+
+/** A route's id (a routed sync's campaign): the sync's id and its campaign's, so reordering routes keeps each one's state. */
+export function routeId(syncId: string, campaignId: string): string {
+  return `${syncId}@${campaignId}`;
 }
 
 /** A campaign's key: the same campaign id on two dialer accounts or servers is two campaigns. */

@@ -27,6 +27,32 @@ export interface SyncRuntime {
   arrivals: Arrivals;
   /** How long the run's lease outlives its holder (the daemon's takeoverAfter). */
   leaseMs: number;
+  /**
+   * A routed sync (config `routes`): one runtime per campaign, each with its own state, calling window and push target,
+   * all fed by this runtime's one read (its source, cursor, inbox and runs). This runtime then has no campaign itself.
+   */
+  routes?: SyncRuntime[];
+  /** A route of a routed sync: the sync whose read feeds it, and the zones whose callees it takes. */
+  route?: { of: SyncRuntime; zones: ReadonlySet<string> };
+}
+
+/** The runtimes that hold a campaign's state: a routed sync's routes, or the sync itself. */
+export function campaignsOf(rt: SyncRuntime): SyncRuntime[] {
+  return rt.routes ?? [rt];
+}
+
+/** The route a located number goes to (the first whose zones hold all of its callee's), or -1: none. */
+export function routeIndex(routes: readonly SyncRuntime[], l: Located): number {
+  return l.group ? routes.findIndex((r) => l.group!.zones.every((z) => r.route!.zones.has(z))) : -1;
+}
+
+/** Numbers a run holds back between pages to fill whole batches, per campaign runtime (see plan). */
+type Carry = Map<SyncRuntime, string[]>;
+function carryOf(carry: Carry | undefined, rt: SyncRuntime): string[] | undefined {
+  if (!carry) return undefined;
+  let list = carry.get(rt);
+  if (!list) carry.set(rt, list = []);
+  return list;
 }
 
 /** The daemon is stopping: the run stops between two pages (everything before is applied and checkpointed). */
@@ -128,7 +154,9 @@ async function planNow(rt: SyncRuntime, phones: string[], runId: string, carry?:
  * this process is receiving (its end releases what waits), webhook deliveries in the inbox beyond the first
  * `inboxTaken` (each queued a run), or a read someone asked for (a run is queued). Never a guess, never a timer.
  */
-async function moreComing(rt: SyncRuntime, inboxTaken = 0): Promise<boolean> {
+async function moreComing(campaign: SyncRuntime, inboxTaken = 0): Promise<boolean> {
+  // A route's work comes through the routed sync's inbox and reads.
+  const rt = campaign.route?.of ?? campaign;
   const { keys } = rt.state;
   // A source that does not pull reads nothing more when asked to (and its runs leave compareWanted as it is).
   const [inbox, flags] = await Promise.all([
@@ -142,7 +170,7 @@ async function moreComing(rt: SyncRuntime, inboxTaken = 0): Promise<boolean> {
  * (PushTarget.afterBatch), so a part batch may wait for it instead of queuing behind it as a request of its own.
  */
 async function sending(rt: SyncRuntime): Promise<boolean> {
-  const own = new RegExp(`^${rt.config.id.replace(/\./g, '\\.')}\\.\\d+$`);
+  const own = new RegExp(`^${rt.config.id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.\\d+$`);
   // Batch ids only (their entries are not read): the open batches of the campaign, few beside its numbers.
   return (await rt.state.redis.hkeys(rt.state.keys.batches)).some((id) => own.test(id));
 }
@@ -154,6 +182,11 @@ async function sending(rt: SyncRuntime): Promise<boolean> {
  * at once.
  */
 export async function planDirty(rt: SyncRuntime, runId: string, wholeOnly = false): Promise<number> {
+  if (rt.routes) {
+    let planned = 0;
+    for (const route of rt.routes) planned += await planDirty(route, runId, wholeOnly);
+    return planned;
+  }
   const redis = redisOf(rt);
   let cursor = '0';
   let planned = 0;
@@ -177,6 +210,11 @@ export async function planDirty(rt: SyncRuntime, runId: string, wholeOnly = fals
  * batch is deleted (when its answer is recorded) before its job completes.
  */
 export async function resumeBatches(rt: SyncRuntime): Promise<number> {
+  if (rt.routes) {
+    let resumed = 0;
+    for (const route of rt.routes) resumed += await resumeBatches(route);
+    return resumed;
+  }
   let resumed = 0;
   for await (const page of rt.state.scanBatches()) {
     for (const [id, b] of page) {
@@ -224,13 +262,10 @@ export async function reconcileCampaign(rt: SyncRuntime): Promise<{ adopted: num
 
 interface PageCounts { seen: number; changed: number; left: number; invalid: number }
 
-/** Maps, applies and plans one page (in whole batches when given a `carry`, see plan); returns its counts. */
-async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey: string | null, carry?: string[]): Promise<PageCounts> {
-  const redis = redisOf(rt);
+/** The page's contacts that can be stored, mapped; the record errors of the others (and of the page's own). */
+function mapPage(rt: SyncRuntime, page: PullPage): { mapped: [SourceContact, MappedContact][]; errors: RecordError[] } {
   const errors: RecordError[] = (page.errors ?? []).map((e) => ({ contactId: '', line: e.line, field: '', value: '', reason: e.reason, code: 'bad_record' }));
-  const changes: ({ contact: MappedContact } | { deleted: string })[] = [];
-  const phones = new Set<string>();
-  const located: Located[] = [];
+  const mapped: [SourceContact, MappedContact][] = [];
   for (const c of page.contacts) {
     if (!storableId(c.id)) {
       errors.push({ contactId: c.id.slice(0, 50), line: c.line, field: 'id', value: '', reason: 'id is empty, too long, or has a comma or newline', code: 'bad_record' });
@@ -238,14 +273,45 @@ async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey
     }
     const { contact, errors: e } = mapContact(c, rt.config.mapping);
     errors.push(...e);
-    if (!contact) continue;
+    if (contact) mapped.push([c, contact]);
+  }
+  return { mapped, errors };
+}
+
+/** A number kept out of every campaign for where its callee is (no zone: no_window; a routed sync's no route: no_route). */
+function placeError(rt: SyncRuntime, c: SourceContact, l: Located, code: 'no_window' | 'no_route', reason: string): RecordError {
+  return { contactId: c.id, line: c.line, field: rt.config.mapping.phone.join(','), value: redactPhone(l.phone), reason: `${reason}: ${l.evidence}`, code };
+}
+
+/** Records an applied page in its run: the ids a full read saw, the record errors, the counts and their metrics. */
+async function countPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey: string | null, errors: RecordError[], changed: number, left: number): Promise<PageCounts> {
+  const redis = redisOf(rt);
+  if (seenKey && page.contacts.length) {
+    await redis.multi().sadd(seenKey, ...page.contacts.map((c) => c.id)).expire(seenKey, 2 * 86_400).exec();
+  }
+  await rt.state.recordErrors(runId, errors);
+  const counts = { seen: page.contacts.length, changed, left, invalid: errors.length };
+  await redis.multi().hincrby(rt.state.keys.run(runId), 'seen', counts.seen).hincrby(rt.state.keys.run(runId), 'changed', counts.changed)
+    .hincrby(rt.state.keys.run(runId), 'left', counts.left).exec();
+  rt.metrics.contactsSeen.inc({ sync: rt.config.id }, counts.seen);
+  rt.metrics.contactsChanged.inc({ sync: rt.config.id }, counts.changed);
+  if (counts.invalid) rt.metrics.invalid.inc({ sync: rt.config.id }, counts.invalid);
+  return counts;
+}
+
+/** Maps, applies and plans one page (in whole batches when given a `carry`, see plan); returns its counts. */
+async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey: string | null, carry?: Carry): Promise<PageCounts> {
+  if (rt.routes) return applyRoutedPage(rt, rt.routes, runId, page, seenKey, carry);
+  const { mapped, errors } = mapPage(rt, page);
+  const changes: ({ contact: MappedContact } | { deleted: string })[] = [];
+  const phones = new Set<string>();
+  const located: Located[] = [];
+  for (const [c, contact] of mapped) {
     if (rt.window) {
       // A number whose callee cannot be placed in any zone has no calling window: it never enters the campaign.
       // One outside the sync's compliance.zones is another sync's: left out, without an error.
       const where = rt.window.locate(c.fields, contact.phones).filter((l) => !l.elsewhere);
-      for (const l of where) {
-        if (!l.group) errors.push({ contactId: c.id, line: c.line, field: rt.config.mapping.phone.join(','), value: redactPhone(l.phone), reason: `no calling window: ${l.evidence}`, code: 'no_window' });
-      }
+      for (const l of where) if (!l.group) errors.push(placeError(rt, c, l, 'no_window', 'no calling window'));
       contact.phones = where.filter((l) => l.group).map((l) => l.phone);
       located.push(...where);
     }
@@ -256,17 +322,48 @@ async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey
   // Their groups first: a number from a group whose window is closed pauses the campaign before it can be planned.
   if (rt.window) await rt.window.admit(located);
   const applied = await rt.state.applyContacts(changes);
-  if (seenKey && page.contacts.length) {
-    await redis.multi().sadd(seenKey, ...page.contacts.map((c) => c.id)).expire(seenKey, 2 * 86_400).exec();
+  const counts = await countPage(rt, runId, page, seenKey, errors, applied.changed, applied.removed);
+  await plan(rt, [...phones], runId, carryOf(carry, rt));
+  return counts;
+}
+
+/**
+ * A routed sync's page: each contact is mapped and located once, and each of its numbers goes to the route whose zones
+ * hold all of its callee's zones; every route gets the contact with its own numbers, or as deleted when it has none
+ * of them there (a contact whose number moved to another group leaves the old route's campaign). A number in no
+ * route is a record error (no_route). The page's counts are the sync's; a contact split over routes counts once per
+ * campaign it changed in, and leaving a campaign for another is no change of its own.
+ */
+async function applyRoutedPage(rt: SyncRuntime, routes: SyncRuntime[], runId: string, page: PullPage, seenKey: string | null, carry?: Carry): Promise<PageCounts> {
+  const { mapped, errors } = mapPage(rt, page);
+  const per = routes.map(() => ({ changes: [] as ({ contact: MappedContact } | { deleted: string })[], phones: new Set<string>(), located: [] as Located[] }));
+  for (const [c, contact] of mapped) {
+    const mine = routes.map((): Located[] => []);
+    // Every route has the sync's rule set: any of them places the callee.
+    for (const l of routes[0]!.window!.locate(c.fields, contact.phones)) {
+      const i = routeIndex(routes, l);
+      if (i >= 0) mine[i]!.push(l);
+      else errors.push(l.group ? placeError(rt, c, l, 'no_route', 'in no route: no route holds all of its callee\'s zones') : placeError(rt, c, l, 'no_window', 'no calling window'));
+    }
+    mine.forEach((located, i) => {
+      const to = per[i]!;
+      if (!located.length) { to.changes.push({ deleted: c.id }); return; }
+      to.changes.push({ contact: { ...contact, phones: located.map((l) => l.phone) } });
+      to.located.push(...located);
+      for (const l of located) to.phones.add(l.phone);
+    });
   }
-  await rt.state.recordErrors(runId, errors);
-  const counts = { seen: page.contacts.length, changed: applied.changed, left: applied.removed, invalid: errors.length };
-  await redis.multi().hincrby(rt.state.keys.run(runId), 'seen', counts.seen).hincrby(rt.state.keys.run(runId), 'changed', counts.changed)
-    .hincrby(rt.state.keys.run(runId), 'left', counts.left).exec();
-  rt.metrics.contactsSeen.inc({ sync: rt.config.id }, counts.seen);
-  rt.metrics.contactsChanged.inc({ sync: rt.config.id }, counts.changed);
-  if (counts.invalid) rt.metrics.invalid.inc({ sync: rt.config.id }, counts.invalid);
-  await plan(rt, [...phones], runId, carry);
+  const left = (page.left ?? []).map((id) => ({ deleted: id }));
+  let changed = 0, removed = 0;
+  for (const [i, route] of routes.entries()) {
+    const to = per[i]!;
+    // Their groups first: a number from a group whose window is closed pauses the campaign before it can be planned.
+    await route.window!.admit(to.located);
+    changed += (await route.state.applyContacts(to.changes)).changed;
+    removed += (await route.state.applyContacts(left)).removed;
+  }
+  const counts = await countPage(rt, runId, page, seenKey, errors, changed, removed);
+  for (const [i, route] of routes.entries()) await plan(route, [...per[i]!.phones], runId, carryOf(carry, route));
   return counts;
 }
 
@@ -280,18 +377,21 @@ async function sweep(rt: SyncRuntime, runId: string, seenKey: string, fence: Fen
     rt.log.error({ sync: rt.config.id, run: runId }, 'the run\'s record of the contacts it read was lost: none is taken for gone; the next comparison decides what left');
     return null;
   }
-  let cursor = '0';
   let left = 0;
-  do {
-    await fence.check();
-    const [next, flat] = await redis.hscan(rt.state.keys.contacts, cursor, 'COUNT', 1000);
-    cursor = next;
-    const ids = flat.filter((_, i) => i % 2 === 0);
-    if (!ids.length) continue;
-    const present = await redis.smismember(seenKey, ...ids);
-    const gone = ids.filter((_, i) => !present[i]);
-    if (gone.length) left += (await applyPage(rt, runId, { contacts: [], left: gone }, null)).left;
-  } while (cursor !== '0');
+  // A routed sync's read decides for each of its campaigns: a contact a route holds and the read did not see left it.
+  for (const campaign of campaignsOf(rt)) {
+    let cursor = '0';
+    do {
+      await fence.check();
+      const [next, flat] = await redis.hscan(campaign.state.keys.contacts, cursor, 'COUNT', 1000);
+      cursor = next;
+      const ids = flat.filter((_, i) => i % 2 === 0);
+      if (!ids.length) continue;
+      const present = await redis.smismember(seenKey, ...ids);
+      const gone = ids.filter((_, i) => !present[i]);
+      if (gone.length) left += (await applyPage(campaign, runId, { contacts: [], left: gone }, null)).left;
+    } while (cursor !== '0');
+  }
   return left;
 }
 
@@ -305,7 +405,7 @@ async function drainInbox(rt: SyncRuntime, runId: string, signal?: AbortSignal):
   const redis = redisOf(rt);
   const key = rt.state.keys.inbox;
   const readBatch = rt.source.readBatch ?? READ_BATCH;
-  const carry: string[] = [];
+  const carry: Carry = new Map();
   const reads = new Set<string>();
   /** Deliveries at the inbox's head that are applied, their reads (if any) not yet done. */
   let taken = 0;
@@ -414,16 +514,21 @@ async function runSyncNow(rt: SyncRuntime, runId: string, trigger: string, fence
   log.info({ mode: run.mode, trigger }, 'run started');
   try {
     const meta = await redis.hgetall(keys.meta);
-    if (meta.reconcile || !meta.fullDone) {
-      await reconcileCampaign(rt);
-      await redis.hdel(keys.meta, 'reconcile');
+    // (A route's reconcile flag is its own: its campaign's batches set it.)
+    for (const campaign of campaignsOf(rt)) {
+      if (!meta.fullDone || await redis.hget(campaign.state.keys.meta, 'reconcile')) {
+        await reconcileCampaign(campaign);
+        await redis.hdel(campaign.state.keys.meta, 'reconcile');
+      }
     }
     // Parked records are retried by every run that reads the source, not by the runs webhooks queue: those come
     // with every change, and retrying every parked number for each would make a webhook cost the parked count.
     // A source that does not pull (generic webhooks) plans every run; the runs its webhooks queue skip the retry too.
     if (run.mode !== 'inbox' && !(run.mode === 'plan' && run.trigger === 'webhook')) {
-      const parked = await redis.hkeys(keys.parked);
-      for (let i = 0; i < parked.length; i += 1000) await redis.sadd(keys.dirty, ...parked.slice(i, i + 1000));
+      for (const { state: { keys: k } } of campaignsOf(rt)) {
+        const parked = await redis.hkeys(k.parked);
+        for (let i = 0; i < parked.length; i += 1000) await redis.sadd(k.dirty, ...parked.slice(i, i + 1000));
+      }
     }
     await resumeBatches(rt);
     await drainInbox(rt, runId, signal);
@@ -447,14 +552,18 @@ async function runSyncNow(rt: SyncRuntime, runId: string, trigger: string, fence
         checkpoint: async (position) => { await redis.hset(keys.meta, 'resume', position, 'resumeRun', runId); },
         signal: signal ? AbortSignal.any([signal, fence.lost]) : fence.lost,
         known: async (ids) => {
-          if (!ids.length) return new Set<string>();
-          const held = await redis.hmget(keys.contacts, ...ids);
-          return new Set(ids.filter((_, i) => held[i] !== null));
+          const known = new Set<string>();
+          if (!ids.length) return known;
+          for (const campaign of campaignsOf(rt)) {
+            const held = await redis.hmget(campaign.state.keys.contacts, ...ids);
+            ids.forEach((id, i) => { if (held[i] !== null) known.add(id); });
+          }
+          return known;
         },
       });
       // Numbers short of a whole batch wait for the next page; they stay dirty, so planDirty below (or, after a
       // crash, the resumed run's) plans them.
-      const carry: string[] = [];
+      const carry: Carry = new Map();
       for await (const page of pages) {
         // Checked before applying: by now the source has checkpointed every page applied so far.
         if (signal?.aborted) throw new Interrupted('the daemon is stopping');

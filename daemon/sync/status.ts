@@ -1,12 +1,13 @@
 // What `status` and the operations page show of a sync: its last runs and their record errors, what it holds, its
 // parked records, its mirror's lag.
 import { redactPhone, type RecordError } from './contacts.ts';
-import { readRun, type SyncRuntime } from './run.ts';
+import { campaignsOf, readRun, type SyncRuntime } from './run.ts';
 import type { NumberState, RunRecord } from '../state/sync-state.ts';
 import type { WindowStatus } from '../compliance/campaign-window.ts';
 import { traceIdOf, viewerLink } from '../telemetry.ts';
 
 export interface SyncStatus {
+  /** campaignId: '' for a routed sync (its campaigns are its routes'). */
   sync: string; source: string; campaignId: string;
   /** `numbers`, `openBatches` and `doNotCall` are the campaign's (shared by every sync feeding it); the rest are the sync's. */
   contacts: number; numbers: number; dirty: number; openBatches: number; parked: number;
@@ -37,6 +38,29 @@ export interface SyncStatus {
    * groups, numbers held by the window (waiting while it is closed: `dirty`) and by caps, calls inside and outside.
    */
   window: (WindowStatus & { heldByWindow: number }) | null;
+  /**
+   * A routed sync's campaigns (null: not routed), each with what it holds and its own window; the sync's counts above
+   * are their sums (a contact split over two routes is counted in each).
+   */
+  routes: RouteStatus[] | null;
+}
+
+export interface RouteStatus {
+  /** The route's id (`<sync>@<campaign>`), as its batches and push jobs name it. */
+  id: string; campaignId: string; zones: string[];
+  contacts: number; numbers: number; dirty: number; openBatches: number; parked: number; doNotCall: number;
+  window: (WindowStatus & { heldByWindow: number }) | null;
+  /** The route's mirror (its campaign's call-detail records), null without one or before it ran. */
+  mirror: MirrorStatus | null;
+}
+
+/** What one campaign runtime holds (a sync's own, or one route's). */
+async function holdings(rt: SyncRuntime): Promise<Omit<RouteStatus, 'id' | 'campaignId' | 'zones' | 'window' | 'mirror'>> {
+  const { redis, keys } = rt.state;
+  const [contacts, numbers, dirty, openBatches, parked, doNotCall] = await Promise.all([
+    redis.hlen(keys.contacts), redis.hlen(keys.have), redis.scard(keys.dirty), redis.hlen(keys.batches), redis.hlen(keys.parked), redis.hlen(keys.doNotCall),
+  ]);
+  return { contacts, numbers, dirty, openBatches, parked, doNotCall };
 }
 
 export interface MirrorStatus { lagMs: number | null; mirrored: number | null; parked: number | null; lastRecordAt: string | null }
@@ -49,10 +73,15 @@ function readMirror(raw: Record<string, string>): MirrorStatus | null {
 
 export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors = 20): Promise<SyncStatus> {
   const { redis, keys } = rt.state;
-  const [contacts, numbers, dirty, openBatches, parkedCount, doNotCall, inbox, runIds, mirror] = await Promise.all([
-    redis.hlen(keys.contacts), redis.hlen(keys.have), redis.scard(keys.dirty), redis.hlen(keys.batches), redis.hlen(keys.parked),
-    redis.hlen(keys.doNotCall), redis.llen(keys.inbox), redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(keys.mirror.meta),
-  ]);
+  const [inbox, runIds, mirror] = await Promise.all([redis.llen(keys.inbox), redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(keys.mirror.meta)]);
+  const routes = rt.routes ? await Promise.all(rt.routes.map(async (r): Promise<RouteStatus> => {
+    const h = await holdings(r);
+    return { id: r.config.id, campaignId: r.config.campaignId, zones: [...r.route!.zones], ...h, window: await windowStatus(r, h.dirty),
+      mirror: readMirror(await redis.hgetall(r.state.keys.mirror.meta)) };
+  })) : null;
+  const own = routes ?? [await holdings(rt)];
+  const sum = (k: keyof Awaited<ReturnType<typeof holdings>>) => own.reduce((n, h) => n + h[k], 0);
+  const [contacts, numbers, dirty, openBatches, parkedCount, doNotCall] = [sum('contacts'), sum('numbers'), sum('dirty'), sum('openBatches'), sum('parked'), sum('doNotCall')];
   const lastCompareAt = await redis.hget(keys.meta, 'lastCompareAt');
   const records = (await Promise.all(runIds.map((id) => readRun(redis, keys.run(id))))).filter((r): r is RunRecord => r !== null);
   const recordErrors: SyncStatus['recordErrors'] = [];
@@ -61,16 +90,18 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
   }
   // HSCAN's COUNT is a hint: follow the cursor until enough are read or the hash is done.
   const parkedRecords: SyncStatus['parkedRecords'] = [];
-  for await (const page of rt.state.scanParked(parked)) {
-    for (const [phone, p] of page.slice(0, parked - parkedRecords.length)) {
-      parkedRecords.push({ phone: redactPhone(phone), contactId: p.contactId, reason: p.reason, code: p.code, at: new Date(p.at).toISOString(), traceId: traceIdOf(p.traceparent) });
+  for (const campaign of campaignsOf(rt)) {
+    for await (const page of campaign.state.scanParked(parked)) {
+      for (const [phone, p] of page.slice(0, parked - parkedRecords.length)) {
+        parkedRecords.push({ phone: redactPhone(phone), contactId: p.contactId, reason: p.reason, code: p.code, at: new Date(p.at).toISOString(), traceId: traceIdOf(p.traceparent) });
+      }
+      if (parkedRecords.length >= parked) break;
     }
-    if (parkedRecords.length >= parked) break;
   }
   return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, doNotCall,
     inbox, receiving: rt.arrivals.count, runs: records, parkedRecords, recordErrors,
     lastCompareAt: lastCompareAt && rt.source.compareEvery ? new Date(Number(lastCompareAt)).toISOString() : null, compareEvery: rt.source.compareEvery ?? null,
-    mirror: readMirror(mirror), window: await windowStatus(rt, dirty) };
+    mirror: readMirror(mirror), window: await windowStatus(rt, dirty), routes };
 }
 
 async function windowStatus(rt: SyncRuntime, dirty: number): Promise<SyncStatus['window']> {
@@ -118,7 +149,18 @@ function condition(sync: string, n: NumberState): NumberCondition {
 }
 
 /** One phone number (E.164) as the sync's state, its calling window and its traces know it; `viewer`: telemetry.viewerUrl. */
-export async function numberStatus(rt: SyncRuntime, phone: string, viewer: string | undefined): Promise<NumberStatus> {
+/** What the sync knows of the number: in its campaign, or (a routed sync) in the campaign of the route that knows it. */
+export async function numberStatusOf(rt: SyncRuntime, phone: string, viewer: string | undefined): Promise<NumberStatus> {
+  let first: NumberStatus | null = null;
+  for (const c of campaignsOf(rt)) {
+    const s = await numberStatus(c, phone, viewer);
+    if (s.state !== 'unknown') return s;
+    first ??= s;
+  }
+  return first!;
+}
+
+async function numberStatus(rt: SyncRuntime, phone: string, viewer: string | undefined): Promise<NumberStatus> {
   const n = await rt.state.numberState(phone);
   const mine = n.held?.syncId === rt.config.id ? n.held : null;
   const b = n.claim?.batch ?? null;

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import { Daemon } from '../../daemon/app.ts';
 import type { RecordError } from '../../daemon/sync/contacts.ts';
-import { readRun } from '../../daemon/sync/run.ts';
+import { campaignsOf, readRun } from '../../daemon/sync/run.ts';
 import { decodeHeld, type HeldNumber, type RunRecord } from '../../daemon/state/sync-state.ts';
 import { campaignNumbers, daemonConfig, dialerFixture, quietLog, waitFor, type DialerFixture } from './daemon.ts';
 import { startProxy, type Proxy } from './proxy.ts';
@@ -35,10 +35,13 @@ export async function idle(d: Daemon): Promise<boolean> {
     const c = await q.queue.getJobCounts('active', 'wait', 'delayed', 'prioritized');
     if (Object.values(c).some((n) => n > 0)) return false;
   }
-  for (const id of d.runtimes.keys()) {
-    const k = keysOf(d, id);
-    const [batches, dirty, inbox] = await Promise.all([d.redis.hlen(k.batches), d.redis.scard(k.dirty), d.redis.llen(k.inbox)]);
-    if (batches || dirty || inbox) return false;
+  for (const rt of d.runtimes.values()) {
+    if (await d.redis.llen(rt.state.keys.inbox)) return false;
+    // A routed sync's batches and dirty numbers are its routes'.
+    for (const { state: { keys: k } } of campaignsOf(rt)) {
+      const [batches, dirty] = await Promise.all([d.redis.hlen(k.batches), d.redis.scard(k.dirty)]);
+      if (batches || dirty) return false;
+    }
   }
   return true;
 }

@@ -76,8 +76,10 @@ export class HubSpotSource implements Source {
     this.readsById = (this.config.selection.filterGroups ?? []).every((g) => g.filters.length < 6);
     const filtered = (this.config.selection.filterGroups ?? []).flatMap((g) => g.filters.map((f) => f.propertyName));
     this.statusProperty = ignorableStatusField(sync, [...filtered, ...this.config.properties]);
+    // The calling window's evidence fields (hs_timezone, state, zip, country) are mapped fields too.
+    const { timeZone, region, postalCode, country } = sync.mapping;
     this.properties = [...new Set([...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...sync.mapping.doNotCall.map((d) => d.field),
-      ...this.config.properties, 'lastmodifieddate'])];
+      ...[timeZone, region, postalCode, country].filter((f) => f !== undefined), ...this.config.properties, 'lastmodifieddate'])];
     this.api = new HubSpotApi(this.config, redis, keys, log, metrics);
   }
 

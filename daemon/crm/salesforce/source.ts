@@ -26,7 +26,10 @@ export class SalesforceSource implements Source {
     this.compareEvery = this.config.compareEvery;
     this.api = api;
     // The Do Not Call fields (DoNotCall always) are the mapping's: the sync reads them like any mapped field.
-    const wanted = [...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...sync.mapping.doNotCall.map((d) => d.field), ...this.config.fields];
+    // The calling window's evidence fields (a state, a postal code, a country, a time zone) are mapped fields too.
+    const { timeZone, region, postalCode, country } = sync.mapping;
+    const wanted = [...sync.mapping.phone, ...Object.values(sync.mapping.variables), ...sync.mapping.doNotCall.map((d) => d.field),
+      ...[timeZone, region, postalCode, country].filter((f) => f !== undefined), ...this.config.fields];
     for (const f of wanted) {
       if (!FIELD.test(f)) throw new Error(`sync ${sync.id}: mapping field "${f}" is not a Salesforce field API name (such as Phone or Mobile__c)`);
     }
