@@ -173,6 +173,7 @@ export class Daemon {
             d.mirrors.set(id, {
               syncId: id, campaignId: route.campaignId, config: sync.mirror, timeZone: dialer.timeZone, sink: sink!,
               dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter, window: rt.routes!.at(-1)!.window,
+              plan: () => d.triggerPlan(sync.id),
             });
           }
         }
@@ -192,6 +193,7 @@ export class Daemon {
           sink: createSink(sync, ctx),
           // Its own client: the report read needs a key that may read reports, and spends the key's budget like any call.
           dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter, window: rt.window,
+          plan: () => d.triggerPlan(sync.id),
         });
       }
       d.targets.set(sync.id, d.pushTarget(sync, sync.id, sync.campaignId, state));
