@@ -2,7 +2,8 @@
 // minutes apart, every call unanswered (each ends FailureWithRetryPending until the 6th), and Florida numbers (3
 // calls in 24 hours): the mirror reads each number's 3rd call, the number is taken out of the campaign (its record
 // deleted, its retry canceled) and added again, as a new record, when its cap passes. Over 26 simulated hours no
-// number gets a 4th call in 24 hours; each gets its 4th call 24 hours or more after its first.
+// number gets a 4th call in 24 hours; each gets its 4th call 24 hours or more after its first. The same for a routed
+// sync (its eastern route's campaign, its own window and state).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { Daemon } from '../../daemon/app.ts';
 import { cappedUntil, overCap } from '../../daemon/compliance/cap.ts';
 import { toUtc } from '../../daemon/local-time.ts';
 import { mirrorRun } from '../../daemon/mirror/mirror.ts';
+import { routeId } from '../../daemon/state/keys.ts';
 import { DEFAULT_OUTCOMES } from '../../server/dialer/model.ts';
 import { callDetailRecords, daemonConfig, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
@@ -26,7 +28,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Call { number: string; attempt: number; startedAtLocal: string; outcome: string }
 
-async function dialer(start: string): Promise<DialerFixture> {
+async function dialer(start: string): Promise<DialerFixture & { pacific: string }> {
   // Nobody answers: every call but a record's last ends FailureWithRetryPending.
   const server = await startServer({ seed: 27, clockStart: start, outcomes: { ...DEFAULT_OUTCOMES, ringResult: { Answer: 0, NoAnswer: 1, Busy: 0, CallError: 0 } } });
   const account = await createAccount(server, 'Cap Co', TZ);
@@ -34,11 +36,13 @@ async function dialer(start: string): Promise<DialerFixture> {
     name: 'Florida', type: 'Dynamic', state: 'Active',
     dialer: { mode: 'Power', agents: 2, maxAttempts: 6, callingHours: ALL_DAY, retryDelaySeconds: { NoAnswer: 900, Busy: 900, CallError: 900, Machine: 900, Abandoned: 900 } },
   });
+  // A routed sync's other campaign (no Florida number goes there).
+  const pacific = (await createCampaign(server, account.id, { name: 'Pacific', type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } })).id;
   const token = await createKey(server, account.id, ['CampaignAdmin']);
-  return { server, accountId: account.id, token, campaignId: campaign.id };
+  return { server, accountId: account.id, token, campaignId: campaign.id, pacific };
 }
 
-describe('a per-number cap with a dialer allowing more attempts than the cap', () => {
+describe.each([['one campaign', false], ['a routed sync', true]])('a per-number cap with a dialer allowing more attempts than the cap (%s)', (_, routed) => {
   it('takes a Florida number out at its 3rd call while its retry is pending and adds it again when its cap passes: no 4th call in 24 hours', async () => {
     // 07:00 in Miami: Florida's window opens at 08:00.
     const start = '2026-07-01T11:00:00Z';
@@ -48,15 +52,18 @@ describe('a per-number cap with a dialer allowing more attempts than the cap', (
     writeFileSync(csv, `id,phone\n${FLORIDA.map((p, i) => `c${i},${p}`).join('\n')}\n`);
     let now = Date.parse(start);
     const d = await Daemon.start(daemonConfig(f, prefix, [{
-      id: 'cap', campaignId: f.campaignId, source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' },
+      id: 'cap', ...(routed ? { routes: [{ campaignId: f.campaignId, zones: ['America/New_York'] }, { campaignId: f.pacific, zones: ['Pacific/Honolulu'] }] } : { campaignId: f.campaignId }),
+      source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' },
       compliance: { checkEvery: '5m', margin: '10m' },
       mirror: { sink: { type: 'file', path: join(dir, 'calls.jsonl') }, every: '1d', late: '1m' },
     }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }),
     { log: quietLog, now: () => now });
     try {
       const rt = d.runtimes.get('cap')!;
-      const mirror = d.mirrors.get('cap')!;
-      const keys = rt.state.keys;
+      // A routed sync's Florida numbers are its eastern route's: that campaign's window, state and mirror.
+      const campaign = routed ? rt.routes![0]! : rt;
+      const mirror = d.mirrors.get(routed ? routeId('cap', f.campaignId) : 'cap')!;
+      const keys = campaign.state.keys;
       await waitFor(async () => (await d.redis.scard(keys.dirty)) === FLORIDA.length, 'the numbers waiting for the window');
       let takenOut = 0;
       for (let t = 0; t < (26 * 3600) / STEP_S; t++) {
