@@ -452,9 +452,11 @@ export class Daemon {
     const syncId = rt.route?.of.config.id ?? rt.config.id;
     try {
       const r = await rt.window.enforce(why);
+      // Numbers whose cap has passed are planned again (they stayed dirty, or were marked dirty when released), also
+      // at an opening (its run plans them).
+      const released = await rt.window.releaseCapped();
       if (r.changed && r.state === 'Active') await this.triggerPull(syncId, 'window opened');
-      // Numbers whose cap has passed are planned again (they stayed dirty).
-      else if (await rt.window.releaseCapped()) await this.triggerPlan(syncId);
+      else if (released) await this.triggerPlan(syncId);
       return r.state;
     } catch (err) {
       this.log.warn({ sync: rt.config.id, err: (err as Error).message, why }, 'calling window: could not set the campaign state; the next check tries again');
