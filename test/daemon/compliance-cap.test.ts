@@ -12,6 +12,7 @@ import { Daemon } from '../../daemon/app.ts';
 import { overCap } from '../../daemon/compliance/cap.ts';
 import { toUtc } from '../../daemon/local-time.ts';
 import { mirrorRun } from '../../daemon/mirror/mirror.ts';
+import { dryRun } from '../../daemon/sync/dry-run.ts';
 import { routeId } from '../../daemon/state/keys.ts';
 import { DEFAULT_OUTCOMES } from '../../server/dialer/model.ts';
 import { callDetailRecords, daemonConfig, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
@@ -66,6 +67,7 @@ describe.each([['one campaign', false], ['a routed sync', true]])('a per-number 
       const keys = campaign.state.keys;
       await waitFor(async () => (await d.redis.scard(keys.dirty)) === FLORIDA.length, 'the numbers waiting for the window');
       let takenOut = 0;
+      let dryRunChecked = false;
       for (let t = 0; t < (26 * 3600) / STEP_S; t++) {
         now += STEP_S * 1000;
         await f.server.advance(STEP_S);
@@ -78,6 +80,13 @@ describe.each([['one campaign', false], ['a routed sync', true]])('a per-number 
           const out = await d.redis.hkeys(keys.window.takenOut);
           return !out.length || (await d.redis.hmget(keys.have, ...out)).every((h) => h === null);
         }, 'the numbers taken out at their cap deleted');
+        if (takenOut && !dryRunChecked) {
+          // Deleted, its contact still wanting it: a dry run treats it as the plan does, never an add.
+          const lines: string[] = [];
+          expect((await dryRun(rt, (l) => lines.push(l), 100)).add).toBe(0);
+          expect(lines.filter((l) => /^ +add /.test(l))).toEqual([]);
+          dryRunChecked = true;
+        }
       }
       const calls = await callDetailRecords<Call>(f);
       const starts = new Map(FLORIDA.map((p) => [p, calls.filter((c) => c.number === p).map((c) => toUtc(c.startedAtLocal, TZ)).sort((a, b) => a - b)]));
