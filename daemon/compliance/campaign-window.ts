@@ -157,6 +157,8 @@ export class CampaignWindow {
       for (const c of calls) {
         if (c[0] !== phone) continue;
         starts[`${c[1]}@${c[2]}`] = c[2];
+        // Kept before by attempt alone (an older version): the same call, counted once.
+        if (starts[c[1]] === c[2]) delete starts[c[1]];
         if (!newest || c[2] > newest[2]) newest = c;
       }
       const until = cappedUntil(Object.values(starts), cap, now);
