@@ -94,6 +94,7 @@ const FLAGS = {
   'compliance-contacts': { def: 50_000, help: 'compliance: contacts spread over the window groups' },
   'compliance-days': { def: 3, help: 'compliance: simulated days' },
   'compliance-step': { def: 300, help: 'compliance: seconds the clock advances between two window checks (the margin is twice this)' },
+  'compliance-attempts': { def: 3, help: 'compliance: the dialer\'s maxAttempts per number record (above 3, Florida\'s cap, numbers are taken out at their cap)' },
   'numbers-per-agent': { def: 400, help: 'compliance: each campaign gets one agent per this many numbers' },
   'list-members': { def: 100_000, help: 'list: members of the HubSpot list the measured sync selects' },
   'other-members': { def: 50_000, help: 'list: contacts the other sync imports while webhook latency is measured the second time' },
@@ -2186,7 +2187,7 @@ try {
     else if (scenario === 'pipedrive') await runFaults(['pipedrive']);
     else if (scenario === 'salesforce-fault') await runFaults(['salesforce']);
     else if (scenario === 'faults') await runFaults(['hubspot', 'pipedrive', 'salesforce']);
-    else if (scenario === 'compliance') await runCompliance({ contacts: opts['compliance-contacts'], days: opts['compliance-days'], stepSeconds: opts['compliance-step'], numbersPerAgent: opts['numbers-per-agent'] });
+    else if (scenario === 'compliance') await runCompliance({ contacts: opts['compliance-contacts'], days: opts['compliance-days'], stepSeconds: opts['compliance-step'], numbersPerAgent: opts['numbers-per-agent'], attempts: opts['compliance-attempts'] });
     else await runMirror();
   }
 } catch (err) {

@@ -173,6 +173,7 @@ export class Daemon {
             d.mirrors.set(id, {
               syncId: id, campaignId: route.campaignId, config: sync.mirror, timeZone: dialer.timeZone, sink: sink!,
               dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter, window: rt.routes!.at(-1)!.window,
+              plan: () => d.triggerPlan(sync.id),
             });
           }
         }
@@ -192,6 +193,7 @@ export class Daemon {
           sink: createSink(sync, ctx),
           // Its own client: the report read needs a key that may read reports, and spends the key's budget like any call.
           dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter, window: rt.window,
+          plan: () => d.triggerPlan(sync.id),
         });
       }
       d.targets.set(sync.id, d.pushTarget(sync, sync.id, sync.campaignId, state));
@@ -450,9 +452,11 @@ export class Daemon {
     const syncId = rt.route?.of.config.id ?? rt.config.id;
     try {
       const r = await rt.window.enforce(why);
+      // Numbers whose cap has passed are planned again (they stayed dirty, or were marked dirty when released), also
+      // at an opening (its run plans them).
+      const released = await rt.window.releaseCapped();
       if (r.changed && r.state === 'Active') await this.triggerPull(syncId, 'window opened');
-      // Numbers whose cap has passed are planned again (they stayed dirty).
-      else if (await rt.window.releaseCapped()) await this.triggerPlan(syncId);
+      else if (released) await this.triggerPlan(syncId);
       return r.state;
     } catch (err) {
       this.log.warn({ sync: rt.config.id, err: (err as Error).message, why }, 'calling window: could not set the campaign state; the next check tries again');

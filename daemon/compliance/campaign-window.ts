@@ -133,27 +133,48 @@ export class CampaignWindow {
 
   /**
    * Keeps the call starts of numbers under a cap (from the call-detail records the mirror reads; a record read again
-   * is the same attempt). `calls`: [phone, attempt, start ms].
+   * is the same call), and takes out of the campaign each number that, counting these calls, is at its cap while its
+   * newest call's outcome is FailureWithRetryPending: its number record would call it again by itself (the dialer's
+   * maxAttempts may exceed the cap), so it is deleted now and added again once its cap passes. A number at its cap
+   * whose newest outcome is final stays (it is only held from being added again). `calls`: [phone, attempt, start ms,
+   * outcome]. Returns how many numbers were newly taken out (the caller plans, to delete them).
    */
-  async recordStarts(calls: readonly (readonly [string, number, number])[]): Promise<void> {
+  async recordStarts(calls: readonly (readonly [string, number, number, string?])[]): Promise<number> {
     const phones = [...new Set(calls.map(([p]) => p))];
     const caps = await this.caps(phones);
     const capped = phones.filter((_, i) => caps[i]);
-    if (!capped.length) return;
+    if (!capped.length) return 0;
     const known = await this.state.starts(capped);
     const now = this.now();
+    const out: [string, number][] = [];
     await this.state.saveStarts(capped.map((phone, i) => {
-      const span = caps[phones.indexOf(phone)]!.hours * 3_600_000;
+      const cap = caps[phones.indexOf(phone)]!;
+      const span = cap.hours * 3_600_000;
       const starts = known[i] ?? {};
-      for (const [p, attempt, start] of calls) if (p === phone) starts[attempt] = start;
+      const before = Math.max(-Infinity, ...Object.values(starts));
+      let newest: readonly [string, number, number, string?] | undefined;
+      // Keyed by attempt and start: a number added again (its cap passed) is a new record, counting attempts from 1.
+      for (const c of calls) {
+        if (c[0] !== phone) continue;
+        starts[`${c[1]}@${c[2]}`] = c[2];
+        // Kept before by attempt alone (an older version): the same call, counted once.
+        if (starts[c[1]] === c[2]) delete starts[c[1]];
+        if (!newest || c[2] > newest[2]) newest = c;
+      }
+      const until = cappedUntil(Object.values(starts), cap, now);
+      if (until !== null && newest && newest[2] >= before && newest[3] === 'FailureWithRetryPending') out.push([phone, until]);
       // Only the calls the cap can still count.
       return [phone, Object.fromEntries(Object.entries(starts).filter(([, t]) => t > now - span))] as const;
     }));
+    const taken = await this.state.takeOut(out);
+    if (taken) this.log.info({ campaign: this.campaignId, numbers: out.map(([p, t]) => `${p} until ${new Date(t).toISOString()}`) }, 'per-number cap: numbers at their cap with a retry pending taken out of the campaign until it passes');
+    return taken;
   }
 
   /**
    * The numbers among these that are at their cap now: they are not planned (added or replaced) until the oldest
-   * counted call ages out; each is remembered with that instant, for `releaseCapped`.
+   * counted call ages out; each is remembered with that instant, for `releaseCapped`. Numbers taken out at their cap
+   * are not among them: the plan itself deletes them (and adds them nowhere) until they are released.
    */
   async capped(phones: readonly string[]): Promise<Set<string>> {
     const held = new Set<string>();
@@ -171,10 +192,14 @@ export class CampaignWindow {
       if (t !== null) { held.add(phone); until.push([phone, t]); }
     });
     await this.state.holdCapped(until);
+    for (const phone of await this.state.takenOut([...held])) held.delete(phone);
     return held;
   }
 
-  /** Numbers whose cap has passed: forgotten as capped; the caller plans them again. */
+  /** Which of these numbers are taken out of the campaign at their cap now (the plan deletes them). */
+  takenOut(phones: readonly string[]): Promise<Set<string>> { return this.state.takenOut(phones); }
+
+  /** Numbers whose cap has passed: forgotten as capped (and as taken out, marked dirty); the caller plans them again. */
   releaseCapped(): Promise<number> { return this.state.releaseCapped(this.now()); }
 
   /**

@@ -36,6 +36,8 @@ export interface MirrorRuntime {
   leaseMs: number;
   /** The sync's calling window: it counts call starts for per-number caps. */
   window?: CampaignWindow;
+  /** Asks for a plan of the sync (a routed sync's: every route's), after numbers were taken out at their cap. */
+  plan?: () => Promise<void>;
 }
 
 export interface MirrorRunResult {
@@ -337,7 +339,9 @@ async function mirrorHeld(rt: MirrorRuntime, lease: Lease, counts: MirrorRunResu
     if (raw.length === size) next = prefetch(first + size);
     const page = raw.map(record).filter((r): r is CallDetail => r !== null);
     counts.read += page.length;
-    if (rt.window) await rt.window.recordStarts(page.map((r) => [r.number, r.attempt, toUtc(r.startedAtLocal, rt.timeZone)] as const));
+    // A number taken out at its cap (a retry pending past it) is deleted by a plan, asked for now: the dialer's retry
+    // is minutes away, the mirror's lag seconds.
+    if (rt.window && await rt.window.recordStarts(page.map((r) => [r.number, r.attempt, toUtc(r.startedAtLocal, rt.timeZone), r.outcome] as const))) await rt.plan?.();
     const newest = page.reduce<string | null>((n, r) => (n === null || r.endedAtLocal > n ? r.endedAtLocal : n), null);
     if (newest) lag.read(toUtc(newest, rt.timeZone));
     const keys = page.map((r) => attemptKey(rt.campaignId, r.number, r.attempt));

@@ -46,11 +46,17 @@ export class SyncKeys {
   readonly campaign: string;
   /** A route's: the routed sync whose one read feeds it; its runs (records, counts, errors) are that sync's. */
   private readonly reader?: SyncKeys;
+  private readonly prefix: string;
+  private readonly campaignKey: string;
   constructor(prefix: string, syncId: string, campaignKey: string, reader?: SyncKeys) {
     this.sync = `${prefix}:{${campaignKey}}:sync:${syncId}`;
     this.campaign = `${prefix}:{${campaignKey}}:campaign:${campaignKey}`;
     this.reader = reader;
+    this.prefix = prefix;
+    this.campaignKey = campaignKey;
   }
+  /** The dirty set of another sync feeding the same campaign (the one whose held record names it). */
+  dirtyOf(syncId: string): string { return new SyncKeys(this.prefix, syncId, this.campaignKey).dirty; }
   /** hash: contact id -> "<phones>\n<value JSON>" (what the CRM last gave, mapped). */
   get contacts() { return `${this.sync}:contacts`; }
   /** hash: phone number -> contact ids holding it, newline-separated. */
@@ -107,6 +113,11 @@ export class SyncKeys {
       starts: `${base}:starts`,
       /** sorted set: phone number held at its cap, scored by when it may be planned again (ms). */
       capped: `${base}:capped`,
+      /**
+       * hash: phone number -> when its cap passes (ms), for a number taken out of the campaign at its cap while its
+       * number record still had a retry pending (the plan deletes it and adds it to none while it is here).
+       */
+      takenOut: `${base}:taken-out`,
     };
   }
   /**

@@ -38,8 +38,9 @@ declare module 'ioredis' {
     cdsGateTake(gate: string, intervalMs: number, burst: number): Result<[number, number], Context>;
     cdsGateHold(gate: string, ms: number): Result<number, Context>;
     cdsLease(lease: string, token: string, ms: number): Result<[string, number], Context>;
+    cdsWindowTakeOut(takenOut: string, dirty: string, ...args: Arg[]): Result<number, Context>;
     cdsWindowAdmit(evidence: string, groups: string, ...args: Arg[]): Result<number, Context>;
-    cdsWindowRelease(capped: string, now: number): Result<number, Context>;
+    cdsWindowRelease(capped: string, takenOut: string, dirty: string, now: number): Result<number, Context>;
     cdsClaim(inflight: string, batches: string, batchId: string, token: string, seen: string, deadAfterMs: number): Result<[string, number], Context>;
   }
 }

@@ -146,7 +146,7 @@ export class SyncState {
   async plan(phones: string[], onLeave: 'delete' | 'keep', maxBatch: number, runId: string, whole = false, traceparent?: string): Promise<{ batchIds: string[]; skipped: number; planned: number; held: string[] }> {
     if (!phones.length) return { batchIds: [], skipped: 0, planned: 0, held: [] };
     const k = this.keys;
-    const [batchIds, skipped, planned, held] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter, k.doNotCall,
+    const [batchIds, skipped, planned, held] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter, k.doNotCall, k.window.takenOut,
       this.syncId, onLeave, maxBatch, Date.now(), runId, whole ? 1 : 0, traceparent ?? '', ...phones);
     return { batchIds, skipped, planned, held };
   }

@@ -1,7 +1,7 @@
 // A campaign's calling-window state in Redis (compliance/campaign-window.ts decides, this stores): the window groups
 // admitted with each number's zone evidence, the campaign state the daemon last set, the call starts of numbers under
-// a per-number cap and the numbers held at it. Admitting and releasing are scripts (windowAdmit-2.lua,
-// windowRelease-1.lua); the rest are single commands. The keys are the campaign's (keys.ts): every sync feeding it
+// a per-number cap, the numbers held at it and those taken out of the campaign at it. Admitting, taking out and
+// releasing are scripts (windowAdmit-2.lua, windowTakeOut-2.lua, windowRelease-3.lua); the rest are single commands. The keys are the campaign's (keys.ts): every sync feeding it
 // shares its window.
 import type { RedisClient } from './connection.ts';
 import type { SyncKeys } from './keys.ts';
@@ -29,10 +29,12 @@ const ms = (v: string | undefined) => (v ? Number(v) : null);
 export class WindowState {
   readonly keys: SyncKeys['window'];
   readonly redis: RedisClient;
+  private readonly sync: SyncKeys;
 
   constructor(redis: RedisClient, keys: SyncKeys) {
     this.redis = withScripts(redis);
     this.keys = keys.window;
+    this.sync = keys;
   }
 
   /** Records where these numbers are and admits their groups, atomically: how many groups were new. */
@@ -87,8 +89,38 @@ export class WindowState {
     if (held.length) await this.redis.zadd(this.keys.capped, ...held.flatMap(([p, t]) => [t, p]));
   }
 
-  /** Releases the numbers whose hold has passed at `now`: how many (each counted by one caller only). */
-  releaseCapped(now: number): Promise<number> { return this.redis.cdsWindowRelease(this.keys.capped, now); }
+  /**
+   * Releases the numbers whose hold has passed at `now`: how many (each counted by one caller only). Those taken out
+   * are marked dirty for this window's sync, to be added again.
+   */
+  releaseCapped(now: number): Promise<number> {
+    return this.redis.cdsWindowRelease(this.keys.capped, this.keys.takenOut, this.sync.dirty, now);
+  }
+
+  /**
+   * Takes numbers out of the campaign at their cap until it passes (ms): each is marked dirty for the sync whose held
+   * record names it (this window's sync when none holds it). How many were not taken out already.
+   */
+  async takeOut(until: readonly (readonly [phone: string, until: number])[]): Promise<number> {
+    if (!until.length) return 0;
+    const held = await this.redis.hmget(this.sync.have, ...until.map(([p]) => p));
+    const bySync = new Map<string, (string | number)[]>();
+    until.forEach(([phone, t], i) => {
+      const s = held[i] ? (JSON.parse(held[i]) as { s?: string }).s : undefined;
+      const dirty = s ? this.sync.dirtyOf(s) : this.sync.dirty;
+      bySync.set(dirty, [...(bySync.get(dirty) ?? []), phone, t]);
+    });
+    let added = 0;
+    for (const [dirty, args] of bySync) added += await this.redis.cdsWindowTakeOut(this.keys.takenOut, dirty, ...args);
+    return added;
+  }
+
+  /** Which of these numbers are taken out at their cap now. */
+  async takenOut(phones: readonly string[]): Promise<Set<string>> {
+    if (!phones.length) return new Set();
+    const until = await this.redis.hmget(this.keys.takenOut, ...phones);
+    return new Set(phones.filter((_, i) => until[i] !== null));
+  }
 
   /** How many numbers are held at their cap, and the first release (ms). */
   async capped(): Promise<{ held: number; nextReleaseAt: number | null }> {

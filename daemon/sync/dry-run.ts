@@ -71,6 +71,9 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
   const count = { add: 0, replace: 0, delete: 0 };
   for (const { rt: campaign, wanted, heldBy } of plans) {
     // A source that does not pull (webhooks, a CSV run) gives no full selection: nothing can be said to have left it.
+    // A number taken out at its per-number cap is blocked, as the plan decides.
+    const out = campaign.window ? await campaign.window.takenOut([...wanted.keys()]) : new Set<string>();
+    for (const p of out) wanted.set(p, { ...wanted.get(p)!, hash: '', blocked: true });
     const actions = await campaign.state.dryPlan(wanted, rt.source.pulls ? rt.config.onLeave : 'keep');
     const to = rt.routes ? `  (campaign ${campaign.config.campaignId})` : '';
     for (const a of actions) {
@@ -78,6 +81,7 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
       if (lines.length >= show) continue;
       if (a.action === 'add') lines.push(`  add      ${redactPhone(a.phone)}  contact ${wanted.get(a.phone)!.contactId}${to}`);
       else if (a.action === 'replace') lines.push(`  replace  ${redactPhone(a.phone)}  contact ${wanted.get(a.phone)!.contactId} (variables changed)${to}`);
+      else if (out.has(a.phone)) lines.push(`  delete   ${redactPhone(a.phone)}  (taken out at its per-number cap: a retry was pending)${to}`);
       else if (wanted.get(a.phone)?.blocked) lines.push(`  delete   ${redactPhone(a.phone)}  (contact ${wanted.get(a.phone)!.contactId} is marked Do Not Call)${to}`);
       else lines.push(`  delete   ${redactPhone(a.phone)}  (contact ${a.heldContact ?? '?'} left the selection)${to}`);
     }

@@ -118,12 +118,14 @@ export function plan(rt: SyncRuntime, phones: string[], runId: string, carry?: s
 
 async function planNow(rt: SyncRuntime, phones: string[], runId: string, carry?: string[]): Promise<number> {
   // A campaign held Paused by its calling window takes no numbers: they stay dirty until the window opens. A number
-  // at its cap (Florida: 3 calls in 24 h) is not added again until its oldest counted call ages out.
+  // at its cap (Florida: 3 calls in 24 h) is not added again until its oldest counted call ages out; one taken out at
+  // its cap (a retry pending) goes to the plan, which deletes it.
   if (rt.window) {
     if (phones.length && await rt.window.closed()) {
-      // Taking numbers out goes on (a Do Not Call or a contact gone must not wait for the opening to leave).
-      const holders = await redisOf(rt).hmget(rt.state.keys.phones, ...phones);
-      const leaving = phones.filter((_, i) => !holders[i]);
+      // Taking numbers out goes on (a Do Not Call, a contact gone or a number taken out at its cap must not wait for
+      // the opening to leave: its retry could start then).
+      const [holders, out] = await Promise.all([redisOf(rt).hmget(rt.state.keys.phones, ...phones), rt.window.takenOut(phones)]);
+      const leaving = phones.filter((p, i) => !holders[i] || out.has(p));
       return leaving.length ? planNow({ ...rt, window: undefined }, leaving, runId) : 0;
     }
     const capped = [...await rt.window.capped(phones)];

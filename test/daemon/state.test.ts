@@ -63,7 +63,7 @@ async function heldMap(state: SyncState): Promise<Record<string, { numberId: str
 
 describe('the scripts', () => {
   it('each compiles, names its keys in its file name, and has a header naming KEYS and ARGV', async () => {
-    expect(SCRIPTS.map((s) => s.name).sort()).toEqual(['applyContacts', 'claim', 'dryPlan', 'forget', 'gateHold', 'gateTake', 'lease', 'plan', 'reconcile', 'record', 'windowAdmit', 'windowRelease']);
+    expect(SCRIPTS.map((s) => s.name).sort()).toEqual(['applyContacts', 'claim', 'dryPlan', 'forget', 'gateHold', 'gateTake', 'lease', 'plan', 'reconcile', 'record', 'windowAdmit', 'windowRelease', 'windowTakeOut']);
     for (const s of SCRIPTS) {
       await expect(redis.script('LOAD', s.lua), s.name).resolves.toMatch(/^[0-9a-f]{40}$/);
       for (let k = 1; k <= s.numberOfKeys; k++) expect(s.lua, `${s.name} documents KEYS[${k}]`).toContain(`KEYS[${k}]`);
@@ -490,5 +490,36 @@ describe('the calling window\'s state', () => {
     const released = await Promise.all([w.releaseCapped(6_000), w.releaseCapped(6_000), w.releaseCapped(6_000)]);
     expect(released.reduce((a, b) => a + b, 0)).toBe(2);
     expect(await w.capped()).toEqual({ held: 1, nextReleaseAt: 9_000 });
+  });
+
+  it('takes numbers out at their cap: the plan deletes them and adds them nowhere until their release marks them dirty', async () => {
+    const [a, b] = twoSyncsOfOneCampaign();
+    const w = new WindowState(redis, a.keys);
+    await a.applyContacts([{ contact: contact('ca', ['+1', '+2']) }]);
+    await b.applyContacts([{ contact: contact('cb', ['+3']) }]);
+    await settle(a);
+    await settle(b);
+    // +1 is a's, +3 b's: each is marked dirty for the sync holding it; +9 (held by none) for the window's own sync.
+    expect(await w.takeOut([['+1', 5_000], ['+3', 5_000], ['+9', 7_000]])).toBe(3);
+    expect(await w.takeOut([['+1', 5_000]])).toBe(0);
+    expect(await dirty(a)).toEqual(['+1', '+9']);
+    expect(await dirty(b)).toEqual(['+3']);
+    expect([...await w.takenOut(['+1', '+2', '+3'])]).toEqual(['+1', '+3']);
+    await settle(a);
+    await settle(b);
+    // The campaign (both syncs') holds only +2.
+    expect(Object.keys(await heldMap(a))).toEqual(['+2']);
+    // Wanted again (a contact's change) while taken out: still not added.
+    await a.redis.sadd(a.keys.dirty, '+1');
+    await settle(a);
+    expect(Object.keys(await heldMap(a))).toEqual(['+2']);
+    // Its cap passes: released once (also held in the capped set: counted once), marked dirty, added again.
+    await w.holdCapped([['+1', 5_000]]);
+    expect(await w.releaseCapped(4_999)).toBe(0);
+    expect(await w.releaseCapped(5_000)).toBe(2);
+    expect([...await w.takenOut(['+1', '+3', '+9'])]).toEqual(['+9']);
+    expect(await dirty(a)).toEqual(['+1', '+3']);
+    await settle(a);
+    expect(Object.keys(await heldMap(a)).sort()).toEqual(['+1', '+2']);
   });
 });

@@ -1,6 +1,6 @@
 --[=[
   Decides, for each given dirty phone number, what the campaign needs (includes/decide; a holder marked Do Not Call
-  blocks it), claims the numbers it acts on and writes the batches, all at once: two planners can never claim one
+  blocks it, and so does being taken out at a per-number cap), claims the numbers it acts on and writes the batches, all at once: two planners can never claim one
   number, and a crash after this leaves batches that the next run finds and queues. A number claimed by an open
   batch stays dirty (its answer decides).
   With `whole` set (a run between two pages of its read, or draining a burst of webhooks), adds and deletions that do
@@ -15,6 +15,9 @@
     KEYS[6] batches   hash: batch id -> batch JSON {k add|del, s sync, r run, t ms, e entries, p traceparent (tracing on)}
     KEYS[7] counter   the campaign's batch counter
     KEYS[8] blocked   hash: phone number -> how many contacts holding it are marked Do Not Call (the campaign's)
+    KEYS[9] taken out hash: phone number -> when its cap passes (ms): taken out at its cap with a retry pending (the
+                      campaign's window's); blocked while it is there (windowRelease takes it out when the cap passes,
+                      by the window's clock, which may be the dialer's and not this one's)
     ARGV[1] sync id   ARGV[2] onLeave (delete|keep)   ARGV[3] max entries a batch   ARGV[4] now (ms)   ARGV[5] run id
     ARGV[6] whole (1|0)   ARGV[7] the W3C traceparent of the planning span, or '' (tracing off): kept as the batch's `p`,
     so that a batch queued again after a crash (resumeBatches) links back to the plan   ARGV[8..] phone numbers
@@ -24,7 +27,7 @@
 ]=]
 --- @include "includes/owners"
 --- @include "includes/decide"
-local contacts, phones, dirty, have, claims, batches, counter, blocked = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local contacts, phones, dirty, have, claims, batches, counter, blocked, taken_out = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local sync, on_leave, max_batch, now, run, whole = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6] == '1'
 local traceparent = ARGV[7] ~= '' and ARGV[7] or nil
 local adds, dels, ids = {}, {}, {}
@@ -44,8 +47,8 @@ for i = 8, #ARGV do
       skipped = skipped + 1
     else
       redis.call('SREM', dirty, e)
-      -- A number any holder marks Do Not Call is wanted by nobody; otherwise its first holder wants it.
-      local is_blocked = redis.call('HEXISTS', blocked, e) == 1
+      -- A number any holder marks Do Not Call, or taken out at its cap, is wanted by nobody; otherwise its first holder wants it.
+      local is_blocked = redis.call('HEXISTS', blocked, e) == 1 or redis.call('HEXISTS', taken_out, e) == 1
       local owner = (not is_blocked) and owners(phones, e)[1] or nil
       local value = nil
       if owner then

@@ -1,0 +1,111 @@
+// Proof on the reference server's simulation clock: a campaign whose dialer allows 6 attempts a number record, 15
+// minutes apart, every call unanswered (each ends FailureWithRetryPending until the 6th), and Florida numbers (3
+// calls in 24 hours): the mirror reads each number's 3rd call, the number is taken out of the campaign (its record
+// deleted, its retry canceled) and added again, as a new record, when its cap passes. Over 26 simulated hours no
+// number gets a 4th call in 24 hours; each gets its 4th call 24 hours or more after its first. The same for a routed
+// sync (its eastern route's campaign, its own window and state).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Daemon } from '../../daemon/app.ts';
+import { overCap } from '../../daemon/compliance/cap.ts';
+import { toUtc } from '../../daemon/local-time.ts';
+import { mirrorRun } from '../../daemon/mirror/mirror.ts';
+import { dryRun } from '../../daemon/sync/dry-run.ts';
+import { routeId } from '../../daemon/state/keys.ts';
+import { DEFAULT_OUTCOMES } from '../../server/dialer/model.ts';
+import { callDetailRecords, daemonConfig, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
+
+const TZ = 'America/New_York';
+const ALL_DAY = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] };
+// Miami, Miami, Fort Lauderdale, Orlando: Florida, Eastern time.
+const FLORIDA = ['+13052345670', '+17862345671', '+19542345672', '+14072345673'];
+const CAP = { calls: 3, hours: 24 };
+const STEP_S = 300;
+const dir = mkdtempSync(join(tmpdir(), 'cds-cap-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Call { number: string; attempt: number; startedAtLocal: string; outcome: string }
+
+async function dialer(start: string): Promise<DialerFixture & { pacific: string }> {
+  // Nobody answers: every call but a record's last ends FailureWithRetryPending.
+  const server = await startServer({ seed: 27, clockStart: start, outcomes: { ...DEFAULT_OUTCOMES, ringResult: { Answer: 0, NoAnswer: 1, Busy: 0, CallError: 0 } } });
+  const account = await createAccount(server, 'Cap Co', TZ);
+  const campaign = await createCampaign(server, account.id, {
+    name: 'Florida', type: 'Dynamic', state: 'Active',
+    dialer: { mode: 'Power', agents: 2, maxAttempts: 6, callingHours: ALL_DAY, retryDelaySeconds: { NoAnswer: 900, Busy: 900, CallError: 900, Machine: 900, Abandoned: 900 } },
+  });
+  // A routed sync's other campaign (no Florida number goes there).
+  const pacific = (await createCampaign(server, account.id, { name: 'Pacific', type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } })).id;
+  const token = await createKey(server, account.id, ['CampaignAdmin']);
+  return { server, accountId: account.id, token, campaignId: campaign.id, pacific };
+}
+
+describe.each([['one campaign', false], ['a routed sync', true]])('a per-number cap with a dialer allowing more attempts than the cap (%s)', (_, routed) => {
+  it('takes a Florida number out at its 3rd call while its retry is pending and adds it again when its cap passes: no 4th call in 24 hours', async () => {
+    // 07:00 in Miami: Florida's window opens at 08:00.
+    const start = '2026-07-01T11:00:00Z';
+    const f = await dialer(start);
+    const { prefix, cleanup } = testPrefix();
+    const csv = join(dir, 'florida.csv');
+    writeFileSync(csv, `id,phone\n${FLORIDA.map((p, i) => `c${i},${p}`).join('\n')}\n`);
+    let now = Date.parse(start);
+    const d = await Daemon.start(daemonConfig(f, prefix, [{
+      id: 'cap', ...(routed ? { routes: [{ campaignId: f.campaignId, zones: ['America/New_York'] }, { campaignId: f.pacific, zones: ['Pacific/Honolulu'] }] } : { campaignId: f.campaignId }),
+      source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' },
+      compliance: { checkEvery: '5m', margin: '10m' },
+      mirror: { sink: { type: 'file', path: join(dir, 'calls.jsonl') }, every: '1d', late: '1m' },
+    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } }),
+    { log: quietLog, now: () => now });
+    try {
+      const rt = d.runtimes.get('cap')!;
+      // A routed sync's Florida numbers are its eastern route's: that campaign's window, state and mirror.
+      const campaign = routed ? rt.routes![0]! : rt;
+      const mirror = d.mirrors.get(routed ? routeId('cap', f.campaignId) : 'cap')!;
+      const keys = campaign.state.keys;
+      await waitFor(async () => (await d.redis.scard(keys.dirty)) === FLORIDA.length, 'the numbers waiting for the window');
+      let takenOut = 0;
+      let dryRunChecked = false;
+      for (let t = 0; t < (26 * 3600) / STEP_S; t++) {
+        now += STEP_S * 1000;
+        await f.server.advance(STEP_S);
+        // The window's check (opens the campaign, releases numbers whose cap passed), then the mirror's read.
+        await d.enforceWindow(rt, 'test', true);
+        await mirrorRun(mirror, {});
+        takenOut = Math.max(takenOut, await d.redis.hlen(keys.window.takenOut));
+        // A number taken out is deleted before the dialer's clock moves on (its retry is 15 minutes away).
+        await waitFor(async () => {
+          const out = await d.redis.hkeys(keys.window.takenOut);
+          return !out.length || (await d.redis.hmget(keys.have, ...out)).every((h) => h === null);
+        }, 'the numbers taken out at their cap deleted');
+        if (takenOut && !dryRunChecked) {
+          // Deleted, its contact still wanting it: a dry run treats it as the plan does, never an add.
+          const lines: string[] = [];
+          expect((await dryRun(rt, (l) => lines.push(l), 100)).add).toBe(0);
+          expect(lines.filter((l) => /^ +add /.test(l))).toEqual([]);
+          dryRunChecked = true;
+        }
+      }
+      const calls = await callDetailRecords<Call>(f);
+      const starts = new Map(FLORIDA.map((p) => [p, calls.filter((c) => c.number === p).map((c) => toUtc(c.startedAtLocal, TZ)).sort((a, b) => a - b)]));
+      const over = FLORIDA.map((p) => overCap(starts.get(p)!, CAP));
+      expect(over).toEqual(FLORIDA.map(() => 0));
+      expect(takenOut).toBeGreaterThan(0);
+      for (const p of FLORIDA) {
+        const s = starts.get(p)!;
+        // Its first record's 3 calls on day one, then (added again) more once its cap passed.
+        expect(s.length, p).toBeGreaterThanOrEqual(4);
+        expect(s[3]! - s[0]!, p).toBeGreaterThanOrEqual(24 * 3_600_000);
+        // The calls after the 3rd are a new record's (its attempts counted from 1 again).
+        expect(calls.filter((c) => c.number === p && c.attempt === 1).length, p).toBeGreaterThanOrEqual(2);
+      }
+      expect(calls.some((c) => c.attempt > 3)).toBe(false);
+    } finally {
+      await d.close(2000);
+      await f.server.close();
+      await cleanup();
+    }
+  }, 300_000);
+});
