@@ -152,6 +152,13 @@ export class Daemon {
       // What a run held for a webhook being received is released, when the last one ends, by a run of its own.
       const arrivals = new Arrivals(() => d.triggerPull(sync.id, 'webhook', false, 'inbox'));
       const source = createSource(sync, ctx);
+      /** The mirror of one campaign of the sync (`id`: the sync's, or a route's); its plans and history are the sync's. */
+      const mirrorOf = (id: string, campaignId: string, state: SyncState, sink: Sink, window: CampaignWindow | undefined): MirrorRuntime => ({
+        syncId: id, campaignId, config: sync.mirror!, timeZone: dialer.timeZone, sink,
+        // Its own client: the report read needs a key that may read reports, and spends the key's budget like any call.
+        dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter, window,
+        plan: () => d.triggerPlan(sync.id),
+      });
       if (sync.routes) {
         // One read (source, cursor, inbox, runs) under the sync's own keys; one campaign state, window and push target per route.
         const keys = d.keys.routedSync(sync.id);
@@ -170,11 +177,7 @@ export class Daemon {
           d.targets.set(id, d.pushTarget(sync, sync.id, route.campaignId, state));
           if (sync.mirror) {
             // Each campaign's call-detail records, read by its own mirror (marks, lease, cap counts under the route's keys).
-            d.mirrors.set(id, {
-              syncId: id, campaignId: route.campaignId, config: sync.mirror, timeZone: dialer.timeZone, sink: sink!,
-              dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter, window: rt.routes!.at(-1)!.window,
-              plan: () => d.triggerPlan(sync.id),
-            });
+            d.mirrors.set(id, mirrorOf(id, route.campaignId, state, sink!, rt.routes!.at(-1)!.window));
           }
         }
         d.runtimes.set(sync.id, rt);
@@ -188,13 +191,7 @@ export class Daemon {
       }
       d.runtimes.set(sync.id, rt);
       if (sync.mirror) {
-        d.mirrors.set(sync.id, {
-          syncId: sync.id, campaignId: sync.campaignId, config: sync.mirror, timeZone: dialer.timeZone,
-          sink: createSink(sync, ctx),
-          // Its own client: the report read needs a key that may read reports, and spends the key's budget like any call.
-          dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter, window: rt.window,
-          plan: () => d.triggerPlan(sync.id),
-        });
+        d.mirrors.set(sync.id, mirrorOf(sync.id, sync.campaignId, state, createSink(sync, ctx), rt.window));
       }
       d.targets.set(sync.id, d.pushTarget(sync, sync.id, sync.campaignId, state));
     }
