@@ -71,7 +71,7 @@ import { VALID_PHONE_COUNT, generatePeople, validPhone } from '../crm-stand-ins/
 import { parseConfig } from '../daemon/config.ts';
 import { spacing } from '../daemon/crm/http.ts';
 import { toUtc } from '../daemon/local-time.ts';
-import { attemptKey } from '../daemon/mirror/mirror.ts';
+import { callKey } from '../daemon/mirror/mirror.ts';
 import { readRun } from '../daemon/sync/run.ts';
 import { DaemonKeys, SyncKeys, campaignKey } from '../daemon/state/keys.ts';
 import type { RunRecord } from '../daemon/state/sync-state.ts';
@@ -1074,8 +1074,8 @@ async function recordKeys(campaignUrl: string, readToken: string, campaignId: st
     const res = await fetch(`${campaignUrl}/reports/callDetails?range=${encodeURIComponent(JSON.stringify([first, first + 9999]))}`, { headers: { authorization: `Bearer ${readToken}` } });
     if (res.status === 429) { await res.arrayBuffer(); await sleep(1000); first -= 10_000; continue; }
     if (res.status !== 200) throw new Error(`call details: ${res.status}`);
-    const page = (await res.json()) as { number: string; attempt: number }[];
-    for (const rec of page) keys.add(attemptKey(campaignId, rec.number, rec.attempt));
+    const page = (await res.json()) as { number: string; attempt: number; startedAtLocal: string }[];
+    for (const rec of page) keys.add(callKey(campaignId, rec));
     if (page.length < 10_000) break;
   }
   return keys;
@@ -2060,8 +2060,8 @@ async function faultRun(crm: FaultCrm, fault: boolean): Promise<FaultRun> {
       const res = await fetch(`${campaignUrl}/reports/callDetails?range=${encodeURIComponent(JSON.stringify([first, first + 9999]))}`, { headers: { authorization: `Bearer ${readToken}` } });
       if (res.status === 429) { await res.arrayBuffer(); await sleep(1000); first -= 10_000; continue; }
       if (res.status !== 200) throw new Error(`call details: ${res.status}`);
-      const page = (await res.json()) as { number: string; attempt: number; endedAtLocal: string }[];
-      for (const rec of page) byKey.set(attemptKey(campaign.id, rec.number, rec.attempt), toUtc(rec.endedAtLocal, MIRROR_TZ));
+      const page = (await res.json()) as { number: string; attempt: number; startedAtLocal: string; endedAtLocal: string }[];
+      for (const rec of page) byKey.set(callKey(campaign.id, rec), toUtc(rec.endedAtLocal, MIRROR_TZ));
       if (page.length < 10_000) break;
     }
     const madeAt = (simMs: number) => {

@@ -54,9 +54,47 @@ const PAGE = 500;
 /** Writes in a row whose answers were lost before a run stops (the CRM is down, not hiccuping). */
 const DOUBTS_BEFORE_STOPPING = 5;
 
-/** The attempt's key: stable for (campaign, number, attempt), short enough for a title, no ':' (a BullMQ-safe id). */
+/** A key of a campaign's call: 20 characters of its digest, short enough for a title, no ':' (a BullMQ-safe id). */
+const digest = (text: string): string => createHash('sha256').update(text).digest('base64url').slice(0, 20);
+
+/**
+ * The call's key, stable per call. The attempt alone does not name a call: a number taken out of the campaign and
+ * added again (at its cap, marked Do Not Call and unmarked, a contact that left the selection and came back) starts
+ * its attempts at 1 again, so the key holds the call's start too (the report's local time, as the dialer keeps it).
+ */
+export function callKey(campaignId: string, r: Pick<CallDetail, 'number' | 'attempt' | 'startedAtLocal'>): string {
+  return digest(`${campaignId}\n${r.number}\n${r.attempt}\n${r.startedAtLocal}`);
+}
+
+/** The attempt's key (campaign, number, attempt), which versions before callKey wrote: their activities carry it. */
 export function attemptKey(campaignId: string, number: string, attempt: number): string {
-  return createHash('sha256').update(`${campaignId}\n${number}\n${attempt}`).digest('base64url').slice(0, 20);
+  return digest(`${campaignId}\n${number}\n${attempt}`);
+}
+
+/**
+ * Which key a record is written under, read once a run. Records the mirror wrote before per-call keys keep the
+ * attempt's key they were written with: those ending at or before `attemptKeysUntil` (its watermark when this version
+ * first ran), so that reading them again finds their marks. A mirror with no state (a first start, or a Redis that
+ * lost everything) cannot tell which key a record already in the CRM carries: records ending before `lookUpBothBefore`
+ * (when its state began again) are looked up by both, the attempt's only where the CRM holds that same call.
+ */
+interface KeyScheme { attemptKeysUntil: string; lookUpBothBefore: string }
+
+async function keyScheme(rt: MirrorRuntime): Promise<KeyScheme> {
+  const mk = rt.state.keys.mirror;
+  const [until, both, watermark] = await rt.state.redis.hmget(mk.meta, 'attemptKeysUntil', 'lookUpBothBefore', 'watermark');
+  if (typeof until === 'string') return { attemptKeysUntil: until, lookUpBothBefore: both ?? '' };
+  const now = Date.now();
+  const scheme = watermark ? { attemptKeysUntil: watermark, lookUpBothBefore: '' } : { attemptKeysUntil: '', lookUpBothBefore: formatWall(now + offsetAt(rt.timeZone, now)) };
+  // On a replica before any record is written under it: a failover that lost it would read the boundary again from
+  // a later watermark, and look up records written under per-call keys by their attempt's key.
+  await rt.state.acks.write(mk.meta, (p) => p.hset(mk.meta, 'attemptKeysUntil', scheme.attemptKeysUntil, 'lookUpBothBefore', scheme.lookUpBothBefore));
+  rt.log.info({ sync: rt.syncId, ...scheme }, 'mirror: calls are keyed by their start from here on (records before keep the attempt\'s key they were written with)');
+  return scheme;
+}
+
+function keyOf(rt: MirrorRuntime, scheme: KeyScheme, r: CallDetail): string {
+  return r.endedAtLocal <= scheme.attemptKeysUntil ? attemptKey(rt.campaignId, r.number, r.attempt) : callKey(rt.campaignId, r);
 }
 
 function record(raw: Record<string, unknown>): CallDetail | null {
@@ -76,12 +114,14 @@ async function contactOf(rt: MirrorRuntime, numbers: string[]): Promise<Map<stri
   return out;
 }
 
-function activityOf(rt: MirrorRuntime, r: CallDetail, contactId: string | null, rules: Rule[]): Activity {
+function activityOf(rt: MirrorRuntime, scheme: KeyScheme, r: CallDetail, contactId: string | null, rules: Rule[]): Activity {
   const startedAt = toUtc(r.startedAtLocal, rt.timeZone);
   const answeredAt = r.answeredAtLocal ? toUtc(r.answeredAtLocal, rt.timeZone, startedAt) : null;
   const endedAt = toUtc(r.endedAtLocal, rt.timeZone, answeredAt ?? startedAt);
+  const key = keyOf(rt, scheme, r);
+  const legacyKey = r.endedAtLocal < scheme.lookUpBothBefore ? attemptKey(rt.campaignId, r.number, r.attempt) : key;
   return {
-    key: attemptKey(rt.campaignId, r.number, r.attempt), record: r, outcome: outcomeOf(r, rules), contactId,
+    key, ...(legacyKey === key ? {} : { legacyKey }), record: r, outcome: outcomeOf(r, rules), contactId,
     startedAt, answeredAt, endedAt, durationMs: answeredAt === null ? 0 : Math.max(0, endedAt - answeredAt), campaignId: rt.campaignId,
   };
 }
@@ -320,6 +360,7 @@ async function mirrorHeld(rt: MirrorRuntime, lease: Lease, counts: MirrorRunResu
   if (rewrite.length) await writeAll(rt, lease, rewrite, counts, options.signal);
 
   // 2. New records, from the watermark (or the backfill's start).
+  const scheme = await keyScheme(rt);
   const meta = await rt.state.redis.hgetall(mk.meta);
   let verifying = meta.verify === '1';
   const from = options.since ?? (meta.watermark ? readFrom(meta.watermark, rt.timeZone, rt.config.late) : null);
@@ -344,7 +385,7 @@ async function mirrorHeld(rt: MirrorRuntime, lease: Lease, counts: MirrorRunResu
     if (rt.window && await rt.window.recordStarts(page.map((r) => [r.number, r.attempt, toUtc(r.startedAtLocal, rt.timeZone), r.outcome] as const))) await rt.plan?.();
     const newest = page.reduce<string | null>((n, r) => (n === null || r.endedAtLocal > n ? r.endedAtLocal : n), null);
     if (newest) lag.read(toUtc(newest, rt.timeZone));
-    const keys = page.map((r) => attemptKey(rt.campaignId, r.number, r.attempt));
+    const keys = page.map((r) => keyOf(rt, scheme, r));
     const done = await Promise.all(page.map((r, i) => rt.state.redis.hexists(mk.done(r.endedAtLocal), keys[i]!)));
     const isPending = page.length ? await rt.state.redis.hmget(mk.pending, ...keys) : [];
     // A parked record read again (within `late` of the watermark) was tried at the start of this run: not again.
@@ -353,7 +394,7 @@ async function mirrorHeld(rt: MirrorRuntime, lease: Lease, counts: MirrorRunResu
     counts.skipped += page.length - fresh.length;
     if (rt.window) await rt.window.countCalls(fresh.map((r) => [r.number, toUtc(r.startedAtLocal, rt.timeZone)] as const));
     const contacts = await contactOf(rt, [...new Set(fresh.map((r) => r.number))]);
-    const candidates = fresh.map((r) => activityOf(rt, r, contacts.get(r.number) ?? null, rules));
+    const candidates = fresh.map((r) => activityOf(rt, scheme, r, contacts.get(r.number) ?? null, rules));
     // Past the memory of what was mirrored (a backfill of long ago), or after Redis may have lost its last marks:
     // ask the CRM, in one look-up for the page, rather than risk a second activity. After a Redis restart only the
     // marks of the last writes can be lost, and records are written in the order they are read: once a page's

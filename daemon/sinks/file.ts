@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { activityJson } from './webhook.ts';
-import type { Activity, Found, Sink, WriteResult } from './sink.ts';
+import { ActivityIndex, type Activity, type Found, type Sink, type WriteResult } from './sink.ts';
 
 export class FileSink implements Sink {
   readonly kind = 'file';
@@ -24,14 +24,16 @@ export class FileSink implements Sink {
 
   /** One read of the file for all of them (a whole line has its key; a torn last line does not count). */
   async findWritten(activities: Activity[]): Promise<Found> {
-    const wanted = new Set(activities.map((a) => a.key));
+    const index = new ActivityIndex(activities);
     const ids = new Map<string, string>();
     try {
       const lines = createInterface({ input: createReadStream(this.path), crlfDelay: Infinity });
       for await (const line of lines) {
         if (!line.endsWith('}')) continue;
         const key = /"key":"([^"]+)"/.exec(line)?.[1];
-        if (key && wanted.has(key)) ids.set(key, key);
+        // (A line found by an attempt's key is this call only if it holds this call's start.)
+        const a = index.find(key, (x) => line.includes(`"startedAtLocal":${JSON.stringify(x.record.startedAtLocal)}`));
+        if (a) ids.set(a.key, key!);
       }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;

@@ -6,8 +6,14 @@ import type { CallDetail, Outcome } from '../outcomes.ts';
 
 /** One call attempt, ready to be written anywhere. */
 export interface Activity {
-  /** Stable per (campaign, number, attempt): written into the activity so it can be found again. */
+  /** Stable per call (see callKey): written into the activity so it can be found again. */
   key: string;
+  /**
+   * The attempt's key (campaign, number, attempt) that versions before per-call keys wrote, set when this call may
+   * have been written under it and the mirror cannot tell (its state was lost): a look-up matches it only where the
+   * CRM's record is this same call (see ActivityIndex).
+   */
+  legacyKey?: string;
   record: CallDetail;
   outcome: Outcome;
   /** The CRM record the number came from (null when no contact holds it any more). */
@@ -130,6 +136,43 @@ export async function statusesOneByOne(statuses: ContactStatus[], write: (s: Con
     }
   }
   return refused;
+}
+
+/**
+ * Finds the activities a look-up asked about by the key a CRM record carries: by each one's own key, and by its
+ * `legacyKey` only where the CRM record is the same call (`sameCall`, from the start the record holds). An attempt's
+ * key also names the number's earlier calls: a number taken out of the campaign and added again starts its attempts
+ * at 1 again, and a match on the key alone would take a call never written for one written long before.
+ */
+export class ActivityIndex {
+  private readonly byKey = new Map<string, Activity>();
+  private readonly byLegacyKey = new Map<string, Activity[]>();
+
+  constructor(activities: Activity[]) {
+    for (const a of activities) {
+      this.byKey.set(a.key, a);
+      if (a.legacyKey && a.legacyKey !== a.key) this.byLegacyKey.set(a.legacyKey, [...(this.byLegacyKey.get(a.legacyKey) ?? []), a]);
+    }
+  }
+
+  /** Every key to ask for (a sink that queries by key). */
+  keys(): string[] { return [...this.byKey.keys(), ...this.byLegacyKey.keys()]; }
+
+  /** The activity a CRM record carrying `key` is, if any. */
+  find(key: string | undefined, sameCall: (a: Activity) => boolean): Activity | undefined {
+    if (key === undefined) return undefined;
+    return this.byKey.get(key) ?? this.byLegacyKey.get(key)?.find(sameCall);
+  }
+}
+
+/** The key in a text an activity carries (its title, subject or body): see keyTag. */
+export function keyIn(text: unknown): string | undefined {
+  return /\[cds:([A-Za-z0-9_-]+)\]/.exec(String(text ?? ''))?.[1];
+}
+
+/** Whether an activity body (describeRecord's text) is of this call: it names the call's start. */
+export function describesCall(body: unknown, a: Activity): boolean {
+  return String(body ?? '').includes(`started ${a.record.startedAtLocal},`);
 }
 
 /** The line every activity carries, by which it is found again (`[cds:<key>]`). */

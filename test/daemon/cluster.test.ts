@@ -10,7 +10,7 @@ import { Cluster } from 'ioredis';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
-import { attemptKey } from '../../daemon/mirror/mirror.ts';
+import { callKey } from '../../daemon/mirror/mirror.ts';
 import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
 import { spawnDaemon, testPrefix, waitFor, type DaemonProcess } from '../support/daemon.ts';
 import { startProxy, type Proxy } from '../support/proxy.ts';
@@ -152,7 +152,7 @@ describe('on a Redis Cluster', () => {
     it(`mirrors every call exactly once through a master killed ${point.name}`, async () => {
       const records = async () => {
         const res = await server.request(`/v1/accounts/${accountId}/campaigns/${campaigns[0]!}/reports/callDetails?range=[0,9999]`, { token });
-        return (await res.json()) as { number: string; attempt: number }[];
+        return (await res.json()) as { number: string; attempt: number; startedAtLocal: string }[];
       };
       if (i === 0) {
         await server.advance(3600);
@@ -182,7 +182,7 @@ describe('on a Redis Cluster', () => {
       }
       const keys = hs.calls().map((c) => /\[cds:([^\]]+)\]/.exec(String(c.properties.hs_call_title))?.[1]);
       expect(keys.length - new Set(keys).size).toBe(0);
-      expect(new Set(keys)).toEqual(new Set(all.map((r) => attemptKey(campaigns[0]!, r.number, r.attempt))));
+      expect(new Set(keys)).toEqual(new Set(all.map((r) => callKey(campaigns[0]!, r))));
     }, 400_000);
   }
 });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
-import { attemptKey } from '../../daemon/mirror/mirror.ts';
+import { callKey } from '../../daemon/mirror/mirror.ts';
 import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
 import { spawnDaemon, testPrefix, waitFor, type DaemonProcess } from '../support/daemon.ts';
 import { startProxy, type Proxy } from '../support/proxy.ts';
@@ -89,9 +89,9 @@ describe('a Redis Cluster failover that loses acknowledged writes', () => {
   const keys = () => new DaemonKeys(prefix).sync('s0', campaignKey(proxy.url, accountId, campaignId));
   const tagOf = (key: string) => /\{[^}]+\}/.exec(key)![0];
 
-  async function records(): Promise<{ number: string; attempt: number }[]> {
+  async function records(): Promise<{ number: string; attempt: number; startedAtLocal: string }[]> {
     const res = await server.request(`/v1/accounts/${accountId}/campaigns/${campaignId}/reports/callDetails?range=[0,9999]`, { token });
-    return (await res.json()) as { number: string; attempt: number }[];
+    return (await res.json()) as { number: string; attempt: number; startedAtLocal: string }[];
   }
   async function numbers(): Promise<string[]> {
     const res = await server.request(`/v1/accounts/${accountId}/campaigns/${campaignId}/numbers?range=[0,9999]`, { token });
@@ -176,6 +176,6 @@ describe('a Redis Cluster failover that loses acknowledged writes', () => {
     const got = callKeys();
     if (got.length !== new Set(got).size) explain();
     expect(got.length - new Set(got).size).toBe(0);
-    expect(new Set(got)).toEqual(new Set(all.map((r) => attemptKey(campaignId, r.number, r.attempt))));
+    expect(new Set(got)).toEqual(new Set(all.map((r) => callKey(campaignId, r))));
   }, 300_000);
 });

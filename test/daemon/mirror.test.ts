@@ -13,7 +13,7 @@ import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hu
 import { startPipedriveStandIn, type PipedriveStandIn } from '../../crm-stand-ins/pipedrive.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { formatWall, offsetAt } from '../../daemon/local-time.ts';
-import { attemptKey } from '../../daemon/mirror/mirror.ts';
+import { callKey } from '../../daemon/mirror/mirror.ts';
 import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../daemon/config.ts';
@@ -52,7 +52,7 @@ const keyOf = (title: unknown) => /\[cds:([^\]]+)\]/.exec(String(title))?.[1];
 function expectOnePerAttempt(f: DialerFixture, all: Record[], titles: unknown[]): void {
   const keys = titles.map(keyOf);
   expect(new Set(keys).size).toBe(keys.length);
-  expect(new Set(keys)).toEqual(new Set(all.map((r) => attemptKey(f.campaignId, r.number, r.attempt))));
+  expect(new Set(keys)).toEqual(new Set(all.map((r) => callKey(f.campaignId, r))));
 }
 
 describe('mirror into HubSpot across a fall-back hour', () => {
@@ -105,7 +105,7 @@ describe('mirror into HubSpot across a fall-back hour', () => {
     expectOnePerAttempt(f, all, calls.map((c) => c.properties.hs_call_title));
     const contactOf = new Map(hs.contacts().map((c) => [e164(c.properties.phone), c.id]));
     for (const c of calls) {
-      const r = all.find((x) => attemptKey(f.campaignId, x.number, x.attempt) === keyOf(c.properties.hs_call_title))!;
+      const r = all.find((x) => callKey(f.campaignId, x) === keyOf(c.properties.hs_call_title))!;
       expect(c.contactIds).toEqual([contactOf.get(r.number)]);
       expect(c.properties).toMatchObject({ hs_call_direction: 'OUTBOUND', hs_call_to_number: r.number });
       // The UTC instant reads as the record's wall-clock start in the account's zone.
@@ -229,7 +229,7 @@ describe('mirror into Pipedrive and into a JSON-lines file', () => {
     expectOnePerAttempt(f, all, logs.map((l) => l.subject));
     const personOf = new Map(pd.persons().flatMap((p) => p.phones.map((ph) => [e164(ph.value), p.id] as const)));
     for (const l of logs) {
-      const r = all.find((x) => attemptKey(f.campaignId, x.number, x.attempt) === keyOf(l.subject))!;
+      const r = all.find((x) => callKey(f.campaignId, x) === keyOf(l.subject))!;
       expect(l.person_id).toBe(personOf.get(r.number));
       expect(l.to_phone_number).toBe(r.number);
       expect(l.start_time).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
@@ -239,7 +239,7 @@ describe('mirror into Pipedrive and into a JSON-lines file', () => {
       try { return readFileSync(file, 'utf8').trim().split('\n').length >= all.length; } catch { return false; }
     }, 'the file lines');
     const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(lines.map((l) => l.key).sort()).toEqual(all.map((r) => attemptKey(f.campaignId, r.number, r.attempt)).sort());
+    expect(lines.map((l) => l.key).sort()).toEqual(all.map((r) => callKey(f.campaignId, r)).sort());
     // The strict stand-in refused none of the sink's call logs.
     expect(pd.refusals()).toEqual([]);
   }, 60_000);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSalesforceStandIn } from '../../crm-stand-ins/salesforce.ts';
 import { Daemon } from '../../daemon/app.ts';
-import { attemptKey } from '../../daemon/mirror/mirror.ts';
+import { callKey } from '../../daemon/mirror/mirror.ts';
 import { callDetailRecords, daemonConfig, numberCount, quietLog, startRedisServer, waitFor } from '../support/daemon.ts';
 import { dialingFixture, members, numbersOf, proxied, salesforceSync, TZ } from '../support/salesforce.ts';
 import { freePort } from '../support/sync-checks.ts';
@@ -46,8 +46,8 @@ async function throughRedisLoss(persistence: Persistence, mode: Mode, seed: numb
     const want = numbersOf(members(sf, sfCampaign));
     await waitFor(async () => (await numberCount(f)) === want.length, 'the members in the campaign');
     await f.server.advance(3 * 3600);
-    const all = await callDetailRecords<{ number: string; attempt: number }>(f);
-    const keys = new Set(all.map((r) => attemptKey(f.campaignId, r.number, r.attempt)));
+    const all = await callDetailRecords<{ number: string; attempt: number; startedAtLocal: string }>(f);
+    const keys = new Set(all.map((r) => callKey(f.campaignId, r)));
     const batches = Math.ceil(all.length / 200);
     expect(batches).toBeGreaterThanOrEqual(6);
 

@@ -17,7 +17,7 @@ import { SalesforceApi } from '../../daemon/crm/salesforce/client.ts';
 import { salesforceSource } from '../../daemon/crm/salesforce/config.ts';
 import { SalesforceSink } from '../../daemon/crm/salesforce/sink.ts';
 import { Metrics } from '../../daemon/metrics.ts';
-import { attemptKey } from '../../daemon/mirror/mirror.ts';
+import { callKey } from '../../daemon/mirror/mirror.ts';
 import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
 import { parseConfig } from '../../daemon/config.ts';
 import { callDetailRecords, campaignNumbers, daemonConfig, dialerFixture, numberCount, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
@@ -333,7 +333,7 @@ describe('Salesforce: calls back as Tasks, exactly once', () => {
         const want = numbersOf(members(sf, campaignId));
         await waitFor(async () => (await numberCount(f)) === want.length, 'the members in the campaign');
         await f.server.advance(3 * 3600);
-        const all = await callDetailRecords<{ number: string; attempt: number }>(f);
+        const all = await callDetailRecords<{ number: string; attempt: number; startedAtLocal: string }>(f);
         expect(all.length).toBeGreaterThan(200);
         // Both writes of 200 are stored but their answers lost (a 500, a cut connection); the look-up that settles
         // them meets a 503 first.
@@ -352,11 +352,11 @@ describe('Salesforce: calls back as Tasks, exactly once', () => {
         const tasks = sf.records('Task');
         const keys = tasks.map((t) => t.values[field]);
         expect(new Set(keys).size).toBe(keys.length);
-        expect(new Set(keys)).toEqual(new Set(all.map((r) => attemptKey(f.campaignId, r.number, r.attempt))));
+        expect(new Set(keys)).toEqual(new Set(all.map((r) => callKey(f.campaignId, r))));
         const personOf = new Map<string, string>();
         for (const p of members(sf, campaignId)) for (const n of phonesOf(p)) personOf.set(n, p.values.Id as string);
         for (const t of tasks) {
-          const r = all.find((x) => attemptKey(f.campaignId, x.number, x.attempt) === t.values[field])!;
+          const r = all.find((x) => callKey(f.campaignId, x) === t.values[field])!;
           expect(t.values).toMatchObject({ WhoId: personOf.get(r.number), TaskSubtype: 'Call', CallType: 'Outbound', Status: 'Completed', CallObject: t.values[field] });
           expect(typeof t.values.CallDurationInSeconds).toBe('number');
           expect(String(t.values.Description)).toContain(r.number);
@@ -371,7 +371,7 @@ describe('Salesforce: calls back as Tasks, exactly once', () => {
 });
 
 describe('Salesforce: each number\'s final status on its Lead or Contact (mirror.statusProperty)', () => {
-  type Detail = { number: string; attempt: number; outcome: string; endedAtLocal: string };
+  type Detail = { number: string; attempt: number; startedAtLocal: string; outcome: string; endedAtLocal: string };
 
   /** Log lines at warn and above, as JSON, so a test can read what the daemon reported. */
   function collecting() {
@@ -429,7 +429,7 @@ describe('Salesforce: each number\'s final status on its Lead or Contact (mirror
   function expectOneTaskPerAttempt(sf: SalesforceStandIn, f: DialerFixture, all: Detail[]): void {
     const keys = sf.records('Task').map((t) => t.values[sf.taskExternalIdField]);
     expect(keys.length).toBe(all.length);
-    expect(new Set(keys)).toEqual(new Set(all.map((r) => attemptKey(f.campaignId, r.number, r.attempt))));
+    expect(new Set(keys)).toEqual(new Set(all.map((r) => callKey(f.campaignId, r))));
   }
 
   it('holds the final status of its number on every person whose number reached one, and nothing on the others', async () => {
@@ -545,7 +545,7 @@ describe('Salesforce: kill -9 in the middle of mirroring', () => {
       const want = numbersOf(members(sf, sfCampaign));
       await waitFor(async () => (await numberCount(f)) === want.length, 'the members in the campaign');
       await f.server.advance(2 * 3600);
-      const all = await callDetailRecords<{ number: string; attempt: number }>(f);
+      const all = await callDetailRecords<{ number: string; attempt: number; startedAtLocal: string }>(f);
       // The first upsert reaches Salesforce; the daemon dies before it hears the answer.
       let killed: Promise<void> | null = null;
       proxy.onAnswer = (ex, body) => {
@@ -573,7 +573,7 @@ describe('Salesforce: kill -9 in the middle of mirroring', () => {
       }
       const keys = sf.records('Task').map((t) => t.values[sf.taskExternalIdField]);
       expect(new Set(keys).size).toBe(keys.length);
-      expect(new Set(keys)).toEqual(new Set(all.map((r) => attemptKey(f.campaignId, r.number, r.attempt))));
+      expect(new Set(keys)).toEqual(new Set(all.map((r) => callKey(f.campaignId, r))));
       // The pending ones were settled by one look-up query, not written blindly again.
       expect(proxy.exchanges.some((e) => e.method === 'GET' && /\/query\?q=SELECT\+Id/.test(e.path) && e.path.includes(sf.taskExternalIdField))).toBe(true);
     } finally {
@@ -683,7 +683,7 @@ describe('Salesforce: what a Task tells a person about its call', () => {
         number: '+12125550100', attempt: 2, startedAtLocal: '2026-11-03T23:59:40', answeredAtLocal: '2026-11-03T23:59:50', endedAtLocal: '2026-11-04T00:00:50',
         ringResult: 'Answered', answerType: 'Human', sipResponseCode: 200, endType: null, queueId: null, outcome: 'Success',
       };
-      const key = attemptKey(campaignId, record.number, record.attempt);
+      const key = callKey(campaignId, record);
       const [written] = await sink.write([{
         key, record, outcome: 'connected', contactId, campaignId, startedAt: Date.parse('2026-11-04T04:59:40Z'),
         answeredAt: Date.parse('2026-11-04T04:59:50Z'), endedAt: Date.parse('2026-11-04T05:00:50Z'), durationMs: 60_000,
@@ -692,9 +692,9 @@ describe('Salesforce: what a Task tells a person about its call', () => {
       const task = sf.records('Task').find((t) => t.values.CallObject === key)!;
       expect(task.values).toMatchObject({ WhoId: contactId, ActivityDate: '2026-11-03', CallDurationInSeconds: 60, CallDisposition: 'Connected' });
       expect(task.values.Subject).toBe(`Outbound call to +12125550100 (attempt 2) [cds:${key}]`);
-      // The README's recipe for a person who has a call (campaign, number, attempt) and looks for its Task.
-      const recipe = 'printf \'%s\\n%s\\n%s\' "$1" "$2" "$3" | openssl dgst -sha256 -binary | basenc --base64url | cut -c1-20';
-      expect(execFileSync('sh', ['-c', recipe, 'sh', campaignId, record.number, String(record.attempt)]).toString().trim()).toBe(key);
+      // The README's recipe for a person who has a call (campaign, number, attempt, start) and looks for its Task.
+      const recipe = 'printf \'%s\\n%s\\n%s\\n%s\' "$1" "$2" "$3" "$4" | openssl dgst -sha256 -binary | basenc --base64url | cut -c1-20';
+      expect(execFileSync('sh', ['-c', recipe, 'sh', campaignId, record.number, String(record.attempt), record.startedAtLocal]).toString().trim()).toBe(key);
     } finally {
       redis.disconnect(); await sf.close(); await cleanup();
     }

@@ -13,7 +13,7 @@ import { parseConfig } from '../../daemon/config.ts';
 import { crmOf } from '../../daemon/crm/registry.ts';
 import { Metrics } from '../../daemon/metrics.ts';
 import { DEFAULT_RULES, outcomeOf, ruleSchema, type CallDetail } from '../../daemon/outcomes.ts';
-import { writeIsolating, type Activity, type Sink, type WriteResult } from '../../daemon/sinks/sink.ts';
+import { ActivityIndex, describesCall, describeRecord, writeIsolating, type Activity, type Sink, type WriteResult } from '../../daemon/sinks/sink.ts';
 import { DaemonKeys } from '../../daemon/state/keys.ts';
 import { WebhookSink } from '../../daemon/sinks/webhook.ts';
 import { verifyStandardWebhook } from '../../daemon/signing.ts';
@@ -71,6 +71,25 @@ describe('the webhook sink', () => {
     failNext = 1;
     await expect(new WebhookSink(url, SECRET).write([activity('k3')])).rejects.toThrow(/503/);
     expect((await new WebhookSink(url, SECRET).findWritten()).ids.size).toBe(0);
+  });
+});
+
+describe("a look-up's index of the activities it asks about", () => {
+  // The same number's first call and its call after it was added again: the same attempt's key.
+  const earlier = { ...activity('k-earlier'), record: call({ startedAtLocal: '2026-11-02T10:00:00' }) };
+  const later = { ...activity('k-later'), legacyKey: 'attempt-1', record: call({ startedAtLocal: '2026-11-02T11:00:00' }) };
+  const index = new ActivityIndex([later]);
+
+  it('finds an activity by its own key, and by its attempt key only where the CRM record is the same call', () => {
+    expect(index.find('k-later', () => false)).toBe(later);
+    // A CRM record carrying the attempt's key, written for the earlier call (its body names that call's start).
+    const earlierBody = describeRecord({ ...earlier, key: 'attempt-1' });
+    expect(index.find('attempt-1', (a) => describesCall(earlierBody, a))).toBeUndefined();
+    // The later call written under the attempt's key (by a version before per-call keys): found.
+    const laterBody = describeRecord({ ...later, key: 'attempt-1' });
+    expect(index.find('attempt-1', (a) => describesCall(laterBody, a))).toBe(later);
+    expect(index.find('k-earlier', () => true)).toBeUndefined();
+    expect(index.keys().sort()).toEqual(['attempt-1', 'k-later']);
   });
 });
 

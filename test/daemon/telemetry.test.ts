@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validPhone } from '../../crm-stand-ins/contacts.ts';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
-import { attemptKey } from '../../daemon/mirror/mirror.ts';
+import { callKey } from '../../daemon/mirror/mirror.ts';
 import { pushQueueName } from '../../daemon/push/push-queue.ts';
 import { campaignKey, DaemonKeys } from '../../daemon/state/keys.ts';
 import { decodeHeld } from '../../daemon/state/sync-state.ts';
@@ -20,7 +20,7 @@ import { telemetrySettings } from '../../daemon/telemetry.ts';
 import { ConfigError, parseConfig } from '../../daemon/config.ts';
 import { pathTemplate } from '../../daemon/crm/http.ts';
 import { startProxy, type Proxy } from '../support/proxy.ts';
-import { campaignNumbers, dialerFixture, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
+import { callDetailRecords, campaignNumbers, dialerFixture, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
@@ -214,7 +214,8 @@ describe('one trace per change, across two daemon processes', () => {
     const write = await waitFor(() => otlp.spans().find((s) => s.name === 'mirror write' && (s.attributes['cds.phones'] as string[]).includes(phone)), 'the mirror write of its call', 60_000);
     expect(write.links).toContainEqual({ traceId: push.traceId, spanId: push.spanId });
     expect(write.traceId).not.toBe(push.traceId);
-    expect(write.attributes['cds.attempt_keys']).toContain(attemptKey(f.campaignId, phone, 1));
+    const call = (await callDetailRecords<{ number: string; attempt: number; startedAtLocal: string }>(f)).find((r) => r.number === phone && r.attempt === 1)!;
+    expect(write.attributes['cds.attempt_keys']).toContain(callKey(f.campaignId, call));
     expect(ancestry(write).map((s) => s.name)).toContain('mirror run');
     expect(readFileSync(file, 'utf8')).toContain(phone);
   }, 90_000);

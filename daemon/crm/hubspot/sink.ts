@@ -4,7 +4,7 @@ import { z } from 'zod/v4';
 import { SEARCH_CAP, type HubSpotApi } from './client.ts';
 import { SourceError } from '../../errors.ts';
 import type { Outcome } from '../../outcomes.ts';
-import { activityTitle, BatchRefusal, describeRecord, isRefusal, type Activity, type ContactStatus, type Found, type Sink, type StatusRefusal, type WriteResult } from '../../sinks/sink.ts';
+import { activityTitle, ActivityIndex, BatchRefusal, describeRecord, isRefusal, keyIn, type Activity, type ContactStatus, type Found, type Sink, type StatusRefusal, type WriteResult } from '../../sinks/sink.ts';
 
 /** Contacts per batch update (HubSpot's cap). */
 const STATUS_BATCH = 100;
@@ -129,37 +129,39 @@ export class HubSpotSink implements Sink {
    * in separate spans, so a stray old one does not make the search read every call in between.
    */
   async findWritten(activities: Activity[], _cursor: string | null, signal?: AbortSignal): Promise<Found> {
-    const byTitle = new Map(activities.map((a) => [activityTitle(a), a.key]));
+    const index = new ActivityIndex(activities);
     const ids = new Map<string, string>();
     const times = activities.map((a) => a.startedAt).sort((x, y) => x - y);
     let lo = times[0]!;
     for (let i = 1; i <= times.length; i++) {
       if (i === times.length || times[i]! - times[i - 1]! > SPAN_GAP_MS) {
-        await this.searchSpan(lo, times[i - 1]!, byTitle, ids, signal);
+        await this.searchSpan(lo, times[i - 1]!, index, ids, signal);
         if (i < times.length) lo = times[i]!;
       }
     }
     return { ids, cursor: null };
   }
 
-  private async searchSpan(lo: number, hi: number, byTitle: Map<string, string>, ids: Map<string, string>, signal?: AbortSignal): Promise<void> {
+  private async searchSpan(lo: number, hi: number, index: ActivityIndex, ids: Map<string, string>, signal?: AbortSignal): Promise<void> {
     let after: string | undefined;
     for (;;) {
       const body = spanAnswer.parse(await this.api.search('calls', {
         filterGroups: [{ filters: [{ propertyName: 'hs_timestamp', operator: 'BETWEEN', value: String(lo), highValue: String(hi) }] }],
         sorts: [{ propertyName: 'hs_timestamp', direction: 'ASCENDING' }],
-        properties: ['hs_call_title'], limit: 200, ...(after ? { after } : {}),
+        properties: ['hs_call_title', 'hs_timestamp'], limit: 200, ...(after ? { after } : {}),
       }, signal));
       if (after === undefined && (body.total ?? 0) > SEARCH_CAP && hi > lo) {
         // Past the search's 10,000-result cap: each half on its own.
         const mid = Math.floor((lo + hi) / 2);
-        await this.searchSpan(lo, mid, byTitle, ids, signal);
-        await this.searchSpan(mid + 1, hi, byTitle, ids, signal);
+        await this.searchSpan(lo, mid, index, ids, signal);
+        await this.searchSpan(mid + 1, hi, index, ids, signal);
         return;
       }
       for (const r of body.results) {
-        const key = byTitle.get(String(r.properties.hs_call_title ?? ''));
-        if (key) ids.set(key, r.id);
+        // (A call found by an attempt's key is this call only if it started when this one did.)
+        const at = String(r.properties.hs_timestamp ?? '');
+        const a = index.find(keyIn(r.properties.hs_call_title), (x) => (/^\d+$/.test(at) ? Number(at) : Date.parse(at)) === x.startedAt);
+        if (a) ids.set(a.key, r.id);
       }
       after = body.paging?.next?.after;
       if (!after) return;

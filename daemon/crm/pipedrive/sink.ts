@@ -3,7 +3,7 @@
 import { z } from 'zod/v4';
 import { COST, type PipedriveApi } from './client.ts';
 import type { Outcome } from '../../outcomes.ts';
-import { activityTitle, describeRecord, statusesOneByOne, type Activity, type ContactStatus, type Found, type Sink, type StatusRefusal, type WriteResult } from '../../sinks/sink.ts';
+import { activityTitle, ActivityIndex, describeRecord, keyIn, statusesOneByOne, type Activity, type ContactStatus, type Found, type Sink, type StatusRefusal, type WriteResult } from '../../sinks/sink.ts';
 
 /** Pipedrive's call-log outcomes (it has no "failed": an attempt that never rang counts as not answered). */
 const OUTCOME: Record<Outcome, string> = {
@@ -12,7 +12,7 @@ const OUTCOME: Record<Outcome, string> = {
 
 const created = z.object({ data: z.object({ id: z.union([z.string(), z.number()]) }).loose() });
 const page = z.object({
-  data: z.array(z.object({ id: z.union([z.string(), z.number()]), subject: z.string().nullable().optional() }).loose()).nullable(),
+  data: z.array(z.object({ id: z.union([z.string(), z.number()]), subject: z.string().nullable().optional(), start_time: z.string().nullable().optional() }).loose()).nullable(),
   additional_data: z.object({ pagination: z.object({ more_items_in_collection: z.boolean().optional(), next_start: z.number().optional() }).loose().optional() }).loose().nullable().optional(),
 });
 
@@ -59,14 +59,15 @@ export class PipedriveSink implements Sink {
    * look-up reads what was written since the last one; only the first reads the company's history.
    */
   async findWritten(activities: Activity[], cursor: string | null, signal?: AbortSignal): Promise<Found> {
-    const bySubject = new Map(activities.map((a) => [activityTitle(a), a.key]));
+    const index = new ActivityIndex(activities);
     const ids = new Map<string, string>();
     let start = Math.max(0, Number(cursor ?? 0) - DELETED_MARGIN) || 0;
     for (;;) {
       const body = page.parse(await this.api.request(COST.listCallLogs, 'GET', '/v1/callLogs', { searchParams: { start: String(start), limit: '500' } }, signal));
       for (const c of body.data ?? []) {
-        const key = bySubject.get(c.subject ?? '');
-        if (key) ids.set(key, String(c.id));
+        // (A log found by an attempt's key is this call only if it started when this one did.)
+        const a = index.find(keyIn(c.subject), (x) => c.start_time === utc(x.startedAt));
+        if (a) ids.set(a.key, String(c.id));
       }
       const read = start + (body.data?.length ?? 0);
       const p = body.additional_data?.pagination;

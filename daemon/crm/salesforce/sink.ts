@@ -4,7 +4,7 @@
 // insert, and what an answer left in doubt is found again by CallObject, one query for many keys.
 import { z } from 'zod/v4';
 import type { Outcome } from '../../outcomes.ts';
-import { activityTitle, describeRecord, type Activity, type ContactStatus, type Found, type Sink, type StatusRefusal, type WriteResult } from '../../sinks/sink.ts';
+import { activityTitle, ActivityIndex, describeRecord, describesCall, type Activity, type ContactStatus, type Found, type Sink, type StatusRefusal, type WriteResult } from '../../sinks/sink.ts';
 import { soqlString, type SalesforceApi } from './client.ts';
 
 /** CallDisposition per outcome (a free-text field: admins may give their own labels in mirror.dispositions). */
@@ -83,11 +83,16 @@ export class SalesforceSink implements Sink {
   /** The Tasks holding these keys, one query per 200 keys (never one per activity). */
   async findWritten(activities: Activity[], _cursor: string | null, signal?: AbortSignal): Promise<Found> {
     const ids = new Map<string, string>();
-    const keys = [...new Set(activities.map((a) => a.key))];
+    const index = new ActivityIndex(activities);
+    const keys = index.keys();
     for (let i = 0; i < keys.length; i += KEYS_PER_QUERY) {
       const list = keys.slice(i, i + KEYS_PER_QUERY).map(soqlString).join(', ');
-      for await (const rows of this.api.query(`SELECT Id, ${this.keyField} FROM Task WHERE ${this.keyField} IN (${list})`, { signal })) {
-        for (const r of rows) if (typeof r[this.keyField] === 'string') ids.set(r[this.keyField] as string, String(r.Id));
+      for await (const rows of this.api.query(`SELECT Id, ${this.keyField}, Description FROM Task WHERE ${this.keyField} IN (${list})`, { signal })) {
+        for (const r of rows) {
+          // (A Task found by an attempt's key is this call only if its description names this call's start.)
+          const a = typeof r[this.keyField] === 'string' ? index.find(r[this.keyField] as string, (x) => describesCall(r.Description, x)) : undefined;
+          if (a) ids.set(a.key, String(r.Id));
+        }
       }
     }
     return { ids, cursor: null };
