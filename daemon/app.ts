@@ -20,6 +20,7 @@ import { campaignsOf, Interrupted, planDirty, resumeBatches, RunBusy, RunStopped
 import { Arrivals } from './sync/arrivals.ts';
 import { DialerClient } from './dialer.ts';
 import { mirrorRun, type MirrorRunResult, type MirrorRuntime } from './mirror/mirror.ts';
+import { CountingSink } from './sinks/counting.ts';
 import { FileSink } from './sinks/file.ts';
 import type { Sink } from './sinks/sink.ts';
 import { WebhookSink } from './sinks/webhook.ts';
@@ -45,6 +46,7 @@ export type { SyncJobData } from './schedules.ts';
 /** Where a sync's call activities go. */
 function createSink(sync: SyncConfig, ctx: CrmContext): Sink {
   const mirror = sync.mirror!;
+  if (mirror.sink.type === 'none') return new CountingSink();
   if (mirror.sink.type === 'webhook') return new WebhookSink(mirror.sink.url, mirror.sink.secret);
   if (mirror.sink.type === 'file') return new FileSink(mirror.sink.path);
   const crm = crmOf(sync.source.type);

@@ -89,12 +89,16 @@ const schedule = z.strictObject({ every: duration.optional(), cron: z.string().m
   .transform((s) => (s.every !== undefined ? { every: s.every } : { cron: s.cron!, tz: s.tz }));
 
 const mirror = z.strictObject({
-  /** Where activities go: `source` (the sync's own HubSpot or Pipedrive), a signed webhook, or a JSON-lines file. */
+  /**
+   * Where activities go: `source` (the sync's own CRM), a signed webhook, a JSON-lines file, or `none` (the records
+   * are read for the per-number caps only, no activity written).
+   */
   sink: z.discriminatedUnion('type', [
     z.strictObject({ type: z.literal('source') }),
     z.strictObject({ type: z.literal('webhook'), url, secret }),
     z.strictObject({ type: z.literal('file'), path: z.string().min(1) }),
-  ], { error: (issue) => issue.code === 'invalid_union' ? 'sink type must be one of source, webhook, file' : undefined }).default({ type: 'source' }),
+    z.strictObject({ type: z.literal('none') }),
+  ], { error: (issue) => issue.code === 'invalid_union' ? 'sink type must be one of source, webhook, file, none' : undefined }).default({ type: 'source' }),
   /** The poll: the safety net beside the dialer's call.finished events. */
   every: duration.default(60_000),
   /** Records can appear this long after records that ended later: each read starts this far back. */
@@ -110,6 +114,13 @@ const mirror = z.strictObject({
   /** Verifies the dialer's signed call.finished events at /webhooks/<sync id>/events (the fast path). */
   eventsSecret: secret.optional(),
 });
+
+/**
+ * The mirror of a sync under calling rules that has none of its own: the state rows' per-number caps (Florida: 3
+ * calls in 24 hours) count call starts from the campaign's call-detail records, which only a mirror reads. It writes
+ * no activity, and remembers what it read for two days (a cap's window is at most 24 hours).
+ */
+export const COUNTING_MIRROR = mirror.parse({ sink: { type: 'none' }, keepDays: 2 });
 
 /** One campaign of a routed sync: it takes the numbers whose callee's zones are all among its zones. */
 const route = z.strictObject({
@@ -234,7 +245,9 @@ export const configSchema = z.strictObject({
   c.syncs.forEach((s, i) => {
     if (s.routes && !(s.compliance ?? c.compliance)) ctx.addIssue({ code: 'custom', path: ['syncs', i, 'routes'], message: 'routes need a compliance block (the sync\'s or the top-level one): a number is routed by its callee\'s zones', input: undefined });
   });
-});
+})
+  // A sync under the state rows without a mirror gets one that only counts (see COUNTING_MIRROR): a cap never goes uncounted.
+  .transform((c) => ({ ...c, syncs: c.syncs.map((s) => (s.mirror || !(s.compliance ?? c.compliance)?.ruleSet.stateRules ? s : { ...s, mirror: COUNTING_MIRROR })) }));
 
 export type Config = z.output<typeof configSchema>;
 
@@ -243,6 +256,7 @@ export function dialerOf(config: Config, sync: Config['syncs'][number]): Config[
   return { ...config.dialer, ...Object.fromEntries(Object.entries(sync.dialer ?? {}).filter(([, v]) => v !== undefined)) };
 }
 export type SyncConfig = Config['syncs'][number];
+export type MirrorConfig = NonNullable<SyncConfig['mirror']>;
 
 /** The calling-window rules a sync's numbers are held to, or undefined when it has none. */
 export function complianceOf(config: Config, sync: SyncConfig): Config['compliance'] {

@@ -229,7 +229,7 @@ ${CHARTS_SCRIPT}
         fact('Inbox', s.inbox + (s.receiving ? ' (+' + s.receiving + ' arriving)' : ''), 'inbox'), fact('Dirty', s.dirty, 'dirty'),
         fact('Open batches', s.openBatches, 'openBatches'), fact('Parked', s.parked, 'parked'), fact('Held by Do Not Call', s.doNotCall, 'doNotCall'),
         s.compareEvery !== null ? fact('Last comparison', s.lastCompareAt ? when(s.lastCompareAt) : 'never', 'lastCompare') : null,
-        fact('Mirror lag \u2020', m ? span(m.lagMs) : dash, 'mirrorLag'), fact('Mirrored', m ? show(m.mirrored) : dash, 'mirrored'),
+        fact('Mirror lag \u2020', m ? span(m.lagMs) : dash, 'mirrorLag'), fact(m && m.countsOnly ? 'Calls counted for caps' : 'Mirrored', m ? show(m.mirrored) : dash, 'mirrored'),
         fact('Mirror parked', m ? show(m.parked) : dash, 'mirrorParked'), fact('Last record', m ? when(m.lastRecordAt) : dash, 'mirrorLastRecord')),
       m ? el('p', { class: 'note', text: LAG_NOTE }) : null,
       s.window ? windowSection(s.window) : null,

@@ -4,7 +4,7 @@
 // the CRM's id after; a pending attempt found after a crash is looked up in the CRM before it is written again.
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { SyncConfig } from '../config.ts';
+import type { MirrorConfig } from '../config.ts';
 import { SourceError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
 import { DialerError, type DialerClient } from '../dialer.ts';
@@ -17,8 +17,6 @@ import { LagMeter } from './lag.ts';
 import type { CampaignWindow } from '../compliance/campaign-window.ts';
 import { formatWall, offsetAt, readFrom, toUtc, wallMs } from '../local-time.ts';
 import { DEFAULT_RULES, outcomeOf, type CallDetail, type Rule } from '../outcomes.ts';
-
-type MirrorConfig = NonNullable<SyncConfig['mirror']>;
 
 export interface MirrorRuntime {
   syncId: string;

@@ -63,12 +63,16 @@ async function holdings(rt: SyncRuntime): Promise<Omit<RouteStatus, 'id' | 'camp
   return { contacts, numbers, dirty, openBatches, parked, doNotCall };
 }
 
-export interface MirrorStatus { lagMs: number | null; mirrored: number | null; parked: number | null; lastRecordAt: string | null }
+export interface MirrorStatus {
+  lagMs: number | null; mirrored: number | null; parked: number | null; lastRecordAt: string | null;
+  /** A mirror that writes no activity (`sink: none`, or given to a sync under the state rows for their caps): `mirrored` counts calls read. */
+  countsOnly: boolean;
+}
 
-function readMirror(raw: Record<string, string>): MirrorStatus | null {
+function readMirror(raw: Record<string, string>, rt: SyncRuntime): MirrorStatus | null {
   if (!Object.keys(raw).length) return null;
   const num = (v: string | undefined) => (v !== undefined && v !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
-  return { lagMs: num(raw.lagMs), mirrored: num(raw.mirrored), parked: num(raw.parked), lastRecordAt: raw.lastRecordAt || null };
+  return { lagMs: num(raw.lagMs), mirrored: num(raw.mirrored), parked: num(raw.parked), lastRecordAt: raw.lastRecordAt || null, countsOnly: rt.config.mirror?.sink.type === 'none' };
 }
 
 export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors = 20): Promise<SyncStatus> {
@@ -77,7 +81,7 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
   const routes = rt.routes ? await Promise.all(rt.routes.map(async (r): Promise<RouteStatus> => {
     const h = await holdings(r);
     return { id: r.config.id, campaignId: r.config.campaignId, zones: [...r.route!.zones], ...h, window: await windowStatus(r, h.dirty),
-      mirror: readMirror(await redis.hgetall(r.state.keys.mirror.meta)) };
+      mirror: readMirror(await redis.hgetall(r.state.keys.mirror.meta), r) };
   })) : null;
   const own = routes ?? [await holdings(rt)];
   const sum = (k: keyof Awaited<ReturnType<typeof holdings>>) => own.reduce((n, h) => n + h[k], 0);
@@ -101,7 +105,7 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
   return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, doNotCall,
     inbox, receiving: rt.arrivals.count, runs: records, parkedRecords, recordErrors,
     lastCompareAt: lastCompareAt && rt.source.compareEvery ? new Date(Number(lastCompareAt)).toISOString() : null, compareEvery: rt.source.compareEvery ?? null,
-    mirror: readMirror(mirror), window: await windowStatus(rt, dirty), routes };
+    mirror: readMirror(mirror, rt), window: await windowStatus(rt, dirty), routes };
 }
 
 async function windowStatus(rt: SyncRuntime, dirty: number): Promise<SyncStatus['window']> {

@@ -512,6 +512,20 @@ describe('a compliance rule set', () => {
     expect(complianceOf(config, config.syncs[1]!)!.ruleSet).toEqual({ stateRules: false, operator: { hours: ['09:00', '20:00'], days: ['mon', 'tue'] } });
   });
 
+  it('gives a sync under the state rows without a mirror one that only counts calls, for the caps', () => {
+    const raw = minimalConfig();
+    raw.compliance = {};
+    raw.syncs.push({ ...raw.syncs[0], id: 's2', compliance: { stateRules: false } });
+    raw.syncs.push({ ...raw.syncs[0], id: 's3', mirror: { sink: { type: 'none' }, every: '5m' } });
+    const config = parseConfig(raw, 'x', ENV);
+    expect(config.syncs[0]!.mirror).toMatchObject({ sink: { type: 'none' }, every: 60_000, keepDays: 2 });
+    // No state rows, no cap to count: no mirror.
+    expect(config.syncs[1]!.mirror).toBeUndefined();
+    expect(config.syncs[2]!.mirror).toMatchObject({ sink: { type: 'none' }, every: 300_000, keepDays: 400 });
+    expect(parseConfig(minimalConfig(), 'x', ENV).syncs[0]!.mirror).toBeUndefined();
+    expect(problemsOf({ ...minimalConfig(), syncs: [{ ...minimalConfig().syncs[0], mirror: { sink: { type: 'nowhere' } } }] }).message).toMatch(/source, webhook, file, none/);
+  });
+
   it.each([
     [{ window: { from: '9:00', to: '20:00' } }, 'compliance.window.from', /HH:MM/],
     [{ window: { from: '20:00', to: '09:00' } }, 'compliance.window.to', /before to/],
