@@ -72,7 +72,8 @@ export function attemptKey(campaignId: string, number: string, attempt: number):
 /**
  * Which key a record is written under, read once a run. Records the mirror wrote before per-call keys keep the
  * attempt's key they were written with: those ending at or before `attemptKeysUntil` (its watermark when this version
- * first ran), so that reading them again finds their marks. A mirror with no state (a first start, or a Redis that
+ * first ran), so that reading them again finds their marks. (This version writes the scheme with every watermark: a
+ * watermark alone was written by a version before.) A mirror with no state (a first start, or a Redis that
  * lost everything) cannot tell which key a record already in the CRM carries: records ending before `lookUpBothBefore`
  * (when its state began again) are looked up by both, the attempt's only where the CRM holds that same call.
  */
@@ -418,7 +419,9 @@ async function mirrorHeld(rt: MirrorRuntime, lease: Lease, counts: MirrorRunResu
     counts.resolved += await settled(rt, held, options.signal);
     await writeAll(rt, lease, activities, counts, options.signal, lag);
     for (const r of page) if (r.endedAtLocal > watermark) watermark = r.endedAtLocal;
-    if (watermark) await rt.state.redis.hset(mk.meta, 'watermark', watermark);
+    // (With the key scheme, always: a watermark without it is one a version before per-call keys wrote. A run going on
+    // after Redis lost everything writes both again, so the next run keys records as this one did.)
+    if (watermark) await rt.state.redis.hset(mk.meta, 'watermark', watermark, 'attemptKeysUntil', scheme.attemptKeysUntil, 'lookUpBothBefore', scheme.lookUpBothBefore);
     if (raw.length < size) break;
   }
   // Writes whose answers this run lost: looked up now (and written again if the CRM does not hold them), not left

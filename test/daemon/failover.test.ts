@@ -1,7 +1,7 @@
 // Exactly once through a Redis Cluster failover that loses what its master acknowledged: the replica of the master
 // holding a sync's keys is paused and its replication link clogged, so the master's next acknowledged writes never
 // reach it; the master is then killed and the replica promoted without them. Made deterministic, not found by luck.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
@@ -99,7 +99,13 @@ describe('a Redis Cluster failover that loses acknowledged writes', () => {
   }
   /** The daemons' warnings and what they said about Redis and the mirror, printed when a check fails. */
   const explain = () => {
-    for (const p of procs) console.log(p.output().split('\n').filter((l) => /"level":(40|50|60)/.test(l) || /Redis restarted|mirror|reconcil/.test(l)).slice(-25).join('\n'));
+    for (const [i, p] of procs.entries()) {
+      console.log(p.output().split('\n').filter((l) => /"level":(40|50|60)/.test(l) || /Redis restarted|mirror|reconcil/.test(l)).slice(-25).join('\n'));
+      // The whole log, for what the last lines leave out.
+      const file = join(tmpdir(), `cds-failover-${process.pid}-${i}.log`);
+      writeFileSync(file, p.output());
+      console.log(`the daemon's whole log: ${file}`);
+    }
   };
   async function checked(what: () => Promise<unknown>): Promise<void> {
     try {
