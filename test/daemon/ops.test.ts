@@ -154,7 +154,7 @@ describe('operations page', () => {
     await d.redis.hset(key, { lagMs: 90_000, mirrored: 17, parked: 2, lastRecordAt });
     try {
       const s = (await (await authed('/ops/api/syncs')).json() as { syncs: any[] }).syncs[0];
-      expect(s.mirror).toEqual({ lagMs: 90_000, mirrored: 17, parked: 2, lastRecordAt });
+      expect(s.mirror).toEqual({ lagMs: 90_000, mirrored: 17, parked: 2, lastRecordAt, countsOnly: false });
     } finally {
       await d.redis.del(key);
     }
