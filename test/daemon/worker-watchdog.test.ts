@@ -83,4 +83,34 @@ describe('the worker watchdog', () => {
       await watchdog.close(); await queue.close();
     }
   });
+
+  it('replaces a worker when a job stays active without its lock, which no stalled check moves back, and the jobs then run', async () => {
+    const queue = new Queue('orphaned', { connection: redis, prefix: t.prefix });
+    const done: string[] = [];
+    let made = 0;
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    const { lines, log } = collecting();
+    const watchdog = new WorkerWatchdog(() => {
+      made++;
+      // The first worker's job hangs, its lock is lost and never renewed, and its stalled check does not run: what a
+      // failover that wedged every connection of a process leaves (the job active, locked by no one, for ever).
+      const first = made === 1;
+      return new Worker('orphaned', async (job) => { if (first) await held; done.push(job.name); },
+        { connection: redis, prefix: t.prefix, concurrency: 1, stalledInterval: 500, ...(first ? { skipStalledCheck: true, skipLockRenewal: true } : {}) });
+    }, queue, log, 1500);
+    try {
+      const job = await queue.add('lost', {});
+      await waitFor(async () => (await queue.getActiveCount()) === 1, 'the job taken');
+      await redis.del(queue.toKey(`${job.id}:lock`));
+      await queue.add('behind', {});
+      await waitFor(() => done.length === 2, 'both jobs done by the fresh worker', 20_000);
+      expect(done.sort()).toEqual(['behind', 'lost']);
+      expect(made).toBe(2);
+      expect(lines.some((l) => /without their locks/.test(l) && l.includes(String(job.id)))).toBe(true);
+    } finally {
+      release();
+      await watchdog.close(); await queue.close();
+    }
+  });
 });
