@@ -24,9 +24,9 @@ export class Lease {
   }
 
   /** Takes it if free: null when taken, else who holds it and for how much longer (ms). */
-  async take(): Promise<{ holder: string; lapsesInMs: number } | null> {
+  async take(signal?: AbortSignal): Promise<{ holder: string; lapsesInMs: number } | null> {
     const answer = this.acks
-      ? (await this.acks.write(this.key, (p) => p.cdsLease(this.key, this.token, this.ms)))[0] as [string, number]
+      ? (await this.acks.write(this.key, (p) => p.cdsLease(this.key, this.token, this.ms), signal))[0] as [string, number]
       : await this.redis.cdsLease(this.key, this.token, this.ms);
     return answer[0] ? { holder: answer[0], lapsesInMs: Number(answer[1]) } : null;
   }
@@ -46,7 +46,7 @@ export class Lease {
    * Renews it for another `ms` (durably when taken so: a renewal a failover lost would let it lapse early): false when
    * it lapsed and another took it (the holder must stop acting).
    */
-  async renew(): Promise<boolean> { return (await this.take()) === null; }
+  async renew(signal?: AbortSignal): Promise<boolean> { return (await this.take(signal)) === null; }
 
   /**
    * Renews it every third of its time until `stop`, so that a holder waiting long (a CRM's rate limit) keeps it; `lost`
@@ -55,11 +55,19 @@ export class Lease {
    */
   keepRenewed(): { lost: AbortSignal; stop(): void } {
     const lost = new AbortController();
+    // One renewal at a time: a durable one waits while no replica answers, and ticks meanwhile would pile up writes
+    // that all wait for the same replica. One still waiting at `stop` gives up: sent after the release, it would take
+    // the lease again for a holder that is done.
+    let renewing = false;
+    const stopped = new AbortController();
     const timer = setInterval(() => {
-      this.renew().then((held) => { if (!held) lost.abort(new Error(`lease ${this.key} taken by another holder`)); }, () => {});
+      if (renewing) return;
+      renewing = true;
+      this.renew(stopped.signal).then((held) => { if (!held) lost.abort(new Error(`lease ${this.key} taken by another holder`)); }, () => {})
+        .finally(() => { renewing = false; });
     }, Math.max(Math.floor(this.ms / 3), 100));
     timer.unref();
-    return { lost: lost.signal, stop: () => clearInterval(timer) };
+    return { lost: lost.signal, stop: () => { clearInterval(timer); stopped.abort(); } };
   }
 
   /** Lets it go, if still held (never another's). */

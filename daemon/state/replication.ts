@@ -46,10 +46,13 @@ export class ReplicaAcks {
    * when the master has one. A replica that is connected but does not answer (stalled, or its link about to time out)
    * holds the write back, never lets it through unreplicated: the caller's batch waits rather than risk being sent
    * twice. A master with no replica has nothing to fail over to: its writes count at once (a restart is caught by the
-   * run-id check). The writes must be idempotent: a failover can make them run again.
+   * run-id check). The writes must be idempotent: a failover can make them run again. `signal` ends the waiting (it
+   * throws before the next attempt).
    */
-  async write(key: string, build: (p: ChainableCommander) => void): Promise<unknown[]> {
+  async write(key: string, build: (p: ChainableCommander) => void, signal?: AbortSignal): Promise<unknown[]> {
     for (let attempt = 0; ; attempt++) {
+      // (A writer that gave up, e.g. a lease renewal after its holder stopped, sends nothing more.)
+      signal?.throwIfAborted();
       try {
         // A failover can leave a command waiting on a dead master's connection: each attempt is bounded, then retried.
         const results = await withTimeout(this.attempt(key, build, attempt > 0), WAIT_MS + ATTEMPT_SLACK_MS);
