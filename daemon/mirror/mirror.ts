@@ -16,6 +16,7 @@ import type { SyncHistory } from '../history/history.ts';
 import { LagMeter } from './lag.ts';
 import type { CampaignWindow } from '../compliance/campaign-window.ts';
 import { formatWall, offsetAt, readFrom, toUtc, wallMs } from '../local-time.ts';
+import { localWallTime } from '../../api/wall-clock.ts';
 import { DEFAULT_RULES, outcomeOf, type CallDetail, type Rule } from '../outcomes.ts';
 
 export interface MirrorRuntime {
@@ -84,7 +85,7 @@ async function keyScheme(rt: MirrorRuntime): Promise<KeyScheme> {
   const [until, both, watermark] = await rt.state.redis.hmget(mk.meta, 'attemptKeysUntil', 'lookUpBothBefore', 'watermark');
   if (typeof until === 'string') return { attemptKeysUntil: until, lookUpBothBefore: both ?? '' };
   const now = Date.now();
-  const scheme = watermark ? { attemptKeysUntil: watermark, lookUpBothBefore: '' } : { attemptKeysUntil: '', lookUpBothBefore: formatWall(now + offsetAt(rt.timeZone, now)) };
+  const scheme = watermark ? { attemptKeysUntil: watermark, lookUpBothBefore: '' } : { attemptKeysUntil: '', lookUpBothBefore: localWallTime(now, rt.timeZone) };
   // On a replica before any record is written under it: a failover that lost it would read the boundary again from
   // a later watermark, and look up records written under per-call keys by their attempt's key.
   await rt.state.acks.write(mk.meta, (p) => p.hset(mk.meta, 'attemptKeysUntil', scheme.attemptKeysUntil, 'lookUpBothBefore', scheme.lookUpBothBefore));
