@@ -126,14 +126,14 @@ export class DialerClient {
     await this.call('DELETE', `/campaigns/${encodeURIComponent(campaignId)}/numbers`, { json: ids });
   }
 
-  /** Every live number of the campaign, page by page, in phone-number order. */
-  async *scanNumbers(campaignId: string, onRateLimit: (ms: number) => Promise<void>): AsyncGenerator<CampaignNumber[]> {
+  /** Every live number of the campaign (or those the list filter selects, §4.6), page by page, in phone-number order. */
+  async *scanNumbers(campaignId: string, onRateLimit: (ms: number) => Promise<void>, filter?: Record<string, unknown>): AsyncGenerator<CampaignNumber[]> {
     const size = this.config.pageSize;
     for (let first = 0; ; first += size) {
       let page;
       for (;;) {
         try {
-          page = await this.listNumbers(campaignId, first, first + size - 1);
+          page = await this.listNumbers(campaignId, first, first + size - 1, filter);
           break;
         } catch (err) {
           // A read is safe to repeat: wait out a 429 here rather than losing the scan done so far.

@@ -105,7 +105,17 @@ export class SyncKeys {
     return {
       /** set: the window groups of the numbers admitted to the campaign (`<zones>|<states>`). */
       groups: `${base}:groups`,
-      /** hash: state (the one the daemon last set), at, next (the next edge, ms). */
+      /**
+       * set: the window groups of the numbers the campaign holds that can still be called and the daemon did not admit
+       * (added through the API by another key, or before Redis lost the daemon's state), from the last judgement.
+       */
+      held: `${base}:held`,
+      /** hash: phone number -> evidence (ending with its group, or "no zone"), of each such number, from the last judgement. */
+      foreign: `${base}:foreign`,
+      /**
+       * hash: state (the one the daemon last set), at, next (the next edge, ms); the judgement of what the campaign holds:
+       * judgedAt, baseline, current, unjudged, judgeError (window-state.ts decodes them).
+       */
       meta: base,
       /** hash: phone number -> where its callee is, in words (the zone evidence /ops shows). */
       evidence: `${base}:evidence`,

@@ -41,6 +41,8 @@ declare module 'ioredis' {
     cdsWindowTakeOut(takenOut: string, dirty: string, ...args: Arg[]): Result<number, Context>;
     cdsWindowAdmit(evidence: string, groups: string, ...args: Arg[]): Result<number, Context>;
     cdsWindowRelease(capped: string, takenOut: string, dirty: string, now: number): Result<number, Context>;
+    cdsWindowProbe(have: string, inflight: string, batches: string): Result<[number, number, number], Context>;
+    cdsWindowJudge(held: string, foreign: string, meta: string, ...args: Arg[]): Result<number, Context>;
     cdsClaim(inflight: string, batches: string, batchId: string, token: string, seen: string, deadAfterMs: number): Result<[string, number], Context>;
   }
 }

@@ -1,8 +1,9 @@
 // A campaign's calling-window state in Redis (compliance/campaign-window.ts decides, this stores): the window groups
-// admitted with each number's zone evidence, the campaign state the daemon last set, the call starts of numbers under
-// a per-number cap, the numbers held at it and those taken out of the campaign at it. Admitting, taking out and
-// releasing are scripts (windowAdmit-2.lua, windowTakeOut-2.lua, windowRelease-3.lua); the rest are single commands. The keys are the campaign's (keys.ts): every sync feeding it
-// shares its window.
+// admitted with each number's zone evidence, the judgement of the numbers the campaign holds that the daemon did not
+// admit, the campaign state the daemon last set, the call starts of numbers under a per-number cap, the numbers held
+// at it and those taken out of the campaign at it. Admitting, judging, probing, taking out and releasing are scripts
+// (windowAdmit-2.lua, windowJudge-3.lua, windowProbe-3.lua, windowTakeOut-2.lua, windowRelease-3.lua); the rest are
+// single commands. The keys are the campaign's (keys.ts): every sync feeding it shares its window.
 import type { RedisClient } from './connection.ts';
 import type { SyncKeys } from './keys.ts';
 import { withScripts } from './scripts.ts';
@@ -19,6 +20,22 @@ export interface WindowMeta {
   /** Calls the mirror read, by whether they started inside their callee's window. */
   callsInside: number;
   callsOutside: number;
+  /** The judgement of what the campaign holds (see `Judgement`). */
+  judgement: Judgement;
+}
+
+/** How far the window knows what the campaign holds. */
+export interface Judgement {
+  /** When the numbers the campaign holds were last read whole (null: never, or Redis lost it). */
+  judgedAt: number | null;
+  /** Records the daemon did not account for when that read began (another key's, or forgotten by Redis). */
+  baseline: number;
+  /** Whether the last look at the campaign (a probe or a read) succeeded and left nothing unjudged. */
+  current: boolean;
+  /** Numbers the campaign holds whose callee's zone is unknown: the campaign stays Paused while there are any. */
+  unjudged: number;
+  /** Why the last look failed. */
+  error: string | null;
 }
 
 /** A number's call starts the cap counts: attempt -> start (ms). */
@@ -55,7 +72,53 @@ export class WindowState {
     return {
       state: (m.state as WindowCampaignState | undefined) ?? null, checkedAt: ms(m.at), nextEdgeAt: ms(m.next),
       callsInside: Number(m.callsInside ?? 0), callsOutside: Number(m.callsOutside ?? 0),
+      judgement: {
+        judgedAt: ms(m.judgedAt), baseline: Number(m.baseline ?? 0), current: m.current === '1',
+        unjudged: Number(m.unjudged ?? 0), error: m.judgeError ?? null,
+      },
     };
+  }
+
+  /** The judgement alone (what every check reads before it decides). */
+  async judgement(): Promise<Judgement> {
+    const [judgedAt, baseline, current, unjudged, error] = await this.redis.hmget(this.keys.meta, 'judgedAt', 'baseline', 'current', 'unjudged', 'judgeError');
+    return { judgedAt: ms(judgedAt ?? undefined), baseline: Number(baseline ?? 0), current: current === '1', unjudged: Number(unjudged ?? 0), error: error ?? null };
+  }
+
+  /** The groups of the numbers held that the daemon did not admit, from the last judgement. */
+  heldGroups(): Promise<string[]> { return this.redis.smembers(this.keys.held); }
+
+  /** The numbers held that the daemon did not admit, with their evidence (at most `limit`). */
+  async foreign(limit: number): Promise<{ total: number; numbers: [phone: string, evidence: string][] }> {
+    const [total, [, flat]] = await Promise.all([this.redis.hlen(this.keys.foreign), this.redis.hscan(this.keys.foreign, '0', 'COUNT', limit)]);
+    const numbers: [string, string][] = [];
+    for (let i = 0; i + 1 < flat.length && numbers.length < limit; i += 2) numbers.push([flat[i]!, flat[i + 1]!]);
+    return { total, numbers };
+  }
+
+  /** One number's evidence as judged from the campaign's holdings (null: not among them). */
+  foreignEvidence(phone: string): Promise<string | null> { return this.redis.hget(this.keys.foreign, phone); }
+
+  /** What the daemon accounts for in the campaign's records: those it holds, and the adds and deletions in flight. */
+  async accounted(): Promise<{ held: number; adding: number; deleting: number }> {
+    const [held, adding, deleting] = await this.redis.cdsWindowProbe(this.sync.have, this.sync.inflight, this.sync.batches);
+    return { held, adding, deleting };
+  }
+
+  /** Replaces the judgement (one script: groups, evidence and meta move together). */
+  async judge(at: number, baseline: number, unjudged: number, evidence: readonly (readonly [phone: string, evidence: string])[], groups: readonly string[]): Promise<number> {
+    return this.redis.cdsWindowJudge(this.keys.held, this.keys.foreign, this.keys.meta, at, baseline, unjudged, evidence.length, ...evidence.flat(), ...groups);
+  }
+
+  /** The judgement is not current (a read failed, or records the daemon does not account for appeared). */
+  async judgementStale(error: string | null): Promise<void> {
+    if (error) await this.redis.hset(this.keys.meta, 'current', '0', 'judgeError', error);
+    else await this.redis.hset(this.keys.meta, 'current', '0');
+  }
+
+  /** The last probe found nothing new: the judgement is current again. */
+  async judgementCurrent(): Promise<void> {
+    await this.redis.multi().hset(this.keys.meta, 'current', '1').hdel(this.keys.meta, 'judgeError').exec();
   }
 
   /** The state the daemon last set (null: not yet, or Redis lost it). */

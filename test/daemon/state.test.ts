@@ -63,7 +63,7 @@ async function heldMap(state: SyncState): Promise<Record<string, { numberId: str
 
 describe('the scripts', () => {
   it('each compiles, names its keys in its file name, and has a header naming KEYS and ARGV', async () => {
-    expect(SCRIPTS.map((s) => s.name).sort()).toEqual(['applyContacts', 'claim', 'dryPlan', 'forget', 'gateHold', 'gateTake', 'lease', 'plan', 'reconcile', 'record', 'windowAdmit', 'windowRelease', 'windowTakeOut']);
+    expect(SCRIPTS.map((s) => s.name).sort()).toEqual(['applyContacts', 'claim', 'dryPlan', 'forget', 'gateHold', 'gateTake', 'lease', 'plan', 'reconcile', 'record', 'windowAdmit', 'windowJudge', 'windowProbe', 'windowRelease', 'windowTakeOut']);
     for (const s of SCRIPTS) {
       await expect(redis.script('LOAD', s.lua), s.name).resolves.toMatch(/^[0-9a-f]{40}$/);
       for (let k = 1; k <= s.numberOfKeys; k++) expect(s.lua, `${s.name} documents KEYS[${k}]`).toContain(`KEYS[${k}]`);
@@ -469,14 +469,46 @@ describe('the calling window\'s state', () => {
 
   it('keeps the state set, the next edge and the report\'s counts, decoded', async () => {
     const w = freshWindow();
-    expect(await w.meta()).toEqual({ state: null, checkedAt: null, nextEdgeAt: null, callsInside: 0, callsOutside: 0 });
+    expect(await w.meta()).toEqual({ state: null, checkedAt: null, nextEdgeAt: null, callsInside: 0, callsOutside: 0, judgement: { judgedAt: null, baseline: 0, current: false, unjudged: 0, error: null } });
     await w.setState('Paused', 1_000, null);
     await w.countCalls(3, 0);
     await w.countCalls(2, 1);
     expect(await w.lastState()).toBe('Paused');
-    expect(await w.meta()).toEqual({ state: 'Paused', checkedAt: 1_000, nextEdgeAt: null, callsInside: 5, callsOutside: 1 });
+    expect(await w.meta()).toEqual({ state: 'Paused', checkedAt: 1_000, nextEdgeAt: null, callsInside: 5, callsOutside: 1, judgement: { judgedAt: null, baseline: 0, current: false, unjudged: 0, error: null } });
     await w.setState('Active', 2_000, 9_000);
     expect(await w.meta()).toMatchObject({ state: 'Active', checkedAt: 2_000, nextEdgeAt: 9_000 });
+  });
+
+  it('replaces the judgement of the numbers held in one step: groups, evidence and meta move together', async () => {
+    const w = freshWindow();
+    await w.judgementStale('the dialer did not answer');
+    expect(await w.judgement()).toEqual({ judgedAt: null, baseline: 0, current: false, unjudged: 0, error: 'the dialer did not answer' });
+    expect(await w.judge(1_000, 3, 1, [['+447912345678', 'country code +44 (group Europe/London)'], ['+80012345678', 'no zone']], ['Europe/London'])).toBe(1);
+    expect(await w.judgement()).toEqual({ judgedAt: 1_000, baseline: 3, current: true, unjudged: 1, error: null });
+    expect(await w.foreign(10)).toEqual({ total: 2, numbers: expect.arrayContaining([['+447912345678', 'country code +44 (group Europe/London)'], ['+80012345678', 'no zone']]) });
+    // The next judgement replaces the last one whole: nothing of it is left behind.
+    expect(await w.judge(2_000, 0, 0, [], [])).toBe(0);
+    expect(await w.heldGroups()).toEqual([]);
+    expect(await w.foreign(10)).toEqual({ total: 0, numbers: [] });
+    expect(await w.foreignEvidence('+447912345678')).toBeNull();
+    expect(await w.judgement()).toMatchObject({ judgedAt: 2_000, baseline: 0, current: true, unjudged: 0 });
+    await w.judgementStale(null);
+    expect((await w.judgement()).current).toBe(false);
+    await w.judgementCurrent();
+    expect(await w.judgement()).toMatchObject({ current: true, error: null });
+  });
+
+  it('counts the records the daemon accounts for: those held, and the adds and deletions of batches in flight', async () => {
+    const w = freshWindow();
+    const k = new DaemonKeys(w.keys.meta.split(':')[0]!).sync('a', 'c1');
+    expect(await w.accounted()).toEqual({ held: 0, adding: 0, deleting: 0 });
+    await redis.hset(k.have, '+1', '{}', '+2', '{}', '+3', '{}');
+    // Batches planned but not sent are not in flight: the dialer has not seen them.
+    await redis.hset(k.batches, 'b1', JSON.stringify({ k: 'add', s: 'a', r: 'r', t: 1, e: [['+4', 'h', []], ['+5', 'h', []]] }),
+      'b2', JSON.stringify({ k: 'del', s: 'a', r: 'r', t: 1, e: [['+1', 'id1', 'h']] }), 'b3', JSON.stringify({ k: 'add', s: 'a', r: 'r', t: 1, e: [['+6', 'h', []]] }));
+    expect(await w.accounted()).toEqual({ held: 3, adding: 0, deleting: 0 });
+    await redis.hset(k.inflight, 'b1', '1', 'b2', '1', 'gone', '1');
+    expect(await w.accounted()).toEqual({ held: 3, adding: 2, deleting: 1 });
   });
 
   it('keeps call starts, and releases each number held at its cap to one caller only', async () => {
