@@ -208,7 +208,9 @@ function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').sy
   }
   for (const p of s.parkedRecords) lines.push(`  parked ${p.phone} (contact ${p.contactId ?? '?'}): ${p.reason}`);
   const windowLine = (w: NonNullable<typeof s.window>, indent: string) => `${indent}calling window: campaign ${w.state ?? 'not set yet'}, next edge ${w.nextEdgeAt ?? 'none within 15 days'}; ` +
-    `held by the window ${w.heldByWindow}, by a cap ${w.heldByCap}; calls inside their window ${w.callsInside}, outside ${w.callsOutside}; ${w.groups.length} window groups`;
+    `held by the window ${w.heldByWindow}, by a cap ${w.heldByCap}; calls inside their window ${w.callsInside}, outside ${w.callsOutside}; ${w.groups.length} window groups; ` +
+    `numbers not added by the daemon ${w.holdings.foreign}${w.holdings.unjudged ? ` (${w.holdings.unjudged} with no zone)` : ''}, judged ${w.holdings.judgedAt ?? 'not yet'}${w.holdings.current ? '' : ' (not current)'}` +
+    (w.heldClosedBecause ? `\n${indent}  held Paused: ${w.heldClosedBecause}` : '');
   if (s.window) lines.push(windowLine(s.window, '  '));
   for (const r of s.routes ?? []) {
     lines.push(`  route → campaign ${r.campaignId} (${r.zones.join(', ')}): contacts ${r.contacts}, numbers ${r.numbers}, dirty ${r.dirty}, open batches ${r.openBatches}, parked ${r.parked}, held by Do Not Call ${r.doNotCall}`);

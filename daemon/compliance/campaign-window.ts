@@ -1,11 +1,17 @@
 // Holds a campaign to its callees' calling windows: the campaign is Active only while a call may start for every
-// number it holds (the intersection of their window groups), and Paused from `margin` before that closes. Numbers
-// whose window is unknown never enter; a number from a new group is admitted (and the campaign paused if that
-// group's window is closed) before it is planned. Setting a state is idempotent, so a check after kill -9, a lost
-// Redis write or a second process only sets again what the window wants; a missed edge is made good at the next
-// check (every `checkEvery`, and at every start before any work). What it keeps in Redis, state/window-state.ts stores.
+// number it holds (the intersection of their window groups), and Paused from `margin` before that closes. "Every
+// number it holds" is judged, not assumed: the groups of the numbers the daemon admitted, and the groups of the
+// numbers the campaign holds that can still be called and the daemon did not admit (another key's, or forgotten
+// when Redis lost the daemon's state), judged by their number. It fails closed: Active only from a complete, current
+// judgement; with none (a first start, Redis lost it), after a failed read, or while records appear that the daemon
+// does not account for, the campaign is Paused first and read again. Numbers whose window is unknown never enter; a
+// number from a new group is admitted (and the campaign paused if that group's window is closed) before it is
+// planned. Setting a state is idempotent, so a check after kill -9, a lost Redis write or a second process only sets
+// again what the window wants; a missed edge is made good at the next check (every `checkEvery`, and at every start
+// before any work). What it keeps in Redis, state/window-state.ts stores.
 import type { Logger } from 'pino';
-import type { DialerClient } from '../dialer.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DialerError, type DialerClient } from '../dialer.ts';
 import type { RedisClient } from '../state/connection.ts';
 import type { SyncKeys } from '../state/keys.ts';
 import { WindowState } from '../state/window-state.ts';
@@ -27,6 +33,8 @@ export interface Located {
 export interface WindowStatus {
   /** The state the daemon last set (null: not yet). */
   state: CampaignState | null;
+  /** Why it is Paused when no window is closed (the numbers held are not judged, or one has no zone); null otherwise. */
+  heldClosedBecause: string | null;
   checkedAt: string | null;
   /** When the state changes next (opens, or pauses a margin before the close). */
   nextEdgeAt: string | null;
@@ -37,7 +45,22 @@ export interface WindowStatus {
   /** Calls the mirror read, by whether they started inside their callee's window. */
   callsInside: number;
   callsOutside: number;
+  /** What the campaign holds that the daemon did not admit, as last judged. */
+  holdings: {
+    judgedAt: string | null; current: boolean; error: string | null;
+    /** Numbers the campaign holds, can still call and the daemon did not admit; and those of them with no zone. */
+    foreign: number; unjudged: number;
+    /** Their window groups, and the first of them with their evidence. */
+    groups: string[];
+    numbers: { phone: string; evidence: string }[];
+  };
 }
+
+/** The statuses of the numbers a campaign may still call (§3.2): the window governs these. */
+const CALLABLE = ['NotContacted', 'RetryPending'];
+/** How many of the numbers the daemon did not admit `/ops` lists. */
+const FOREIGN_SHOWN = 20;
+const NO_ZONE = 'no zone: the campaign stays Paused while it holds this number';
 
 function text(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
@@ -71,6 +94,92 @@ export class CampaignWindow {
     this.now = o.now ?? Date.now;
   }
 
+  /** Pauses the campaign at once (before a read that may take a while), unless the daemon last set it Paused. */
+  private async pause(why: string): Promise<void> {
+    const last = await this.state.lastState();
+    if (last === 'Paused') return;
+    await this.dialer.setCampaignState(this.campaignId, 'Paused');
+    await this.state.setState('Paused', this.now(), null);
+    this.log.warn({ campaign: this.campaignId, from: last ?? 'unknown', why }, 'calling window: campaign paused until what it holds is judged');
+  }
+
+  /** The number records the campaign holds (X-Total-Count of a one-record page; null when the dialer does not say). */
+  private async recordCount(): Promise<number | null> {
+    for (;;) {
+      try {
+        return (await this.dialer.listNumbers(this.campaignId, 0, 0)).total;
+      } catch (err) {
+        if (err instanceof DialerError && err.kind === 'rate-limited') await sleep(Math.max(err.retryAfterMs, 250));
+        else throw err;
+      }
+    }
+  }
+
+  /** Records the campaign holds that the daemon does not account for (null: the dialer does not count them). */
+  private async unaccounted(): Promise<number | null> {
+    // The daemon's account first: a batch answered between the two reads is then counted by both, never by neither.
+    const own = await this.state.accounted();
+    const total = await this.recordCount();
+    return total === null ? null : total - own.held - own.adding + own.deleting;
+  }
+
+  /**
+   * Reads every number the campaign can still call and judges those the daemon did not admit by their number (as
+   * the compliance report judges a call): their groups count in the window from now on, and one with no zone holds
+   * the campaign Paused. Costs a page per `pageSize` numbers the campaign can still call.
+   */
+  private async read(): Promise<void> {
+    const baseline = Math.max(0, (await this.unaccounted()) ?? 0);
+    const evidence: [string, string][] = [];
+    const groups = new Set<string>();
+    let unjudged = 0;
+    for await (const page of this.dialer.scanNumbers(this.campaignId, (ms) => sleep(Math.max(ms, 250)), { status: CALLABLE })) {
+      const phones = [...new Set(page.map((n) => n.number))];
+      const admitted = await this.state.evidence(phones);
+      phones.forEach((phone, i) => {
+        if (admitted[i]) return;
+        const l = locate(phone);
+        const group = windowGroup(l, this.compliance.ruleSet);
+        if (group) groups.add(group.key); else unjudged++;
+        evidence.push([phone, `${l.evidence} (${group ? `group ${group.key}` : NO_ZONE})`]);
+      });
+    }
+    await this.state.judge(this.now(), baseline, unjudged, evidence, [...groups]);
+    if (evidence.length) this.log.info({ campaign: this.campaignId, foreign: evidence.length, unjudged, groups: [...groups] }, 'calling window: numbers the daemon did not add are held to their windows');
+  }
+
+  /**
+   * Looks at what the campaign holds before a check decides: reads it whole when there is no judgement (pausing it
+   * first), when records appeared that the daemon does not account for (pausing it first), when records went that it
+   * did not take out, or every `rescanEvery`; otherwise one request (the record count). A failure leaves the judgement
+   * not current: the check pauses.
+   */
+  private async look(): Promise<void> {
+    const j = await this.state.judgement();
+    try {
+      if (j.judgedAt === null) {
+        await this.pause('no judgement of the numbers it holds (a first start, or Redis lost the daemon\'s state)');
+        await this.read();
+        return;
+      }
+      const unaccounted = await this.unaccounted();
+      if (unaccounted === null || unaccounted > j.baseline) {
+        await this.state.judgementStale(null);
+        await this.pause(unaccounted === null ? 'the dialer does not count the records' : `${unaccounted - j.baseline} number records it holds that the daemon did not add`);
+        await this.read();
+      } else if (unaccounted < j.baseline || this.now() - j.judgedAt >= this.compliance.rescanEvery) {
+        // Records went that the daemon did not take out (a number another key added, deleted again): read again, so a
+        // number with no zone stops holding the campaign and the baseline comes down (no pause: nothing new is held).
+        await this.read();
+      }
+      else if (!j.current) await this.state.judgementCurrent();
+    } catch (err) {
+      const message = (err as Error).message;
+      await this.state.judgementStale(message);
+      this.log.warn({ campaign: this.campaignId, err: message }, 'calling window: could not read what the campaign holds; it stays Paused until a read succeeds');
+    }
+  }
+
   /** Where each of a contact's phones is, from its mapped fields (read as text) and the numbers. */
   locate(fields: Record<string, unknown>, phones: readonly string[]): Located[] {
     const where: LocationFields = {};
@@ -97,26 +206,37 @@ export class CampaignWindow {
     if (!withGroup.length) return;
     const evidence = withGroup.map((l) => [l.phone, `${l.evidence} (group ${l.group!.key})`] as const);
     await this.state.admit(evidence, [...new Set(withGroup.map((l) => l.group!.key))]);
-    await this.enforce('numbers admitted');
+    // The judgement as it stands (the last check's): a run's pages do not each read the campaign.
+    await this.enforce('numbers admitted', false);
   }
 
-  /** What the campaign should be now, from the groups admitted so far (no numbers: Active, nothing to hold). */
-  async wanted(at = this.now()): Promise<GroupEdge & { groups: number }> {
-    const members = await this.state.groups();
-    if (!members.length) return { group: '', want: 'Active', next: null, groups: 0 };
-    return { group: '', ...campaignEdge(members.map(parseGroup), this.compliance.ruleSet, at, this.compliance.margin), groups: members.length };
+  /**
+   * What the campaign should be now: Paused while what it holds is not judged (or holds a number with no zone), else
+   * from the groups admitted and held (no numbers: Active, nothing to hold). `closedBecause` says why when no window is.
+   */
+  async wanted(at = this.now()): Promise<GroupEdge & { groups: number; closedBecause: string | null }> {
+    const [members, held, j] = await Promise.all([this.state.groups(), this.state.heldGroups(), this.state.judgement()]);
+    const all = [...new Set([...members, ...held])];
+    const closed = (closedBecause: string) => ({ group: '', want: 'Paused' as const, next: null, groups: all.length, closedBecause });
+    if (j.judgedAt === null) return closed('the numbers the campaign holds are not judged yet');
+    if (!j.current) return closed(j.error ? `what the campaign holds could not be read: ${j.error}` : 'the campaign holds numbers not judged yet');
+    if (j.unjudged) return closed(`the campaign holds ${j.unjudged} number${j.unjudged === 1 ? '' : 's'} whose callee's zone is unknown (added by another key): delete ${j.unjudged === 1 ? 'it' : 'them'} from the campaign`);
+    if (!all.length) return { group: '', want: 'Active', next: null, groups: 0, closedBecause: null };
+    return { group: '', ...campaignEdge(all.map(parseGroup), this.compliance.ruleSet, at, this.compliance.margin), groups: all.length, closedBecause: null };
   }
 
   /**
    * Sets the campaign's state to what its window wants, when the state the daemon last set differs (or is not known:
-   * Redis lost it). Returns the state and whether it was set, so the caller can plan the numbers that waited.
+   * Redis lost it). `look`: read what the campaign holds first (every check does; admitting numbers uses the last
+   * check's judgement). Returns the state and whether it was set, so the caller can plan the numbers that waited.
    */
-  async enforce(why: string): Promise<{ state: CampaignState; changed: boolean; next: number | null }> {
+  async enforce(why: string, look = true): Promise<{ state: CampaignState; changed: boolean; next: number | null }> {
+    if (look) await this.look();
     const w = await this.wanted();
     const last = await this.state.lastState();
     if (last !== w.want) {
       await this.dialer.setCampaignState(this.campaignId, w.want);
-      this.log.info({ campaign: this.campaignId, from: last ?? 'unknown', to: w.want, next: w.next && new Date(w.next).toISOString(), why, groups: w.groups }, 'calling window: campaign state set');
+      this.log.info({ campaign: this.campaignId, from: last ?? 'unknown', to: w.want, next: w.next && new Date(w.next).toISOString(), why, groups: w.groups, ...(w.closedBecause ? { closedBecause: w.closedBecause } : {}) }, 'calling window: campaign state set');
     }
     await this.state.setState(w.want, this.now(), w.next);
     return { state: w.want, changed: last !== w.want, next: w.next };
@@ -223,18 +343,25 @@ export class CampaignWindow {
 
   /** What /ops and `status` show: the state set, the next edge, the groups, the numbers held by the window and by caps. */
   async status(): Promise<WindowStatus> {
-    const [meta, groups, capped] = await Promise.all([this.state.meta(), this.state.groups(), this.state.capped()]);
+    const [meta, groups, capped, held, foreign, wanted] = await Promise.all([this.state.meta(), this.state.groups(), this.state.capped(),
+      this.state.heldGroups(), this.state.foreign(FOREIGN_SHOWN), this.wanted()]);
     const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+    const j = meta.judgement;
     return {
-      state: meta.state, checkedAt: iso(meta.checkedAt), nextEdgeAt: iso(meta.nextEdgeAt),
+      state: meta.state, heldClosedBecause: wanted.closedBecause, checkedAt: iso(meta.checkedAt), nextEdgeAt: iso(meta.nextEdgeAt),
       groups: groups.sort(), heldByCap: capped.held, nextCapReleaseAt: iso(capped.nextReleaseAt),
       callsInside: meta.callsInside, callsOutside: meta.callsOutside,
+      holdings: {
+        judgedAt: iso(j.judgedAt), current: j.current && j.judgedAt !== null, error: j.error, foreign: foreign.total, unjudged: j.unjudged,
+        groups: held.sort(), numbers: foreign.numbers.map(([phone, evidence]) => ({ phone, evidence })).sort((a, b) => a.phone.localeCompare(b.phone)),
+      },
     };
   }
 
   /** Where a number's callee is (the evidence in words), and its own window now; null: not admitted here. */
   async numberWindow(phone: string): Promise<{ evidence: string; open: boolean; opensAt: string | null; closesAt: string | null } | null> {
-    const [evidence] = await this.state.evidence([phone]);
+    // Admitted by the daemon, else judged among what the campaign holds.
+    const evidence = (await this.state.evidence([phone]))[0] ?? await this.state.foreignEvidence(phone);
     const key = groupOf(evidence);
     if (!evidence || !key) return null;
     const w = sharedWindow([parseGroup(key)], this.compliance.ruleSet, this.now());

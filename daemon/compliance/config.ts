@@ -16,6 +16,8 @@ export interface Compliance {
   margin: number;
   /** Only numbers whose zones are all among these belong to the sync (absent: all). */
   zones?: string[];
+  /** How often the numbers the campaign holds are read whole even when their count says nothing changed, in ms. */
+  rescanEvery: number;
 }
 
 export const complianceSchema = z.strictObject({
@@ -34,6 +36,12 @@ export const complianceSchema = z.strictObject({
   zones: z.array(z.string().refine(isTimeZone, 'an IANA time zone such as America/New_York')).min(1).optional(),
   checkEvery: duration.refine((ms) => ms >= 1000, 'at least 1s').default(30_000),
   margin: duration.default(120_000),
+  /**
+   * Every check counts the campaign's number records (one request) and reads them whole only when records appear that
+   * the daemon does not account for; this reads them whole anyway, as often as this, for what a count cannot tell (a
+   * number of ours deleted by another key while it added one).
+   */
+  rescanEvery: duration.refine((ms) => ms >= 60_000, 'at least 1m').default(3_600_000),
 }).refine((c) => c.margin > c.checkEvery, { message: 'margin must be longer than checkEvery: a check may come that late before a close', path: ['margin'] })
   .transform((c): Compliance => ({
     ruleSet: {
@@ -42,5 +50,6 @@ export const complianceSchema = z.strictObject({
     },
     checkEvery: c.checkEvery,
     margin: c.margin,
+    rescanEvery: c.rescanEvery,
     ...(c.zones ? { zones: c.zones } : {}),
   }));

@@ -199,13 +199,19 @@ ${CHARTS_SCRIPT}
 
   // The calling window: what the daemon set, when that changes, what it holds back, and the compliance report.
   function windowSection(w, title) {
+    const h = w.holdings;
     return el('div', { class: 'window' },
       el('h3', { text: title || 'Calling window' }),
       el('dl', { class: 'facts' },
         fact('Campaign', w.state || dash, 'windowState'), fact('Next edge', w.nextEdgeAt ? when(w.nextEdgeAt) : 'none within 15 days', 'windowNext'),
         fact('Held by the window', w.heldByWindow, 'heldByWindow'), fact('Held by a cap', w.heldByCap, 'heldByCap'),
-        fact('Calls inside their window', w.callsInside, 'callsInside'), fact('Calls outside (must be 0)', w.callsOutside, 'callsOutside')),
-      el('p', { class: 'muted', 'data-field': 'windowGroups', text: 'Window groups: ' + (w.groups.length ? w.groups.join('; ') : 'none yet') }));
+        fact('Calls inside their window', w.callsInside, 'callsInside'), fact('Calls outside (must be 0)', w.callsOutside, 'callsOutside'),
+        fact('Numbers not added by the daemon', h.foreign + (h.unjudged ? ' (' + h.unjudged + ' with no zone)' : ''), 'foreignNumbers'),
+        fact('Holdings judged', h.judgedAt ? when(h.judgedAt) + (h.current ? '' : ' (not current)') : 'not yet', 'holdingsJudged')),
+      w.heldClosedBecause ? el('p', { class: 'note', 'data-field': 'heldClosedBecause', text: 'Held Paused: ' + w.heldClosedBecause }) : null,
+      el('p', { class: 'muted', 'data-field': 'windowGroups', text: 'Window groups: ' + (w.groups.length ? w.groups.join('; ') : 'none yet') +
+        (h.groups.length ? '; of numbers not added by the daemon: ' + h.groups.join('; ') : '') }),
+      h.numbers.length ? el('ul', { class: 'muted', 'data-field': 'foreignList' }, ...h.numbers.map((n) => el('li', { text: n.phone + ': ' + n.evidence }))) : null);
   }
 
   // A routed sync's campaign: its zones, what it holds, and its own calling window.

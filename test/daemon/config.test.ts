@@ -508,7 +508,7 @@ describe('a compliance rule set', () => {
     raw.compliance = {};
     raw.syncs.push({ ...raw.syncs[0], id: 's2', compliance: { window: { from: '09:00', to: '20:00', days: ['mon', 'tue'] }, stateRules: false } });
     const config = parseConfig(raw, 'x', ENV);
-    expect(complianceOf(config, config.syncs[0]!)).toEqual({ ruleSet: { stateRules: true }, checkEvery: 30_000, margin: 120_000 });
+    expect(complianceOf(config, config.syncs[0]!)).toEqual({ ruleSet: { stateRules: true }, checkEvery: 30_000, margin: 120_000, rescanEvery: 3_600_000 });
     expect(complianceOf(config, config.syncs[1]!)!.ruleSet).toEqual({ stateRules: false, operator: { hours: ['09:00', '20:00'], days: ['mon', 'tue'] } });
   });
 
