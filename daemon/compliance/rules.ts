@@ -94,6 +94,12 @@ export const STATE_RULES: readonly StateRule[] = [
     clocks: ['callee', 'Etc/GMT+6'],
     areaCodes: ['228', '601', '662', '769'],
   },
+  {
+    state: 'WA', name: 'Washington',
+    source: 'Wash. Rev. Code (RCW) § 19.158.040(2) (a commercial telephone solicitor may not place calls that will be received before 8:00 a.m. or after 8:00 p.m. at the call recipient\'s local time)',
+    hours: ['08:00', '20:00'],
+    areaCodes: ['206', '253', '360', '425', '509', '564'],
+  },
 ];
 
 /** The state rows by USPS code, and by the area codes presumed to be in each state. */

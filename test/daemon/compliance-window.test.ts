@@ -32,6 +32,7 @@ describe('where a callee is', () => {
     ['+14015550123', {}, ['America/New_York'], ['RI'], 'number'],
     ['+16015550123', {}, ['America/Chicago'], ['MS'], 'number'],
     ['+15045550123', {}, ['America/Chicago'], ['LA'], 'number'],
+    ['+12065550123', {}, ['America/Los_Angeles'], ['WA'], 'number'],
     ['+442071234567', {}, ['Europe/Guernsey', 'Europe/Isle_of_Man', 'Europe/Jersey', 'Europe/London'], [], 'number'],
     ['+12125550123', { timeZone: 'America/Los_Angeles' }, ['America/Los_Angeles'], [], 'field'],
     ['+12125550123', { timeZone: 'america_slash_los_angeles' }, ['America/Los_Angeles'], [], 'field'], // HubSpot hs_timezone
@@ -169,6 +170,10 @@ describe('may a call start now', () => {
     // Louisiana: 08:00–20:00 Monday to Saturday; Sunday 5 July 2026 shut.
     ['+15045550123', '2026-07-04T13:00Z', true, '2026-07-06T13:00Z', '2026-07-05T01:00Z'],
     ['+15045550123', '2026-07-05T15:00Z', false, '2026-07-06T13:00Z', '2026-07-07T01:00Z'],
+    // Washington: 08:00–20:00 at the callee's local time (Seattle PDT: 15:00Z–03:00Z), Sundays too.
+    ['+12065550123', '2026-07-02T02:59Z', true, '2026-07-02T15:00Z', '2026-07-02T03:00Z'],
+    ['+12065550123', '2026-07-02T03:00Z', false, '2026-07-02T15:00Z', '2026-07-03T03:00Z'],
+    ['+12065550123', '2026-07-05T15:00Z', true, '2026-07-06T15:00Z', '2026-07-06T03:00Z'],
     // Toronto; London (08:00 GMT, 08:00 BST = 07:00Z).
     ['+14165550123', '2026-01-14T13:00Z', true, '2026-01-15T13:00Z', '2026-01-15T02:00Z'],
     ['+442071234567', '2026-07-01T07:00Z', true, '2026-07-02T07:00Z', '2026-07-01T20:00Z'],
