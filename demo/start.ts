@@ -16,6 +16,8 @@ const SYNC_ID = 'demo';
 const HUBSPOT_API_VERSION = '2026-09';
 const DAEMON = 'sync daemon';
 const RECEIVER = 'trace receiver';
+/** The fields the daemon's mapping reads phone numbers from: the progress view reads a changed contact's from them too. */
+const PHONE_FIELDS = { hubspot: ['phone'], salesforce: ['Phone', 'MobilePhone', 'Secondary_Phone__c'] } as const;
 
 // The rules in the demo (README: What the demo shows). The contacts' phones spread over the zones: every US zone
 // (Eastern, Central, Mountain, Arizona, Pacific, Alaska, Hawaii), Indiana's split 219, Florida (its 8 p.m. close and
@@ -209,7 +211,7 @@ function sourceYaml(crm: CrmSetup): string {
       selection: { campaignId: ${crm.campaignId} }
       taskExternalIdField: Dialer_Call_Id__c
     mapping:
-      phone: [Phone, MobilePhone, Secondary_Phone__c]
+      phone: [${PHONE_FIELDS.salesforce.join(', ')}]
       variables: { firstName: FirstName, lastName: LastName }
       defaultCountry: US`;
   }
@@ -219,7 +221,7 @@ function sourceYaml(crm: CrmSetup): string {
       accessToken: \${HUBSPOT_TOKEN}
       clientSecret: \${HUBSPOT_CLIENT_SECRET}
     mapping:
-      phone: phone
+      phone: [${PHONE_FIELDS.hubspot.join(', ')}]
       variables: { firstName: firstname, company: company }
       doNotCall: ${DO_NOT_CALL_PROPERTY}
       defaultCountry: US`;
@@ -452,9 +454,10 @@ try {
   ].join('\n'));
 
   const sources: ProgressSources = {
-    crm: sf ? { kind: 'salesforce', url: crmUrl, token: sf.token, campaignId: sf.campaignId } : { kind: 'hubspot', url: crmUrl, token: hubspotToken, apiVersion: HUBSPOT_API_VERSION },
+    crm: sf ? { kind: 'salesforce', url: crmUrl, token: sf.token, campaignId: sf.campaignId, phones: PHONE_FIELDS.salesforce }
+      : { kind: 'hubspot', url: crmUrl, token: hubspotToken, apiVersion: HUBSPOT_API_VERSION, phones: PHONE_FIELDS.hubspot },
     serverUrl, accountId: dialer.accountId, campaignId: dialer.campaignId,
-    viewToken: dialer.viewToken, daemonUrl, adminToken, syncId: SYNC_ID, consoleToken,
+    viewToken: dialer.viewToken, daemonUrl, adminToken, syncId: SYNC_ID, consoleToken, changesSince: started,
   };
   view = tty ? new TerminalView(process.stdout) : null;
   let counts: Counts | null = null;
