@@ -4,10 +4,10 @@
 export const STATUSES = ['NotContacted', 'Contacting', 'RetryPending', 'Success', 'Failure'] as const;
 type Status = (typeof STATUSES)[number];
 
-/** The CRM stand-in the demo reads counts from. */
+/** The CRM stand-in the demo reads counts from; `phones`: the fields the daemon's mapping reads phone numbers from. */
 export type CrmSource =
-  | { kind: 'hubspot'; url: string; token: string; apiVersion: string }
-  | { kind: 'salesforce'; url: string; token: () => Promise<string>; campaignId: string };
+  | { kind: 'hubspot'; url: string; token: string; apiVersion: string; phones: readonly string[] }
+  | { kind: 'salesforce'; url: string; token: () => Promise<string>; campaignId: string; phones: readonly string[] };
 
 export interface ProgressSources {
   crm: CrmSource;
@@ -21,6 +21,8 @@ export interface ProgressSources {
   syncId: string;
   /** The dialer's clock (the server's GET /console/clock, with the console token): the windows run by it. */
   consoleToken: string;
+  /** When the demo started (ms): a contact the CRM modified since is a change someone made, not one of the seeded ones. */
+  changesSince: number;
 }
 
 /** One reading; a count that could not be read this time is null (the view keeps showing the last one it had). */
@@ -39,6 +41,24 @@ export interface Counts {
     /** What the calling window holds back (null: no compliance rules). */
     rules: Held | null;
   } | null;
+  /** What became of the contact changed last in the CRM (null: none changed yet, or not read this time). */
+  lastChange: LastChange | null;
+}
+
+/** The most recently changed contact and what the daemon did with its new number. */
+export interface LastChange {
+  contactId: string;
+  /** The number followed (E.164): the first of the contact's the campaign does not have yet, else its first; null: none. */
+  phone: string | null;
+  outcome:
+    | { is: 'added'; campaignId: string }
+    | { is: 'do-not-call' }
+    /** `opensAt`: dialer time. */
+    | { is: 'window'; opensAt: string | null }
+    | { is: 'refused'; reason: string }
+    /** Anything else: the daemon's word for the number (unknown: it has not read the change yet). */
+    | { is: 'pending'; state: string }
+    | { is: 'no-number' };
 }
 
 /** What the calling-window rules hold back now, as the daemon's /ops API says. */
@@ -56,23 +76,51 @@ export interface Held {
 
 const TIMEOUT_MS = 3000;
 
-async function crmTotal(crm: CrmSource, object: 'contacts' | 'calls'): Promise<number> {
-  if (crm.kind === 'salesforce') {
-    // A query's totalSize: the campaign's members, or the Tasks the daemon wrote.
-    const soql = object === 'contacts' ? `SELECT Id FROM CampaignMember WHERE CampaignId = '${crm.campaignId}'` : 'SELECT Id FROM Task';
-    const res = await fetch(`${crm.url}/services/data/v62.0/query?q=${encodeURIComponent(soql)}`, {
-      headers: { authorization: `Bearer ${await crm.token()}`, 'sforce-query-options': 'batchSize=200' }, signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
-    if (res.status !== 200) throw new Error(`Salesforce ${object} query: ${res.status}`);
-    return ((await res.json()) as { totalSize: number }).totalSize;
-  }
-  // An empty search with limit 1 answers the total; one a refresh stays well inside the stand-in's search limit.
+/** A contact the CRM modified, with the values of its phone fields. */
+interface Modified { id: string; modifiedAt: number; phones: string[] }
+
+const phonesOf = (fields: Record<string, unknown>, names: readonly string[]) =>
+  names.map((f) => fields[f]).filter((v): v is string => typeof v === 'string' && v.trim() !== '');
+
+async function hubspotSearch(crm: Extract<CrmSource, { kind: 'hubspot' }>, object: 'contacts' | 'calls', body: Record<string, unknown>) {
   const res = await fetch(`${crm.url}/crm/objects/${crm.apiVersion}/${object}/search`, {
     method: 'POST', headers: { authorization: `Bearer ${crm.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ limit: 1 }), signal: AbortSignal.timeout(TIMEOUT_MS),
+    body: JSON.stringify({ limit: 1, ...body }), signal: AbortSignal.timeout(TIMEOUT_MS),
   });
   if (res.status !== 200) throw new Error(`HubSpot ${object} search: ${res.status}`);
-  return ((await res.json()) as { total: number }).total;
+  return (await res.json()) as { total: number; results: { id: string; updatedAt: string; properties: Record<string, string | null> }[] };
+}
+
+async function salesforceQuery(crm: Extract<CrmSource, { kind: 'salesforce' }>, soql: string, what: string) {
+  const res = await fetch(`${crm.url}/services/data/v62.0/query?q=${encodeURIComponent(soql)}`, {
+    headers: { authorization: `Bearer ${await crm.token()}`, 'sforce-query-options': 'batchSize=200' }, signal: AbortSignal.timeout(TIMEOUT_MS),
+  });
+  if (res.status !== 200) throw new Error(`Salesforce ${what} query: ${res.status}`);
+  return (await res.json()) as { totalSize: number; records: Record<string, unknown>[] };
+}
+
+/** The selection's size and the contact in it modified last. */
+async function crmContacts(crm: CrmSource): Promise<{ total: number; newest: Modified | null }> {
+  if (crm.kind === 'salesforce') {
+    const total = (await salesforceQuery(crm, `SELECT Id FROM CampaignMember WHERE CampaignId = '${crm.campaignId}'`, 'contacts')).totalSize;
+    // A member is a Contact or a Lead, and one query orders by only one of them.
+    const newest = await Promise.all((['Contact', 'Lead'] as const).map(async (rel) => {
+      const fields = ['Id', 'SystemModstamp', ...crm.phones].map((f) => `${rel}.${f}`).join(', ');
+      const { records } = await salesforceQuery(crm, `SELECT ${fields} FROM CampaignMember WHERE CampaignId = '${crm.campaignId}' ORDER BY ${rel}.SystemModstamp DESC LIMIT 1`, rel);
+      const person = records[0]?.[rel] as Record<string, unknown> | null | undefined;
+      return person ? { id: String(person.Id), modifiedAt: Date.parse(String(person.SystemModstamp)), phones: phonesOf(person, crm.phones) } : null;
+    }));
+    return { total, newest: newest.reduce<Modified | null>((a, b) => (!a || (b && b.modifiedAt > a.modifiedAt) ? b : a), null) };
+  }
+  // Sorted by modification, the one result a total takes anyway is the contact changed last: no search of its own.
+  const { total, results: [last] } = await hubspotSearch(crm, 'contacts', { sorts: [{ propertyName: 'lastmodifieddate', direction: 'DESCENDING' }], properties: crm.phones });
+  return { total, newest: last ? { id: last.id, modifiedAt: Date.parse(last.updatedAt), phones: phonesOf(last.properties, crm.phones) } : null };
+}
+
+async function crmCalls(crm: CrmSource): Promise<number> {
+  // A query's totalSize, or an empty search's total: the calls the daemon wrote.
+  if (crm.kind === 'salesforce') return (await salesforceQuery(crm, 'SELECT Id FROM Task', 'calls')).totalSize;
+  return (await hubspotSearch(crm, 'calls', {})).total;
 }
 
 async function dialerTotal(s: ProgressSources, path: string, filter?: Record<string, unknown>): Promise<number> {
@@ -95,10 +143,12 @@ interface OpsSync {
   window: { state: 'Active' | 'Paused' | null; nextEdgeAt: string | null; heldByWindow: number; heldByCap: number; nextCapReleaseAt: string | null } | null;
 }
 
+const opsGet = (s: ProgressSources, path: string) => fetch(`${s.daemonUrl}/ops/api/${path}`, {
+  headers: { authorization: `Basic ${Buffer.from(`demo:${s.adminToken}`).toString('base64')}` }, signal: AbortSignal.timeout(TIMEOUT_MS),
+});
+
 async function daemonStatus(s: ProgressSources): Promise<Counts['daemon']> {
-  const res = await fetch(`${s.daemonUrl}/ops/api/syncs`, {
-    headers: { authorization: `Basic ${Buffer.from(`demo:${s.adminToken}`).toString('base64')}` }, signal: AbortSignal.timeout(TIMEOUT_MS),
-  });
+  const res = await opsGet(s, 'syncs');
   if (res.status !== 200) throw new Error(`daemon /ops/api/syncs: ${res.status}`);
   const sync = ((await res.json()) as { syncs: OpsSync[] }).syncs.find((x) => x.sync === s.syncId);
   if (!sync) return null;
@@ -112,6 +162,42 @@ async function daemonStatus(s: ProgressSources): Promise<Counts['daemon']> {
   };
 }
 
+/** What the daemon's per-number view (GET /ops/api/numbers/<phone>) says of a number, the parts the view reads. */
+export interface OpsNumber {
+  campaignId: string; phone: string; state: string;
+  /** Contacts holding it marked Do Not Call. */
+  doNotCall: number;
+  parked: { reason: string } | null;
+  window?: { open: boolean; opensAt: string | null } | null;
+}
+
+/** A number as the sync normalises it (typed as in the CRM); null: the daemon takes it for no phone number. */
+async function daemonNumber(s: ProgressSources, typed: string): Promise<OpsNumber | null> {
+  const res = await opsGet(s, `numbers/${encodeURIComponent(typed)}?sync=${encodeURIComponent(s.syncId)}`);
+  if (res.status === 400) return null;
+  if (res.status !== 200) throw new Error(`daemon /ops/api/numbers: ${res.status}`);
+  return ((await res.json()) as { syncs: OpsNumber[] }).syncs[0] ?? null;
+}
+
+/**
+ * What became of a changed contact, from the daemon's answers for its numbers: the first the campaign does not hold
+ * (the new one; the others were there before), else the first. Held back while the campaign is paused for the
+ * window, though the number's own window may be open: planning waits for the campaign's.
+ */
+export function lastChangeOf(contactId: string, numbers: OpsNumber[], rules: Held | null): LastChange {
+  const n = numbers.find((x) => x.state !== 'held') ?? numbers[0];
+  if (!n) return { contactId, phone: null, outcome: { is: 'no-number' } };
+  const outcome = ((): LastChange['outcome'] => {
+    if (n.state === 'held') return { is: 'added', campaignId: n.campaignId };
+    if (n.doNotCall > 0) return { is: 'do-not-call' };
+    if (n.parked) return { is: 'refused', reason: n.parked.reason };
+    if (n.state !== 'unknown' && rules?.state === 'Paused') return { is: 'window', opensAt: rules.nextEdgeAt };
+    if (n.state !== 'unknown' && n.window?.open === false) return { is: 'window', opensAt: n.window.opensAt };
+    return { is: 'pending', state: n.state };
+  })();
+  return { contactId, phone: n.phone, outcome };
+}
+
 async function dialerClock(s: ProgressSources): Promise<Counts['dialerClock']> {
   const res = await fetch(`${s.serverUrl}/console/clock`, { headers: { authorization: `Bearer ${s.consoleToken}` }, signal: AbortSignal.timeout(TIMEOUT_MS) });
   if (res.status !== 200) throw new Error(`dialer clock: ${res.status}`);
@@ -122,13 +208,16 @@ async function dialerClock(s: ProgressSources): Promise<Counts['dialerClock']> {
 const settle = <T>(p: Promise<T>): Promise<T | null> => p.catch(() => null);
 
 export async function readCounts(s: ProgressSources): Promise<Counts> {
-  const [crmContacts, activities, synced, calls, daemon, clockNow, ...statuses] = await Promise.all([
-    settle(crmTotal(s.crm, 'contacts')), settle(crmTotal(s.crm, 'calls')),
+  const [crm, activities, synced, calls, daemon, clockNow, ...statuses] = await Promise.all([
+    settle(crmContacts(s.crm)), settle(crmCalls(s.crm)),
     settle(dialerTotal(s, 'numbers')), settle(dialerTotal(s, 'reports/callDetails')), settle(daemonStatus(s)), settle(dialerClock(s)),
     ...STATUSES.map((status) => settle(dialerTotal(s, 'numbers', { status }))),
   ]);
+  const changed = crm?.newest && crm.newest.modifiedAt >= s.changesSince ? crm.newest : null;
+  const numbers = changed && await settle(Promise.all(changed.phones.map((p) => daemonNumber(s, p))));
   return {
-    crmContacts, activities, synced, calls, daemon, dialerClock: clockNow,
+    crmContacts: crm?.total ?? null, activities, synced, calls, daemon, dialerClock: clockNow,
+    lastChange: changed && numbers ? lastChangeOf(changed.id, numbers.filter((n) => n !== null), daemon?.rules ?? null) : null,
     byStatus: Object.fromEntries(STATUSES.map((st, i) => [st, statuses[i] ?? null])) as Record<Status, number | null>,
   };
 }
@@ -141,6 +230,7 @@ export function merge(previous: Counts | null, next: Counts): Counts {
     crmContacts: pick(next.crmContacts, previous.crmContacts), synced: pick(next.synced, previous.synced),
     calls: pick(next.calls, previous.calls), activities: pick(next.activities, previous.activities),
     daemon: pick(next.daemon, previous.daemon), dialerClock: pick(next.dialerClock, previous.dialerClock),
+    lastChange: pick(next.lastChange, previous.lastChange),
     byStatus: Object.fromEntries(STATUSES.map((st) => [st, pick(next.byStatus[st], previous.byStatus[st])])) as Record<Status, number | null>,
   };
 }
@@ -166,7 +256,20 @@ function clock(ms: number): string {
 export function plainLine(c: Counts, elapsedMs: number): string {
   return `[${clock(elapsedMs)}] crm ${n(c.crmContacts)} contacts | synced ${n(c.synced)} | ` +
     `${STATUSES.map((st) => `${st} ${n(c.byStatus[st])}`).join(' ')} | calls ${n(c.calls)} | activities ${n(c.activities)}` +
-    (c.daemon ? ` | parked ${c.daemon.parked}, mirror parked ${n(c.daemon.mirrorParked)} | ${heldPlain(c.daemon)}` : '') + (settled(c) ? ' | settled' : '');
+    (c.daemon ? ` | parked ${c.daemon.parked}, mirror parked ${n(c.daemon.mirrorParked)} | ${heldPlain(c.daemon)}` : '') +
+    (c.lastChange ? ` | last change: ${changeText(c.lastChange, (iso) => iso)}` : '') + (settled(c) ? ' | settled' : '');
+}
+
+/** `contact 1002 +12125550199 added to campaign …`; `at` writes a dialer time. */
+function changeText(l: LastChange, at: (iso: string) => string): string {
+  const o = l.outcome;
+  const what = o.is === 'added' ? `added to campaign ${o.campaignId}`
+    : o.is === 'do-not-call' ? 'held by Do Not Call'
+    : o.is === 'window' ? `held by the calling window (waiting for it to open${o.opensAt ? ` at ${at(o.opensAt)}` : ''})`
+    : o.is === 'refused' ? `refused by the dialer: ${o.reason}`
+    : o.is === 'no-number' ? 'no phone number the daemon takes'
+    : o.state === 'unknown' ? 'not read by the daemon yet' : `not added yet (daemon: ${o.state})`;
+  return `contact ${l.contactId}${l.phone ? ` ${l.phone}` : ''} ${what}`;
 }
 
 /** `held: window 270 cap 0 dnc 30, campaign Paused until 2026-12-01T18:00:00.000Z` (what the rules hold back). */
@@ -210,6 +313,7 @@ export function viewLines(c: Counts, elapsedMs: number, firstActivityMs: number 
       (c.daemon ? `   (daemon: ${c.daemon.contacts} contacts held, ${c.daemon.parked} parked${c.daemon.lastRun ? `; last run ${c.daemon.lastRun}` : ''})` : ''),
     `  Numbers by status          ${STATUSES.map((st) => `${st} ${bold(n(c.byStatus[st]))}`).join('  ')}`,
     ...(c.daemon ? [heldLine(c.daemon, c.dialerClock, bold)] : []),
+    ...(c.lastChange ? [`  Last change                ${changeText(c.lastChange, (iso) => `${when(iso)}${realIn(iso, c.dialerClock)}`)}`] : []),
     `  Calls made                 ${bold(n(c.calls))}`,
     `  Activities in the CRM      ${bold(n(c.activities))}` +
       (backlog !== null ? `   (${backlog} call${backlog === 1 ? '' : 's'} not mirrored yet${c.daemon?.mirrorParked ? `, ${c.daemon.mirrorParked} parked` : ''})` : ''),

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
+import { DO_NOT_CALL_PROPERTY } from '../crm-stand-ins/hubspot.ts';
 import { setUpDialer, TIME_ZONE, type DialerSetup } from './dialer-setup.ts';
 import { describeExit, freePort, portFree, startChild, type Child } from './processes.ts';
 import { merge, plainLine, readCounts, settled, TerminalView, viewLines, type Counts, type ProgressSources } from './progress.ts';
@@ -15,6 +16,8 @@ const SYNC_ID = 'demo';
 const HUBSPOT_API_VERSION = '2026-09';
 const DAEMON = 'sync daemon';
 const RECEIVER = 'trace receiver';
+/** The fields the daemon's mapping reads phone numbers from: the progress view reads a changed contact's from them too. */
+const PHONE_FIELDS = { hubspot: ['phone'], salesforce: ['Phone', 'MobilePhone', 'Secondary_Phone__c'] } as const;
 
 // The rules in the demo (README: What the demo shows). The contacts' phones spread over the zones: every US zone
 // (Eastern, Central, Mountain, Arizona, Pacific, Alaska, Hawaii), Indiana's split 219, Florida (its 8 p.m. close and
@@ -135,21 +138,26 @@ async function deletePrefix(prefix: string): Promise<number> {
   return deleted;
 }
 
-/** The id of the CRM's first contact (for the "Try" line that edits one). */
-async function firstContactId(hubspotUrl: string, token: string): Promise<string> {
+/**
+ * The first contact not marked Do Not Call (the stand-in seeds every contact with its do_not_call "true" or "false"),
+ * for the "Try" line: a new phone of a marked contact is rightly held out, and the demo would seem not to work.
+ */
+async function callableContactId(hubspotUrl: string, token: string): Promise<string | null> {
   const res = await fetch(`${hubspotUrl}/crm/objects/${HUBSPOT_API_VERSION}/contacts/search`, {
     method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ limit: 1, sorts: [{ propertyName: 'hs_object_id', direction: 'ASCENDING' }] }), signal: AbortSignal.timeout(10_000),
+    body: JSON.stringify({
+      limit: 1, sorts: [{ propertyName: 'hs_object_id', direction: 'ASCENDING' }],
+      filterGroups: [{ filters: [{ propertyName: DO_NOT_CALL_PROPERTY, operator: 'EQ', value: 'false' }] }],
+    }), signal: AbortSignal.timeout(10_000),
   });
   if (res.status !== 200) throw new Error(`the HubSpot stand-in's contact search answered ${res.status}: ${await res.text()}`);
-  const first = ((await res.json()) as { results: { id: string }[] }).results[0];
-  if (!first) throw new Error('the HubSpot stand-in holds no contacts');
-  return first.id;
+  return ((await res.json()) as { results: { id: string }[] }).results[0]?.id ?? null;
 }
 
 /**
  * What the demo needs of the Salesforce stand-in, asked as any client would: a session (client credentials), the org
- * id from its identity URL, the first Campaign (the selection) and the first Contact (for the "Try" line).
+ * id from its identity URL, the first Campaign (the selection) and its first Contact not marked Do Not Call (for the
+ * "Try" line).
  */
 async function salesforceSetup(url: string, clientSecret: string) {
   const clientId = '3MVG9StandIn.ConsumerKey';
@@ -158,19 +166,19 @@ async function salesforceSetup(url: string, clientSecret: string) {
   });
   if (res.status !== 200) throw new Error(`the Salesforce stand-in's token endpoint answered ${res.status}: ${await res.text()}`);
   const session = (await res.json()) as { access_token: string; id: string };
-  const query = async (soql: string, field = 'Id'): Promise<string> => {
+  const firstOf = async (soql: string, field = 'Id'): Promise<string | null> => {
     const answer = await fetch(`${url}/services/data/v62.0/query?q=${encodeURIComponent(soql)}`, { headers: { authorization: `Bearer ${session.access_token}` }, signal: AbortSignal.timeout(10_000) });
-    const first = answer.status === 200 ? ((await answer.json()) as { records: Record<string, string>[] }).records[0]?.[field] : undefined;
-    if (!first) throw new Error(`the Salesforce stand-in found nothing for ${soql} (${answer.status})`);
-    return first;
+    if (answer.status !== 200) throw new Error(`the Salesforce stand-in answered ${answer.status} to ${soql}: ${await answer.text()}`);
+    return ((await answer.json()) as { records: Record<string, string>[] }).records[0]?.[field] ?? null;
   };
   const orgId = /\/id\/(00D\w+)\//.exec(session.id)?.[1];
   if (!orgId) throw new Error(`the Salesforce stand-in's identity URL names no org: ${session.id}`);
-  const campaignId = await query('SELECT Id FROM Campaign ORDER BY Id LIMIT 1');
+  const campaignId = await firstOf('SELECT Id FROM Campaign ORDER BY Id LIMIT 1');
+  if (!campaignId) throw new Error('the Salesforce stand-in holds no Campaign');
   return {
     clientId, orgId, campaignId,
     // A Contact in the Campaign, not Do Not Call: its new phone is one the campaign takes.
-    firstContact: await query(`SELECT ContactId FROM CampaignMember WHERE CampaignId = '${campaignId}' AND Contact.DoNotCall = false ORDER BY Id LIMIT 1`, 'ContactId'),
+    tryContact: await firstOf(`SELECT ContactId FROM CampaignMember WHERE CampaignId = '${campaignId}' AND Contact.DoNotCall = false ORDER BY Id LIMIT 1`, 'ContactId'),
     /** The progress view's session (its queries every refresh keep it from idling out). */
     token: async () => session.access_token,
   };
@@ -203,7 +211,7 @@ function sourceYaml(crm: CrmSetup): string {
       selection: { campaignId: ${crm.campaignId} }
       taskExternalIdField: Dialer_Call_Id__c
     mapping:
-      phone: [Phone, MobilePhone, Secondary_Phone__c]
+      phone: [${PHONE_FIELDS.salesforce.join(', ')}]
       variables: { firstName: FirstName, lastName: LastName }
       defaultCountry: US`;
   }
@@ -213,9 +221,9 @@ function sourceYaml(crm: CrmSetup): string {
       accessToken: \${HUBSPOT_TOKEN}
       clientSecret: \${HUBSPOT_CLIENT_SECRET}
     mapping:
-      phone: phone
+      phone: [${PHONE_FIELDS.hubspot.join(', ')}]
       variables: { firstName: firstname, company: company }
-      doNotCall: do_not_call
+      doNotCall: ${DO_NOT_CALL_PROPERTY}
       defaultCountry: US`;
 }
 
@@ -389,7 +397,7 @@ try {
   const crmUrl = (await crmChild.waitFor(crmKind === 'salesforce' ? /stand-in at (http:\/\/\S+)/ : /listening on (http:\/\/\S+)/, 30_000))[1]!;
   const sf = crmKind === 'salesforce' ? await salesforceSetup(crmUrl, sfClientSecret) : null;
   const crm: CrmSetup = sf ? { kind: 'salesforce', url: crmUrl, clientId: sf.clientId, orgId: sf.orgId, campaignId: sf.campaignId } : { kind: 'hubspot', url: crmUrl };
-  const firstContact = sf ? sf.firstContact : await firstContactId(crmUrl, hubspotToken);
+  const tryContact = sf ? sf.tryContact : await callableContactId(crmUrl, hubspotToken);
   const campaignName = sf ? 'Salesforce Campaign members' : 'HubSpot leads';
   const dialer = await setUpDialer({ baseUrl: serverUrl, consoleToken, eventsUrl: `${daemonUrl}/webhooks/${SYNC_ID}/events`, agents, campaignName });
   const configFile = join(dir, 'sync.yaml');
@@ -435,9 +443,10 @@ try {
     bold('Try'),
     `  curl -s -H 'Authorization: Bearer ${dialer.adminToken}' '${api}/campaigns/${dialer.campaignId}/reports/callDetails?range=%5B0,4%5D&sort=%5B%22endedAtLocal%22,%22DESC%22%5D'`,
     `  curl -s -u demo:${adminToken} ${ops}/api/syncs`,
-    `  change a contact's phone in the CRM; its ${sf ? 'Outbound Message' : 'webhook'} makes the daemon add the new number at once:`,
-    sf ? `  curl -s -X PATCH -H "Authorization: Bearer $(curl -s -d grant_type=client_credentials -d client_id=${sf.clientId} -d client_secret=${sfClientSecret} ${crmUrl}/services/oauth2/token | sed 's/.*"access_token":"\\([^"]*\\)".*/\\1/')" -H 'Content-Type: application/json' ${crmUrl}/services/data/v62.0/sobjects/Contact/${firstContact} -d '{"Phone":"+1 212 555 0199"}'`
-      : `  curl -s -X PATCH -H 'Authorization: Bearer ${hubspotToken}' -H 'Content-Type: application/json' ${crmUrl}/crm/objects/${HUBSPOT_API_VERSION}/contacts/${firstContact} -d '{"properties":{"phone":"+1 212 555 0199"}}'`,
+    ...(tryContact === null ? [`  (every ${sf ? 'Contact of the Campaign' : 'contact'} is marked Do Not Call: a changed phone would be held out; more --contacts give some that are not)`] : [
+      `  change a contact's phone in the CRM; its ${sf ? 'Outbound Message' : 'webhook'} makes the daemon add the new number at once:`,
+      sf ? `  curl -s -X PATCH -H "Authorization: Bearer $(curl -s -d grant_type=client_credentials -d client_id=${sf.clientId} -d client_secret=${sfClientSecret} ${crmUrl}/services/oauth2/token | sed 's/.*"access_token":"\\([^"]*\\)".*/\\1/')" -H 'Content-Type: application/json' ${crmUrl}/services/data/v62.0/sobjects/Contact/${tryContact} -d '{"Phone":"+1 212 555 0199"}'`
+        : `  curl -s -X PATCH -H 'Authorization: Bearer ${hubspotToken}' -H 'Content-Type: application/json' ${crmUrl}/crm/objects/${HUBSPOT_API_VERSION}/contacts/${tryContact} -d '{"properties":{"phone":"+1 212 555 0199"}}'`]),
     `  set -a; . ${envFile}; set +a; ./dev daemon status --config ${configFile}`,
     ...(traces ? [`  the path of that number, from the webhook to the call and back: ./dev daemon trace +12125550199${
       traces.file === join(ROOT, 'traces.jsonl') ? '' : ` --file ${traces.file}`}`] : []),
@@ -445,9 +454,10 @@ try {
   ].join('\n'));
 
   const sources: ProgressSources = {
-    crm: sf ? { kind: 'salesforce', url: crmUrl, token: sf.token, campaignId: sf.campaignId } : { kind: 'hubspot', url: crmUrl, token: hubspotToken, apiVersion: HUBSPOT_API_VERSION },
+    crm: sf ? { kind: 'salesforce', url: crmUrl, token: sf.token, campaignId: sf.campaignId, phones: PHONE_FIELDS.salesforce }
+      : { kind: 'hubspot', url: crmUrl, token: hubspotToken, apiVersion: HUBSPOT_API_VERSION, phones: PHONE_FIELDS.hubspot },
     serverUrl, accountId: dialer.accountId, campaignId: dialer.campaignId,
-    viewToken: dialer.viewToken, daemonUrl, adminToken, syncId: SYNC_ID, consoleToken,
+    viewToken: dialer.viewToken, daemonUrl, adminToken, syncId: SYNC_ID, consoleToken, changesSince: started,
   };
   view = tty ? new TerminalView(process.stdout) : null;
   let counts: Counts | null = null;

@@ -1,6 +1,7 @@
 // `./dev start --crm salesforce` end to end: demo/start.ts in its own process starts the server, the Salesforce
 // stand-in and the daemon; the Campaign's members are synced and called, every call comes back as a Task, a changed
-// phone reaches the campaign through an Outbound Message, and a Ctrl-C (SIGINT) stops everything.
+// phone reaches the campaign through an Outbound Message (and the progress view says so), and a Ctrl-C (SIGINT) stops
+// everything.
 import { expect, it } from 'vitest';
 import { waitFor } from './support/daemon.ts';
 import { field, startDemo } from './support/demo.ts';
@@ -44,6 +45,13 @@ it('feeds the campaign from a Salesforce Campaign, writes every call back as a T
     const res = await fetch(`${serverUrl}/v1/accounts/${accountId}/campaigns/${campaignId}/numbers?filter=${encodeURIComponent('{"number":"+12125550199"}')}`, { headers: { authorization: `Bearer ${adminToken}` } });
     return res.status === 200 && ((await res.json()) as unknown[]).length === 1;
   }, 'the changed phone in the campaign', 20_000);
+  // The progress view follows the Contact changed last and says where its new number went.
+  const said = await waitFor(() => {
+    if (demo.gone()) return { line: null };
+    const line = demo.lastProgress();
+    return line?.includes(`| last change: contact ${contact} +12125550199 added to campaign ${campaignId}`) ? { line } : null;
+  }, 'the progress view to say the changed phone was added', 10_000);
+  expect(said.line, `the demo exited early:\n${demo.output()}`).not.toBeNull();
 
   demo.proc.kill('SIGINT');
   expect(await demo.exited, demo.output()).toEqual({ code: 0, signal: null });

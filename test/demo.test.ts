@@ -1,7 +1,8 @@
 // `./dev start` end to end: demo/start.ts in its own process starts the server, the HubSpot stand-in and the daemon,
 // the contacts (spread over the US zones, Puerto Rico and Canada, some Do Not Call) wait for their calling window, are
-// synced when it opens, called and mirrored back, the progress view says what the rules held back, and a Ctrl-C
-// (SIGINT) stops every process and removes what it made.
+// synced when it opens, called and mirrored back, the progress view says what the rules held back, the phone change it
+// prints is held by the window and then added (and the view says so), and a Ctrl-C (SIGINT) stops every process and
+// removes what it made.
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { Redis } from 'ioredis';
@@ -43,7 +44,7 @@ const ZONES = {
   alaska: [907], hawaii: [808], puertoRico: [787], canada: [416, 604, 902],
 };
 
-it('syncs the stand-in\'s contacts when their window opens, holds Do Not Call ones out, calls and mirrors, shows what the rules hold back, and stops on SIGINT', async () => {
+it('syncs the stand-in\'s contacts when their window opens, holds Do Not Call ones out, calls and mirrors, shows what the rules hold back and what became of the printed change, and stops on SIGINT', async () => {
   const demo = startDemo(['--contacts', String(CONTACTS), '--speed', '600', '--port-base', '0', '--interval', '0.5']);
   const { proc, exited } = demo;
 
@@ -61,6 +62,40 @@ it('syncs the stand-in\'s contacts when their window opens, holds Do Not Call on
   expect(field(before.line!, 'cap')).toBe(0);
   const dnc = field(before.line!, 'dnc');
 
+  // The "Try" line's change, made while the window is closed: a contact the CRM does not mark Do Not Call gets a new
+  // phone, which the view follows.
+  const printed = demo.output();
+  const hubspotToken = /access token (\S+)/.exec(printed)?.[1];
+  const [, hubspotUrl, tryContact, tryBody] = /-X PATCH .* (http:\/\/\S+)\/crm\/objects\/2026-09\/contacts\/(\d+) -d '([^']+)'/.exec(printed) ?? [];
+  const serverUrl = /Reference server\s+(http:\/\/\S+)/.exec(printed)?.[1];
+  const adminApiToken = /Campaign Admin API token (\S+)/.exec(printed)?.[1];
+  const [, accountId, campaignId] = /\/v1\/accounts\/([^/]+)\/campaigns\/([^/]+)\/reports/.exec(printed) ?? [];
+  for (const v of [hubspotToken, hubspotUrl, tryContact, tryBody, serverUrl, adminApiToken, accountId, campaignId]) expect(v, printed).toBeTruthy();
+  const dialerHas = (phone: string) => fetch(`${serverUrl}/v1/accounts/${accountId}/campaigns/${campaignId}/numbers?filter=${encodeURIComponent(JSON.stringify({ number: phone }))}`, {
+    headers: { authorization: `Bearer ${adminApiToken}` },
+  }).then(async (r) => ((await r.json()) as unknown[]).length === 1);
+  const hubspot = (path: string, init: RequestInit = {}) => fetch(`${hubspotUrl}/crm/objects/2026-09/${path}`, {
+    ...init, headers: { authorization: `Bearer ${hubspotToken}`, 'content-type': 'application/json' },
+  });
+  const tried = await hubspot(`contacts/${tryContact}?properties=do_not_call`).then((r) => r.json() as Promise<{ properties: { do_not_call: string } }>);
+  expect(tried.properties.do_not_call).toBe('false');
+  expect((await hubspot(`contacts/${tryContact}`, { method: 'PATCH', body: tryBody! })).status).toBe(200);
+  const newPhone = '+12125550199';
+  expect(JSON.parse(tryBody!)).toEqual({ properties: { phone: '+1 212 555 0199' } });
+  const changeLine = (outcome: RegExp) => waitFor(() => {
+    if (demo.gone()) return { line: null };
+    const line = demo.lastProgress();
+    return line && outcome.test(line) ? { line } : null;
+  }, `the demo to say what became of the change (${outcome.source})`, 30_000);
+  const read = await changeLine(new RegExp(`\\| last change: contact ${tryContact} \\${newPhone} (held by the calling window|added to campaign)`));
+  expect(read.line, `the demo exited early:\n${demo.output()}`).not.toBeNull();
+  // The window opens 15 real seconds after the start: a change read before that waits for it, with the campaign.
+  if (read.line!.includes('held by the calling window')) {
+    expect(read.line).toContain(`held by the calling window (waiting for it to open at 2026-12-01T18:00:00.000Z)`);
+    expect(read.line).toContain('campaign Paused until 2026-12-01T18:00:00.000Z');
+    expect(await dialerHas(newPhone)).toBe(false);
+  }
+
   // The window opens: every number not Do Not Call is synced, called and mirrored, and none waits any more.
   const progress = await waitFor(() => {
     if (demo.gone()) return { line: null };
@@ -74,9 +109,13 @@ it('syncs the stand-in\'s contacts when their window opens, holds Do Not Call on
   expect(field(progress.line!, 'dnc')).toBe(dnc);
   expect(progress.line).toMatch(/campaign Active until 2026-12-01T2\d:\d\d:00\.000Z/);
 
+  // Open, the campaign takes the changed contact's new number, and the view says so.
+  const added = await changeLine(new RegExp(`\\| last change: contact ${tryContact} \\${newPhone} added to campaign ${campaignId}( |$)`));
+  expect(added.line, `the demo exited early:\n${demo.output()}`).not.toBeNull();
+  expect(await dialerHas(newPhone)).toBe(true);
+
   // What it printed: the three servers, the Redis prefix and the run's folder.
-  const serverUrl = /Reference server\s+(http:\/\/\S+)/.exec(out)?.[1];
-  const hubspotUrl = /HubSpot stand-in\s+(http:\/\/\S+)/.exec(out)?.[1];
+  expect(/HubSpot stand-in\s+(http:\/\/\S+)/.exec(out)?.[1]).toBe(hubspotUrl);
   const daemonUrl = /Sync daemon\s+(http:\/\/\S+)\/ops/.exec(out)?.[1];
   const prefix = /keys (demo-[\w-]+):\*/.exec(out)?.[1];
   const configFile = /Daemon config\s+(\S+)/.exec(out)?.[1];
@@ -100,8 +139,6 @@ it('syncs the stand-in\'s contacts when their window opens, holds Do Not Call on
   expect(sync!.window.callsInside).toBeGreaterThan(0);
 
   // The contacts span the zones: the campaign's numbers have every area code, and the daemon placed them by it.
-  const adminApiToken = /Campaign Admin API token (\S+)/.exec(out)?.[1];
-  const [, accountId, campaignId] = /\/v1\/accounts\/([^/]+)\/campaigns\/([^/]+)\/reports/.exec(out) ?? [];
   const numbers = await fetch(`${serverUrl}/v1/accounts/${accountId}/campaigns/${campaignId}/numbers?range=%5B0,99%5D`, { headers: { authorization: `Bearer ${adminApiToken}` } })
     .then((r) => r.json() as Promise<{ number: string }[]>);
   const areaCodes = new Set(numbers.map((n) => Number(n.number.slice(2, 5))));
@@ -117,10 +154,8 @@ it('syncs the stand-in\'s contacts when their window opens, holds Do Not Call on
   expect(await evidence(305)).toMatch(/FL/);
 
   // The Do Not Call count is the contacts the CRM marks, and none of their numbers is in the campaign.
-  const hubspotToken = /access token (\S+)/.exec(out)?.[1];
-  const marked = await fetch(`${hubspotUrl}/crm/objects/2026-09/contacts/search`, {
-    method: 'POST', headers: { authorization: `Bearer ${hubspotToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ limit: 100, properties: ['phone'], filterGroups: [{ filters: [{ propertyName: 'do_not_call', operator: 'EQ', value: 'true' }] }] }),
+  const marked = await hubspot('contacts/search', {
+    method: 'POST', body: JSON.stringify({ limit: 100, properties: ['phone'], filterGroups: [{ filters: [{ propertyName: 'do_not_call', operator: 'EQ', value: 'true' }] }] }),
   }).then((r) => r.json() as Promise<{ total: number; results: { properties: { phone: string } }[] }>);
   expect(marked.total).toBe(dnc);
   const e164 = (typed: string) => `+${typed.replace(/\D/g, '').replace(/^(?=\d{10}$)/, '1')}`;
