@@ -1,16 +1,20 @@
 // The compliance scenario of `./dev bench daemon` (issue 27 §6): contacts across the US zones (and Puerto Rico,
 // Toronto, London), one sync and campaign per window group, dialed over simulated days on the reference server's
-// manual clock, once with calling-window rules and once without. Prints calls outside their callee's window, calls
-// over a cap, the dialing done inside the windows against the run without rules, and the share of numbers first
-// called within their first two windows. With rules, Florida's sync has a mirror, run at every step: it keeps its
-// numbers' call starts for the cap and takes out those at their cap with a retry pending (`--compliance-attempts`
-// above 3: the dialer's maxAttempts).
+// manual clock, with calling-window rules (placing each callee by all its evidence, then by the best alone) and
+// without. A share of New York's contacts (`--compliance-disagree`) carry a California address: each contact goes to
+// the campaign of its window group as its run places it (with `best` those go to Los Angeles', with `all` to one of
+// their own, New York's and Los Angeles' windows at once). Prints calls outside any evidence's window, calls over a
+// cap, the dialing done inside the windows against the run without rules, the open hours each placement leaves, and
+// the share of numbers first called within their first two windows. With rules, Florida's sync has a mirror, run at
+// every step: it keeps its numbers' call starts for the cap and takes out those at their cap with a retry pending
+// (`--compliance-attempts` above 3: the dialer's maxAttempts).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { overCap } from '../daemon/compliance/cap.ts';
-import { locate } from '../daemon/compliance/locate.ts';
+import { windowGroup } from '../daemon/compliance/groups.ts';
+import { locate, type Evidence, type Location, type LocationFields } from '../daemon/compliance/locate.ts';
 import { callingWindow, capFor, DEFAULT_RULE_SET, rulesFor } from '../daemon/compliance/window.ts';
 import { Daemon } from '../daemon/app.ts';
 import { parseConfig } from '../daemon/config.ts';
@@ -40,40 +44,83 @@ const GROUPS: { name: string; prefix: string; weight: number }[] = [
 
 interface Call { number: string; attempt: number; startedAtLocal: string }
 
+/** A contact: its number, the state of its address (if any) and the group its number belongs to. */
+interface Contact { id: string; number: string; state?: string; group: string }
+
 export interface ComplianceOptions {
   contacts: number; days: number; stepSeconds: number; numbersPerAgent: number;
   /** The dialer's maxAttempts per number record (the reference server's default is 3, Florida's cap). */
   attempts: number;
+  /** Percent of New York's contacts whose address is in California. */
+  disagree: number;
 }
 
 /** The group's i-th number: valid, distinct. */
 const numberOf = (prefix: string, i: number) => `+${prefix}${String(prefix.startsWith('44') ? 100_000 + i : 2_000_000 + i)}`;
 
-async function runOnce(rules: boolean, o: ComplianceOptions, dir: string): Promise<{ calls: Call[]; numbers: Map<string, string[]>; seconds: number; takenOut: number }> {
+const fieldsOf = (c: Contact): LocationFields => (c.state ? { region: c.state } : {});
+const where = (c: Contact, evidence: Evidence): Location => locate(c.number, fieldsOf(c), evidence);
+
+function contactsOf(o: ComplianceOptions): Contact[] {
+  const total = GROUPS.reduce((s, g) => s + g.weight, 0);
+  return GROUPS.flatMap((g) => {
+    const n = Math.max(1, Math.round((o.contacts * g.weight) / total));
+    // Spread evenly over the list: every (100 / disagree)-th New York contact lives in California.
+    const moved = (i: number) => g.name === 'new-york' && Math.floor(((i + 1) * o.disagree) / 100) > Math.floor((i * o.disagree) / 100);
+    return Array.from({ length: n }, (_, i): Contact => ({ id: `${g.name}-${i}`, number: numberOf(g.prefix, i), group: g.name, ...(moved(i) ? { state: 'CA' } : {}) }));
+  });
+}
+
+/**
+ * Each contact's campaign: its window group's, as a routed sync places it (a group no number of the list has alone,
+ * such as New York's and Los Angeles' zones together, gets a campaign of its own, named after the number's group and the address's state).
+ */
+function campaignsOf(contacts: readonly Contact[], evidence: Evidence): Map<string, Contact[]> {
+  const home = new Map(GROUPS.map((g) => [windowGroup(locate(numberOf(g.prefix, 0)), DEFAULT_RULE_SET)!.key, g.name]));
+  const out = new Map<string, Contact[]>();
+  for (const c of contacts) {
+    const key = windowGroup(where(c, evidence), DEFAULT_RULE_SET)!.key;
+    const name = home.get(key) ?? `${c.group}.${c.state ?? 'elsewhere'}`;
+    const list = out.get(name) ?? [];
+    if (!list.length) out.set(name, list);
+    list.push(c);
+  }
+  return out;
+}
+
+/** Hours a callee's window is open from `from` to `to` (ms). */
+function openHours(l: Location, from: number, to: number): number {
+  let open = 0;
+  for (let t: number | null = from; t !== null && t < to;) {
+    const w = callingWindow(l, DEFAULT_RULE_SET, t);
+    if (w.open) open += Math.min(w.closesAt!, to) - t;
+    t = w.open ? w.closesAt : w.opensAt;
+  }
+  return open / 3_600_000;
+}
+
+/** One run: with rules (the callees placed by `evidence`), or without (null: the campaigns as `all` would split them). */
+async function runOnce(evidence: Evidence | null, contacts: readonly Contact[], o: ComplianceOptions, dir: string): Promise<{ calls: Call[]; seconds: number; takenOut: number }> {
+  const rules = evidence !== null;
   const started = performance.now();
   const store = new Store(':memory:');
   const server = await startServer(store, { clock: new SimulationClock(Date.parse(START)), seed: 27 });
   const { prefix, cleanup } = testPrefix();
   const account = await openAccount(server, 'Compliance', TZ);
-  const total = GROUPS.reduce((s, g) => s + g.weight, 0);
-  const numbers = new Map<string, string[]>();
   const syncs: unknown[] = [];
-  for (const g of GROUPS) {
-    const n = Math.max(1, Math.round((o.contacts * g.weight) / total));
-    const list = Array.from({ length: n }, (_, i) => numberOf(g.prefix, i));
-    numbers.set(g.name, list);
+  for (const [name, list] of campaignsOf(contacts, evidence ?? 'all')) {
     const campaign = await server.consolePost<{ id: string }>(`/accounts/${account.id}/campaigns`, {
-      name: g.name, type: 'Dynamic', state: 'Active',
+      name, type: 'Dynamic', state: 'Active',
       // With rules the daemon holds the campaign to its callees' window; without, it dials within the server's
       // default hours (09:00–20:00 in the account's zone, Monday to Saturday), as a campaign does today.
-      dialer: { mode: 'Power', agents: Math.max(1, Math.ceil(n / o.numbersPerAgent)), maxAttempts: o.attempts, ...(rules ? { callingHours: ALL_DAY } : {}) },
+      dialer: { mode: 'Power', agents: Math.max(1, Math.ceil(list.length / o.numbersPerAgent)), maxAttempts: o.attempts, ...(rules ? { callingHours: ALL_DAY } : {}) },
     });
-    const csv = join(dir, `${rules ? 'rules' : 'plain'}-${g.name}.csv`);
-    writeFileSync(csv, `id,phone\n${list.map((p, i) => `${g.name}-${i},${p}`).join('\n')}\n`);
+    const csv = join(dir, `${evidence ?? 'plain'}-${name}.csv`);
+    writeFileSync(csv, `id,phone,state\n${list.map((c) => `${c.id},${c.number},${c.state ?? ''}`).join('\n')}\n`);
     syncs.push({
-      id: g.name, campaignId: campaign.id, source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' },
-      ...(rules ? { compliance: { checkEvery: `${o.stepSeconds}s`, margin: `${2 * o.stepSeconds}s` } } : {}),
-      ...(rules && g.name === 'florida' ? { mirror: { sink: { type: 'file', path: join(dir, 'florida-calls.jsonl') }, every: '1d', late: '1m' } } : {}),
+      id: name, campaignId: campaign.id, source: { type: 'csv', path: csv }, mapping: { phone: 'phone', region: 'state' }, schedule: { every: '1d' },
+      ...(rules ? { compliance: { checkEvery: `${o.stepSeconds}s`, margin: `${2 * o.stepSeconds}s`, evidence } } : {}),
+      ...(rules && name === 'florida' ? { mirror: { sink: { type: 'file', path: join(dir, 'florida-calls.jsonl') }, every: '1d', late: '1m' } } : {}),
     });
   }
   let now = Date.parse(START);
@@ -93,7 +140,7 @@ async function runOnce(rules: boolean, o: ComplianceOptions, dir: string): Promi
       now += seconds * 1000;
     };
     // Every number imported (held by the rules, or in its campaign) before the clock moves.
-    const expected = [...numbers.values()].reduce((s, l) => s + l.length, 0);
+    const expected = contacts.length;
     for (;;) {
       let held = 0;
       for (const rt of d.runtimes.values()) held += await d.redis.hlen(rt.state.keys.have) + (rules ? await d.redis.scard(rt.state.keys.dirty) : 0);
@@ -139,7 +186,7 @@ async function runOnce(rules: boolean, o: ComplianceOptions, dir: string): Promi
         if (page.length < 5000) break;
       }
     }
-    return { calls, numbers, seconds: (performance.now() - started) / 1000, takenOut };
+    return { calls, seconds: (performance.now() - started) / 1000, takenOut };
   } finally {
     await d.close(2000);
     await server.app.close();
@@ -150,50 +197,58 @@ async function runOnce(rules: boolean, o: ComplianceOptions, dir: string): Promi
 
 export async function runCompliance(o: ComplianceOptions): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'cds-bench-compliance-'));
+  const contacts = contactsOf(o);
+  const byNumber = new Map(contacts.map((c) => [c.number, c]));
+  const disagreeing = contacts.filter((c) => c.state);
   try {
-    const withRules = await runOnce(true, o, dir);
-    const plain = await runOnce(false, o, dir);
-    const inWindow = (c: Call) => callingWindow(locate(c.number), DEFAULT_RULE_SET, toUtc(c.startedAtLocal, TZ)).open;
-    const outside = withRules.calls.filter((c) => !inWindow(c)).length;
-    const plainOutside = plain.calls.filter((c) => !inWindow(c)).length;
-    const plainInside = plain.calls.length - plainOutside;
+    const all = await runOnce('all', contacts, o, dir);
+    const best = await runOnce('best', contacts, o, dir);
+    const plain = await runOnce(null, contacts, o, dir);
+    // A call is judged by every piece of its callee's evidence: outside any one's window is outside.
+    const outsideOf = (calls: Call[], evidence: Evidence = 'all') =>
+      calls.filter((c) => !callingWindow(where(byNumber.get(c.number)!, evidence), DEFAULT_RULE_SET, toUtc(c.startedAtLocal, TZ)).open).length;
+    const plainInside = plain.calls.length - outsideOf(plain.calls);
     // Calls over a cap: per capped number, calls with `calls` or more others in the `hours` before.
     const startsOf = (calls: Call[]) => {
       const m = new Map<string, number[]>();
       for (const c of calls) m.set(c.number, [...(m.get(c.number) ?? []), toUtc(c.startedAtLocal, TZ)]);
       return m;
     };
-    const overOf = (m: Map<string, number[]>) => {
+    const overOf = (calls: Call[]) => {
       let n = 0;
-      for (const [number, list] of m) {
-        const cap = capFor(rulesFor(locate(number).states, DEFAULT_RULE_SET));
+      for (const [number, list] of startsOf(calls)) {
+        const cap = capFor(rulesFor(where(byNumber.get(number)!, 'all').states, DEFAULT_RULE_SET));
         if (cap) n += overCap(list, cap);
       }
       return n;
     };
-    const starts = startsOf(withRules.calls);
-    const over = overOf(starts);
-    const plainOver = overOf(startsOf(plain.calls));
-    // First called within the number's first two windows from the start.
+    // First called within the number's first two windows from the start (as the run placed it).
     const t0 = Date.parse(START);
-    let valid = 0, early = 0;
-    for (const list of withRules.numbers.values()) {
-      for (const number of list) {
-        valid++;
-        const l = locate(number);
+    const earlyOf = (calls: Call[], evidence: Evidence) => {
+      const starts = startsOf(calls);
+      return contacts.filter((c) => {
+        const l = where(c, evidence);
         const first = callingWindow(l, DEFAULT_RULE_SET, t0);
         // Open at the start: the current window and the next; closed: the next two.
         const secondClose = first.closesAt === null ? null : callingWindow(l, DEFAULT_RULE_SET, first.closesAt).closesAt;
-        const called = starts.get(number);
-        if (called && secondClose !== null && Math.min(...called) < secondClose) early++;
-      }
-    }
-    const line = printFiguresHeading(118, [`compliance scenario: ${valid} contacts in ${GROUPS.length} window groups (one campaign each), ${o.days} simulated days from ${START}`]);
-    console.log(`  calls outside the callee's window, with rules: ${outside} of ${withRules.calls.length} (target 0); without rules: ${plainOutside} of ${plain.calls.length}`);
-    console.log(`  calls over a cap (Florida: 3 in 24 h), with rules: ${over} (target 0), without rules: ${plainOver}; the dialer's maxAttempts ${o.attempts}, Florida numbers taken out at their cap at once (most): ${withRules.takenOut}`);
-    console.log(`  dialing inside the windows: ${withRules.calls.length} calls with rules ÷ ${plainInside} calls inside the callees' windows without rules = ${round((100 * withRules.calls.length) / Math.max(1, plainInside))}% (target ≥ 90%)`);
-    console.log(`  numbers first called within their first two windows: ${early} of ${valid} = ${round((100 * early) / valid)}% (target 100%)`);
-    console.log(`  run time: with rules ${round(withRules.seconds)} s, without ${round(plain.seconds)} s`);
+        const called = starts.get(c.number);
+        return called && secondClose !== null && Math.min(...called) < secondClose;
+      }).length;
+    };
+    // What each placement costs: the hours the callees' windows are open over the run, and the calls made.
+    const hoursOf = (list: readonly Contact[], evidence: Evidence) => list.reduce((h, c) => h + openHours(where(c, evidence), t0, t0 + o.days * 86_400_000), 0);
+    const perDay = (hours: number, n: number) => round(hours / Math.max(1, n) / o.days);
+    const [hoursAll, hoursBest] = [hoursOf(contacts, 'all'), hoursOf(contacts, 'best')];
+    const [movedAll, movedBest] = [hoursOf(disagreeing, 'all'), hoursOf(disagreeing, 'best')];
+    const callsTo = (calls: Call[]) => calls.filter((c) => byNumber.get(c.number)!.state).length;
+    const pct = (a: number, b: number) => `${round((100 * a) / Math.max(1, b))}%`;
+    const line = printFiguresHeading(118, [`compliance scenario: ${contacts.length} contacts in ${GROUPS.length} window groups (one campaign each), ${disagreeing.length} of New York's with a California address, ${o.days} simulated days from ${START}`]);
+    console.log(`  calls outside the window of any piece of the callee's evidence: evidence all ${outsideOf(all.calls)} of ${all.calls.length} (target 0); best ${outsideOf(best.calls)} of ${best.calls.length} (by the strongest piece alone, as best placed them: ${outsideOf(best.calls, 'best')}); without rules ${outsideOf(plain.calls)} of ${plain.calls.length}`);
+    console.log(`  calls over a cap (Florida: 3 in 24 h): all ${overOf(all.calls)}, best ${overOf(best.calls)} (target 0), without rules ${overOf(plain.calls)}; the dialer's maxAttempts ${o.attempts}, Florida numbers taken out at their cap at once (most): all ${all.takenOut}, best ${best.takenOut}`);
+    console.log(`  dialing inside the windows: calls with rules ÷ ${plainInside} calls inside every evidence's window without rules: all ${all.calls.length} = ${pct(all.calls.length, plainInside)}, best ${best.calls.length} = ${pct(best.calls.length, plainInside)} (target ≥ 90%)`);
+    console.log(`  open hours a callee a day: all ${perDay(hoursAll, contacts.length)}, best ${perDay(hoursBest, contacts.length)} (all: ${pct(hoursAll, hoursBest)} of best's); the ${disagreeing.length} with a California address: all ${perDay(movedAll, disagreeing.length)}, best ${perDay(movedBest, disagreeing.length)}; calls to them: all ${callsTo(all.calls)} (a campaign of their own), best ${callsTo(best.calls)} (in Los Angeles')`);
+    console.log(`  numbers first called within their first two windows: all ${pct(earlyOf(all.calls, 'all'), contacts.length)}, best ${pct(earlyOf(best.calls, 'best'), contacts.length)} of ${contacts.length} (target 100%)`);
+    console.log(`  run time: all ${round(all.seconds)} s, best ${round(best.seconds)} s, without rules ${round(plain.seconds)} s`);
     console.log(line);
   } finally {
     rmSync(dir, { recursive: true, force: true });

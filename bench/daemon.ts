@@ -91,13 +91,14 @@ import {
 // ---------------------------------------------------------------------------------------------- options
 
 const FLAGS = {
-  scenario: { def: 'hubspot', help: 'burst (webhook bursts of every source: its own flags, see --scenario burst --help), hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), list (a HubSpot list: idle run requests, comparison rate, webhook latency idle and beside another import), all (hubspot, csv, mirror, list), hubspot-fault, pipedrive or salesforce-fault (mirroring through a Redis SIGKILL; requests/tokens per 1,000 contacts and calls), faults (all three), salesforce (a Campaign\'s members imported and calls written as Tasks: numbers/s, Tasks/s, API requests per 1,000 contacts and calls), compliance (contacts across the zones dialed over simulated days with calling-window rules and without: calls outside windows, over caps, capacity, first calls), holdings (what the calling window\'s check costs: dialer requests and ms when nothing changed, when another key added numbers, when Redis lost the judgement)' },
+  scenario: { def: 'hubspot', help: 'burst (webhook bursts of every source: its own flags, see --scenario burst --help), hubspot (CRM import, webhook latency, memory), csv (a streamed CSV file: rows/s, invalid rows, RSS), mirror (call-detail records into HubSpot: records/s, lag, RSS), list (a HubSpot list: idle run requests, comparison rate, webhook latency idle and beside another import), all (hubspot, csv, mirror, list), hubspot-fault, pipedrive or salesforce-fault (mirroring through a Redis SIGKILL; requests/tokens per 1,000 contacts and calls), faults (all three), salesforce (a Campaign\'s members imported and calls written as Tasks: numbers/s, Tasks/s, API requests per 1,000 contacts and calls), compliance (contacts across the zones, some with an address that disagrees with the number, dialed over simulated days with calling-window rules placing callees by all evidence or the best alone, and without: calls outside windows, over caps, capacity, open hours, first calls), holdings (what the calling window\'s check costs: dialer requests and ms when nothing changed, when another key added numbers, when Redis lost the judgement)' },
   'compliance-contacts': { def: 50_000, help: 'compliance: contacts spread over the window groups' },
   'compliance-days': { def: 3, help: 'compliance: simulated days' },
   'compliance-step': { def: 300, help: 'compliance: seconds the clock advances between two window checks (the margin is twice this)' },
   'compliance-attempts': { def: 3, help: 'compliance: the dialer\'s maxAttempts per number record (above 3, Florida\'s cap, numbers are taken out at their cap)' },
   'holdings-numbers': { def: 10_000, help: 'holdings: numbers the daemon adds to the governed campaign (also measured with 1,000)' },
   'holdings-foreign': { def: 6, help: 'holdings: numbers another key adds' },
+  'compliance-disagree': { def: 5, help: 'compliance: percent of New York\'s contacts (212) with a California address (placed by all evidence, or by the best alone)' },
   'numbers-per-agent': { def: 400, help: 'compliance: each campaign gets one agent per this many numbers' },
   'list-members': { def: 100_000, help: 'list: members of the HubSpot list the measured sync selects' },
   'other-members': { def: 50_000, help: 'list: contacts the other sync imports while webhook latency is measured the second time' },
@@ -2191,7 +2192,7 @@ try {
     else if (scenario === 'salesforce-fault') await runFaults(['salesforce']);
     else if (scenario === 'faults') await runFaults(['hubspot', 'pipedrive', 'salesforce']);
     else if (scenario === 'holdings') await runHoldings({ numbers: [...new Set([1_000, opts['holdings-numbers']])], foreign: opts['holdings-foreign'] });
-    else if (scenario === 'compliance') await runCompliance({ contacts: opts['compliance-contacts'], days: opts['compliance-days'], stepSeconds: opts['compliance-step'], numbersPerAgent: opts['numbers-per-agent'], attempts: opts['compliance-attempts'] });
+    else if (scenario === 'compliance') await runCompliance({ contacts: opts['compliance-contacts'], days: opts['compliance-days'], stepSeconds: opts['compliance-step'], numbersPerAgent: opts['numbers-per-agent'], attempts: opts['compliance-attempts'], disagree: opts['compliance-disagree'] });
     else await runMirror();
   }
 } catch (err) {

@@ -190,7 +190,7 @@ export class CampaignWindow {
     }
     const only = this.compliance.zones && new Set(this.compliance.zones);
     return phones.map((phone) => {
-      const l = locate(phone, where);
+      const l = locate(phone, where, this.compliance.evidence);
       const elsewhere = only && l.zones.length > 0 && !l.zones.every((z) => only.has(z));
       return { phone, group: windowGroup(l, this.compliance.ruleSet), evidence: l.evidence, ...(elsewhere ? { elsewhere: true } : {}) };
     });

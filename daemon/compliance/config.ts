@@ -3,6 +3,7 @@
 import { z } from 'zod/v4';
 import { duration } from '../config-fields.ts';
 import { isTimeZone } from '../local-time.ts';
+import { EVIDENCE, type Evidence } from './locate.ts';
 import { WEEKDAYS, type Weekday } from './rules.ts';
 import type { RuleSet } from './window.ts';
 
@@ -10,6 +11,8 @@ const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a local time HH:MM s
 
 export interface Compliance {
   ruleSet: RuleSet;
+  /** Which evidence places a callee: every piece (`all`) or the strongest alone (`best`). */
+  evidence: Evidence;
   /** How often the campaign's state is compared with its window (a job scheduler), in ms. */
   checkEvery: number;
   /** The campaign is paused this long before its window closes, in ms. */
@@ -30,6 +33,11 @@ export const complianceSchema = z.strictObject({
   /** Apply the stricter state rows shipped as data (Florida, Rhode Island); default true. */
   stateRules: z.boolean().default(true),
   /**
+   * `all` (default): a callee's zones are those of every piece of evidence (time zone field, address, number), so a
+   * call waits until each allows it; `best`: the first piece that names zones decides, as dialers' "best" setting.
+   */
+  evidence: z.enum(EVIDENCE as [Evidence, ...Evidence[]]).default('all'),
+  /**
    * Only numbers whose callee is in these zones (every zone of its evidence among them) belong to this sync: one
    * selection split over several syncs, one campaign per window group. Absent: every number.
    */
@@ -48,6 +56,7 @@ export const complianceSchema = z.strictObject({
       stateRules: c.stateRules,
       ...(c.window ? { operator: { hours: [c.window.from, c.window.to] as const, ...(c.window.days ? { days: c.window.days } : {}) } } : {}),
     },
+    evidence: c.evidence,
     checkEvery: c.checkEvery,
     margin: c.margin,
     rescanEvery: c.rescanEvery,

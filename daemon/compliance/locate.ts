@@ -1,5 +1,6 @@
-// Where a callee may be: the IANA zones and US states of a phone number, from the best evidence at hand (a CRM time
-// zone field, then the address, then the number itself), with that evidence in words for the operator.
+// Where a callee may be: the IANA zones and US states of a phone number, from the evidence at hand (a CRM time zone
+// field, the address, the number itself): all of it, or only the strongest piece, with that evidence in words for the
+// operator.
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { isTimeZone } from '../local-time.ts';
 import { AREA_CODE_ZONES, CALLING_CODE_ZONES, NUMBER_ZONES_SOURCE } from './number-zones.ts';
@@ -22,11 +23,21 @@ export interface Location {
   zones: string[];
   /** US states whose rules apply (sorted): the address's, and the one its area code presumes. */
   states: string[];
-  /** Which evidence gave the zones: `field`, `address`, `number`, or `none`. */
+  /** The strongest evidence that gave zones (`field`, then `address`, then `number`), or `none`. */
   from: 'field' | 'address' | 'number' | 'none';
-  /** The evidence in words, e.g. "area code 305 (libphonenumber time-zone map): America/New_York". */
+  /**
+   * The evidence in words, every piece that counted (and those unreadable), e.g. "state CA: America/Los_Angeles; area
+   * code 212 (libphonenumber time-zone map): America/New_York".
+   */
   evidence: string;
 }
+
+/**
+ * Which evidence places the callee: `all` (the zones every piece names, so a call only while each piece's window
+ * allows it: the "most restrictive time zone" of dialers) or `best` (the strongest piece that names zones alone).
+ */
+export type Evidence = 'all' | 'best';
+export const EVIDENCE: readonly Evidence[] = ['all', 'best'];
 
 const canonicalZones = new Map(Intl.supportedValuesOf('timeZone').map((z) => [z.toLowerCase(), z]));
 
@@ -74,7 +85,7 @@ const words = (zones: readonly string[]) => zones.join(', ');
 const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
 
 /** The callee's zones and states. `phone` is E.164 (as the sync holds it). */
-export function locate(phone: string, fields: LocationFields = {}): Location {
+export function locate(phone: string, fields: LocationFields = {}, evidence: Evidence = 'all'): Location {
   const parsed = parsePhoneNumberFromString(phone);
   const nanp = parsed?.countryCallingCode === '1';
   const areaCode = nanp ? parsed!.nationalNumber.slice(0, 3) : undefined;
@@ -98,38 +109,61 @@ export function locate(phone: string, fields: LocationFields = {}): Location {
     const state = zip ? zipRegion(postal) : undefined;
     if (provinces?.length === 1) address = { code: provinces[0]!, country: 'CA', said: `postal code ${postal.toUpperCase()} (province ${provinces[0]})` };
     else if (state && US_REGION_ZONES[state]) address = { code: state, country: 'US', said: `ZIP code ${postal} (${ZIP_STATES_SOURCE}: state ${state})` };
-    else if (zip) postalNote = `ZIP code ${postal} ${state ? `is ${state}'s (military mail or a freely associated state: no zones listed)` : 'has a prefix assigned to no state'}; `;
-    else if (!ca && (addressCountry === 'US' || addressCountry === 'CA' || (!addressCountry && nanp))) postalNote = `postal code "${postal.slice(0, 16)}" is not read; `;
+    else if (zip) postalNote = `ZIP code ${postal} ${state ? `is ${state}'s (military mail or a freely associated state: no zones listed)` : 'has a prefix assigned to no state'}`;
+    else if (!ca && (addressCountry === 'US' || addressCountry === 'CA' || (!addressCountry && nanp))) postalNote = `postal code "${postal.slice(0, 16)}" is not read`;
   }
   const states = sorted([...(address?.country === 'US' ? [address.code] : []), ...(presumed ? [presumed] : [])]);
 
+  // Each piece in order of strength: what it says in words, and its zones (none: unreadable, said all the same).
+  const pieces: Piece[] = [];
   const zone = fields.timeZone ? readTimeZone(fields.timeZone) : undefined;
-  if (zone) return { zones: [zone], states, from: 'field', evidence: `time zone field: ${zone}` };
-  // An unreadable field is said, not silently passed over: the next evidence decides.
-  const note = (fields.timeZone ? `time zone field "${fields.timeZone.trim().slice(0, 64)}" names no zone; ` : '') + postalNote;
-  const said = (l: Location): Location => ({ ...l, evidence: note + l.evidence });
+  if (zone) pieces.push({ from: 'field', zones: [zone], said: `time zone field: ${zone}` });
+  else if (fields.timeZone) pieces.push({ from: 'field', zones: [], said: `time zone field "${fields.timeZone.trim().slice(0, 64)}" names no zone` });
   if (address) {
     const zones = sorted((address.country === 'US' ? US_REGION_ZONES : CA_REGION_ZONES)[address.code]!);
-    return said({ zones, states, from: 'address', evidence: `${address.said}: ${words(zones)}` });
-  }
-  if (!parsed) return said({ zones: [], states, from: 'none', evidence: 'not a phone number' });
-  if (nanp) {
-    const listed = AREA_CODE_ZONES[areaCode!];
+    pieces.push({ from: 'address', zones, said: `${address.said}: ${words(zones)}` });
+  } else if (postalNote) pieces.push({ from: 'address', zones: [], said: postalNote });
+  pieces.push(numberPiece(parsed, areaCode, pieces.some((p) => p.zones.length)));
+
+  // `best`: the first piece with zones decides, and only the unreadable ones before it are said. `all`: every piece
+  // counts, so the callee is held to the window each of them allows (a number from New York with an address in
+  // California is called only while both clocks allow it).
+  const decisive = pieces.findIndex((p) => p.zones.length);
+  const used = evidence === 'best' && decisive >= 0 ? pieces.slice(0, decisive + 1) : pieces;
+  return {
+    zones: sorted(used.flatMap((p) => p.zones)),
+    states,
+    from: decisive >= 0 ? pieces[decisive]!.from : 'none',
+    evidence: used.map((p) => p.said).join('; '),
+  };
+}
+
+interface Piece { from: Exclude<Location['from'], 'none'>; zones: string[]; said: string }
+
+/**
+ * What the number says: its area code's zones (NANP) or its country code's. An area code newer than the map gives
+ * every zone of its country, but only when nothing else gives zones: that is a lack of evidence, not evidence of a
+ * place, and would hold a callee the address places to the narrow window all those zones share.
+ */
+function numberPiece(parsed: ReturnType<typeof parsePhoneNumberFromString>, areaCode: string | undefined, placedElsewhere: boolean): Piece {
+  const none = (said: string): Piece => ({ from: 'number', zones: [], said });
+  if (!parsed) return none('not a phone number');
+  if (areaCode !== undefined) {
+    const listed = AREA_CODE_ZONES[areaCode];
     if (listed) {
       const zones = listed.split(' ');
-      return said({ zones, states, from: 'number', evidence: `area code ${areaCode} (${NUMBER_ZONES_SOURCE}): ${words(zones)}` });
+      return { from: 'number', zones, said: `area code ${areaCode} (${NUMBER_ZONES_SOURCE}): ${words(zones)}` };
     }
-    // An area code newer than the map: the zones of its country (libphonenumber-js knows the country by number plan).
+    // libphonenumber-js knows the country of a new area code by its number plan.
     const country = parsed.country;
     const table = country === 'US' ? US_REGION_ZONES : country === 'CA' ? CA_REGION_ZONES : undefined;
-    if (table) {
-      const zones = sorted(Object.entries(table).filter(([code]) => country === 'CA' || !['GU', 'MP', 'AS', 'PR', 'VI'].includes(code)).flatMap(([, z]) => z));
-      return said({ zones, states, from: 'number', evidence: `area code ${areaCode} is not in the time-zone map; any zone of ${country}: ${words(zones)}` });
-    }
-    return said({ zones: [], states, from: 'none', evidence: `area code ${areaCode} is not in the time-zone map` });
+    if (!table) return none(`area code ${areaCode} is not in the time-zone map`);
+    if (placedElsewhere) return none(`area code ${areaCode} is not in the time-zone map (not counted: other evidence places the callee)`);
+    const zones = sorted(Object.entries(table).filter(([code]) => country === 'CA' || !['GU', 'MP', 'AS', 'PR', 'VI'].includes(code)).flatMap(([, z]) => z));
+    return { from: 'number', zones, said: `area code ${areaCode} is not in the time-zone map; any zone of ${country}: ${words(zones)}` };
   }
   const listed = CALLING_CODE_ZONES[parsed.countryCallingCode];
-  if (!listed) return said({ zones: [], states, from: 'none', evidence: `country code +${parsed.countryCallingCode} is not in the time-zone map` });
+  if (!listed) return none(`country code +${parsed.countryCallingCode} is not in the time-zone map`);
   const zones = listed.split(' ');
-  return said({ zones, states, from: 'number', evidence: `country code +${parsed.countryCallingCode} (${NUMBER_ZONES_SOURCE}): ${words(zones)}` });
+  return { from: 'number', zones, said: `country code +${parsed.countryCallingCode} (${NUMBER_ZONES_SOURCE}): ${words(zones)}` };
 }

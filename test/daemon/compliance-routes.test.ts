@@ -1,7 +1,7 @@
 // One selection routed into one campaign per window group (a sync's `routes`), on the reference server's campaigns and
 // HubSpot's stand-in: each campaign holds exactly its group's numbers, the CRM is read once per run (against once per
-// sync per run when each group has a sync of its own), a contact whose address or number changes group moves
-// campaigns (by a read or by a webhook), a full read's sweep reaches every route, each campaign is paused and resumed
+// sync per run when each group has a sync of its own), a contact whose number changes group moves campaigns (by a
+// read or by a webhook), one whose address disagrees with its number enters none, a full read's sweep reaches every route, each campaign is paused and resumed
 // at its own window's edges on the virtual clock, a number in no route is a record error, each campaign's calls are
 // mirrored, an import stopped between two pages resumes in another process; the same on a Redis Cluster. Also what
 // the configuration refuses.
@@ -18,7 +18,7 @@ import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hu
 import { callDetailRecords, campaignNumbers, daemonConfig, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { startRedisCluster } from '../support/redis-cluster.ts';
 import { launchChromium } from '../support/browser.ts';
-import { allRunErrors, freePort, pullAndSettle, runs, settle } from '../support/sync-checks.ts';
+import { allRunErrors, freePort, pullAndSettle, runErrors, runs, settle } from '../support/sync-checks.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
 const TZ = 'America/New_York';
@@ -161,22 +161,28 @@ describe('one sync routed into one campaign per window group', () => {
       expect(one).toMatchObject({ campaignId: x.campaigns.west, evidence: expect.stringMatching(/area code 928 .*America\/Denver, America\/Phoenix/) });
       expect((await ops(`syncs/national/window/${encodeURIComponent(NOWHERE[0]!)}`)).status).toBe(404);
 
-      // New York's contact moves to California (its address), Honolulu's gets a San Francisco number: both change campaigns.
+      // Honolulu's contact gets a San Francisco number: it changes campaigns. New York's gets a California address:
+      // every piece of evidence counts (compliance.evidence: all), so its callee may be in New York or in Los Angeles,
+      // zones no route holds both of: it leaves its campaign and enters none (a record error), where `best` would
+      // have put it in the western campaign, to be called until 21:00 in Los Angeles, midnight in New York.
       x.hs.updateContact(x.ids.get(phone('212', 0))!, { state: 'CA' });
       x.hs.updateContact(x.ids.get(phone('808', 0))!, { phone: phone('415', 9) });
-      // The dry run routes as the run does: two numbers leave their campaigns, two enter the western one.
+      // The dry run routes as the run does: two numbers leave their campaigns, one enters the western one.
       const lines: string[] = [];
-      expect(await dryRun(rt, (l) => lines.push(l))).toEqual({ add: 2, replace: 0, remove: 2, invalid: 0 });
+      expect(await dryRun(rt, (l) => lines.push(l))).toEqual({ add: 1, replace: 0, remove: 2, invalid: 0 });
       expect(lines.filter((l) => /^\s+add\s/.test(l)).every((l) => l.endsWith(`(campaign ${x.campaigns.west})`))).toBe(true);
       expect(lines.filter((l) => /^\s+delete\s/.test(l)).map((l) => /\(campaign (.+)\)$/.exec(l)![1]).sort()).toEqual([x.campaigns.east, x.campaigns.pacific].sort());
       const beforePull = x.hs.stats.byRoute[SEARCH] ?? 0;
       const moved = await pullAndSettle(d, 'national');
-      // (Both counted where they arrived; leaving the old campaign is not a change of the contact.)
-      expect(moved).toMatchObject({ mode: 'incremental', status: 'done', changed: 2 });
+      // (Counted where it arrived; leaving the old campaign is not a change of the contact.)
+      expect(moved).toMatchObject({ mode: 'incremental', status: 'done', changed: 1 });
+      // (Alaska's numbers, in no route from the start, are read again too.)
+      expect((await runErrors(d, 'national', moved.id)).map((e) => [e.code, e.reason])).toContainEqual(['no_route',
+        expect.stringMatching(/^in no route: no route holds all of its callee's zones: state CA: America\/Los_Angeles; area code 212 .*: America\/New_York$/)]);
       // One search for the three campaigns.
       expect((x.hs.stats.byRoute[SEARCH] ?? 0) - beforePull).toBe(1);
       expect(await held(x, 'east')).toEqual(phonesOf('east').filter((p) => p !== phone('212', 0)).sort());
-      expect(await held(x, 'west')).toEqual([...phonesOf('west'), phone('212', 0), phone('415', 9)].sort());
+      expect(await held(x, 'west')).toEqual([...phonesOf('west'), phone('415', 9)].sort());
       expect(await held(x, 'pacific')).toEqual([phone('808', 1)]);
 
       // A contact deleted in the CRM: the full read's sweep takes it out of its route's campaign.
@@ -231,6 +237,8 @@ describe('one sync routed into one campaign per window group', () => {
     try {
       await settle(d);
       expect((await campaignNumbers({ ...x.f, campaignId: campaigns.pacific })).map((n) => n.number)).toEqual([phone('808', 1)]);
+      // New York's number with a California address is in no sync's zones: every sync leaves it out, without an error.
+      for (const g of NAMES) expect((await campaignNumbers({ ...x.f, campaignId: campaigns[g] })).map((n) => n.number)).not.toContain(phone('212', 0));
       // Each sync read the whole selection for its one campaign.
       for (const g of NAMES) expect((await runs(d, `split-${g}`)).some((r) => r.mode === 'full' && r.seen === 23)).toBe(true);
       expect((x.hs.stats.byRoute[SEARCH] ?? 0) - searchesBefore).toBeGreaterThanOrEqual(3);

@@ -13,7 +13,8 @@ import { ZIP3_STATES, ZIP5_STATES } from '../../daemon/compliance/zip-states.ts'
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString().slice(0, 16) + 'Z');
 
-describe('where a callee is', () => {
+// Each piece of evidence as read: under `best` the strongest one alone decides, so a row shows what that piece says.
+describe('where a callee is, by the strongest evidence (best)', () => {
   it.each([
     // phone, fields, zones, states, from
     ['+12125550123', {}, ['America/New_York'], [], 'number'],
@@ -43,7 +44,7 @@ describe('where a callee is', () => {
     ['+12125550123', { region: 'ON', country: 'CA' }, ['America/Toronto', 'America/Winnipeg'], [], 'address'],
     ['+12125550123', { timeZone: 'nowhere', region: 'nowhere' }, ['America/New_York'], [], 'number'],
   ] as const)('%s %j → %j %j (%s)', (phone, fields, zones, states, from) => {
-    const l = locate(phone, fields);
+    const l = locate(phone, fields, 'best');
     expect(l.zones).toEqual(zones);
     expect(l.states).toEqual(states);
     expect(l.from).toBe(from);
@@ -67,7 +68,50 @@ describe('where a callee is', () => {
   });
 });
 
-describe('a US ZIP code as evidence', () => {
+// Under `all` (the default) every piece counts: the callee's zones are those of each, so its window is the one they
+// all allow; unreadable pieces are said as under `best`.
+describe('where a callee is, by every piece of evidence (all, the default)', () => {
+  const AC212 = 'area code 212 \\(libphonenumber time-zone map .*\\): America/New_York';
+  it.each([
+    // phone, fields, zones, states, from, evidence
+    ['+12125550123', {}, ['America/New_York'], [], 'number', `^${AC212}$`],
+    ['+12125550123', { region: 'California' }, ['America/Los_Angeles', 'America/New_York'], ['CA'], 'address', `^state CA: America/Los_Angeles; ${AC212}$`],
+    ['+12125550123', { timeZone: 'America/Los_Angeles' }, ['America/Los_Angeles', 'America/New_York'], [], 'field', `^time zone field: America/Los_Angeles; ${AC212}$`],
+    ['+12125550123', { timeZone: 'America/Chicago', postalCode: '96813' }, ['America/Chicago', 'America/New_York', 'Pacific/Honolulu'], ['HI'], 'field',
+      `^time zone field: America/Chicago; ZIP code 96813 \\(.*: state HI\\): Pacific/Honolulu; ${AC212}$`],
+    // Agreeing pieces: nothing narrows.
+    ['+13055550123', { region: 'NY', timeZone: 'America/New_York' }, ['America/New_York'], ['FL', 'NY'], 'field', '^time zone field: America/New_York; state NY: America/New_York; area code 305'],
+    ['+12125550123', { timeZone: 'Mars/Base', postalCode: '12' }, ['America/New_York'], [], 'number', `^time zone field "Mars/Base" names no zone; postal code "12" is not read; ${AC212}$`],
+    ['+442071234567', { region: 'NY' }, ['America/New_York', 'Europe/Guernsey', 'Europe/Isle_of_Man', 'Europe/Jersey', 'Europe/London'], ['NY'], 'address', '^state NY: America/New_York; country code \\+44'],
+    // An area code newer than the map is no evidence of a place: it counts only when nothing else places the callee.
+    ['+12732345670', { region: 'ON' }, ['America/Toronto', 'America/Winnipeg'], [], 'address', '^province ON: America/Toronto, America/Winnipeg; area code 273 is not in the time-zone map \\(not counted'],
+    ['+12732345670', {}, [...new Set(Object.values(CA_REGION_ZONES).flat())].sort(), [], 'number', '^area code 273 is not in the time-zone map; any zone of CA'],
+  ] as const)('%s %j → %j %j (%s)', (phone, fields, zones, states, from, evidence) => {
+    const l = locate(phone, fields);
+    expect(l.zones).toEqual(zones);
+    expect(l.states).toEqual(states);
+    expect(l.from).toBe(from);
+    expect(l.evidence).toMatch(new RegExp(evidence));
+  });
+
+  // The measured case: a New York number with a California address, called at 19:00 in Los Angeles (22:00 in New York).
+  it.each([
+    ['all', ['America/Los_Angeles', 'America/New_York'], { '2026-07-02T02:00Z': false, '2026-07-01T19:00Z': true }],
+    ['best', ['America/Los_Angeles'], { '2026-07-02T02:00Z': true, '2026-07-01T19:00Z': true }],
+  ] as const)('a 212 number with a California address under %s: %j', (mode, zones, open) => {
+    const l = locate('+12125550123', { region: 'CA', country: 'US' }, mode);
+    expect(l.zones).toEqual(zones);
+    // 19:00 Pacific (22:00 Eastern): closed under all, open by the address alone; 12:00 Pacific (15:00 Eastern): open.
+    for (const [at, want] of Object.entries(open)) expect([at, callingWindow(l, DEFAULT_RULE_SET, Date.parse(at.replace('Z', ':00Z'))).open]).toEqual([at, want]);
+    if (mode === 'all') {
+      // What both clocks allow: 08:00 Pacific (11:00 Eastern) to 21:00 Eastern (18:00 Pacific).
+      const w = callingWindow(l, DEFAULT_RULE_SET, Date.parse('2026-07-01T19:00:00Z'));
+      expect([iso(w.closesAt), iso(w.opensAt)]).toEqual(['2026-07-02T01:00Z', '2026-07-02T15:00Z']);
+    }
+  });
+});
+
+describe('a US ZIP code as evidence (best)', () => {
   const AK = ['America/Adak', 'America/Anchorage'];
   it.each([
     // phone, fields, zones, states, evidence
@@ -97,7 +141,7 @@ describe('a US ZIP code as evidence', () => {
     ['+493012345678', { postalCode: '10115' }, ['Europe/Berlin'], [], /^country code \+49/],
     ['+12125550123', { postalCode: '10115', country: 'DE' }, ['America/New_York'], [], /^area code 212/],
   ] as const)('%s %j → %j %j', (phone, fields, zones, states, evidence) => {
-    const l = locate(phone, fields);
+    const l = locate(phone, fields, 'best');
     expect(l.zones).toEqual(zones);
     expect(l.states).toEqual(states);
     expect(l.evidence).toMatch(evidence);

@@ -281,7 +281,7 @@ describe('a per-number cap', () => {
     const w = new CampaignWindow({
       redis, keys, campaignId: f.campaignId, mapping: {}, log: quietLog, now: () => now,
       dialer: new DialerClient(parseConfig({ dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token }, syncs: [{ id: 'x', campaignId: 'c', source: { type: 'csv', path: 'x.csv' }, mapping: { phone: 'p' } }] }, 'x', {}).dialer),
-      compliance: { ruleSet: DEFAULT_RULE_SET, checkEvery: 30_000, margin: 120_000, rescanEvery: 3_600_000 },
+      compliance: { ruleSet: DEFAULT_RULE_SET, evidence: 'all', checkEvery: 30_000, margin: 120_000, rescanEvery: 3_600_000 },
     });
     try {
       const fl = '+13052345670', ny = '+12122345670';

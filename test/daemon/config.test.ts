@@ -506,10 +506,12 @@ describe('a compliance rule set', () => {
     expect(complianceOf(parseConfig(minimalConfig(), 'x', ENV), parseConfig(minimalConfig(), 'x', ENV).syncs[0]!)).toBeUndefined();
     const raw = minimalConfig();
     raw.compliance = {};
-    raw.syncs.push({ ...raw.syncs[0], id: 's2', compliance: { window: { from: '09:00', to: '20:00', days: ['mon', 'tue'] }, stateRules: false } });
+    raw.syncs.push({ ...raw.syncs[0], id: 's2', compliance: { window: { from: '09:00', to: '20:00', days: ['mon', 'tue'] }, stateRules: false, evidence: 'best' } });
     const config = parseConfig(raw, 'x', ENV);
-    expect(complianceOf(config, config.syncs[0]!)).toEqual({ ruleSet: { stateRules: true }, checkEvery: 30_000, margin: 120_000, rescanEvery: 3_600_000 });
+    // Every piece of evidence counts unless a block says `best`.
+    expect(complianceOf(config, config.syncs[0]!)).toEqual({ ruleSet: { stateRules: true }, evidence: 'all', checkEvery: 30_000, margin: 120_000, rescanEvery: 3_600_000 });
     expect(complianceOf(config, config.syncs[1]!)!.ruleSet).toEqual({ stateRules: false, operator: { hours: ['09:00', '20:00'], days: ['mon', 'tue'] } });
+    expect(complianceOf(config, config.syncs[1]!)!.evidence).toBe('best');
   });
 
   it('gives a sync under the state rows without a mirror one that only counts calls, for the caps', () => {
@@ -531,6 +533,7 @@ describe('a compliance rule set', () => {
     [{ window: { from: '20:00', to: '09:00' } }, 'compliance.window.to', /before to/],
     [{ window: { from: '09:00', to: '20:00', days: ['monday'] } }, 'compliance.window.days.0', /mon/],
     [{ stateRules: 'yes' }, 'compliance.stateRules', /boolean/],
+    [{ evidence: 'nope' }, 'compliance.evidence', /"all".*"best"/],
     [{ checkEvery: '2m', margin: '1m' }, 'compliance.margin', /longer than checkEvery/],
     [{ zones: ['Mars/Base'] }, 'compliance.zones.0', /IANA time zone/],
   ])('%j is refused, naming the key and what is allowed', (compliance, path, allowed) => {
@@ -542,6 +545,6 @@ describe('a compliance rule set', () => {
   it('an unknown key names the keys allowed', () => {
     const raw = minimalConfig();
     raw.syncs[0].compliance = { windows: {} };
-    expect(problemAt(problemsOf(raw).problems, 'syncs.0.compliance.windows')).toContain('allowed here: window, stateRules, zones, checkEvery, margin');
+    expect(problemAt(problemsOf(raw).problems, 'syncs.0.compliance.windows')).toContain('allowed here: window, stateRules, evidence, zones, checkEvery, margin');
   });
 });
