@@ -126,23 +126,30 @@ export class DialerClient {
     await this.call('DELETE', `/campaigns/${encodeURIComponent(campaignId)}/numbers`, { json: ids });
   }
 
+  /** The campaign's number records (`X-Total-Count` of a one-record page; null when the dialer does not say). */
+  async countNumbers(campaignId: string, onRateLimit: (ms: number) => Promise<void>): Promise<number | null> {
+    return (await this.readWaiting(() => this.listNumbers(campaignId, 0, 0), onRateLimit)).total;
+  }
+
   /** Every live number of the campaign (or those the list filter selects, §4.6), page by page, in phone-number order. */
   async *scanNumbers(campaignId: string, onRateLimit: (ms: number) => Promise<void>, filter?: Record<string, unknown>): AsyncGenerator<CampaignNumber[]> {
     const size = this.config.pageSize;
     for (let first = 0; ; first += size) {
-      let page;
-      for (;;) {
-        try {
-          page = await this.listNumbers(campaignId, first, first + size - 1, filter);
-          break;
-        } catch (err) {
-          // A read is safe to repeat: wait out a 429 here rather than losing the scan done so far.
-          if (err instanceof DialerError && err.kind === 'rate-limited') await onRateLimit(err.retryAfterMs);
-          else throw err;
-        }
-      }
+      const page = await this.readWaiting(() => this.listNumbers(campaignId, first, first + size - 1, filter), onRateLimit);
       if (page.items.length) yield page.items;
       if (page.items.length < size || (page.total !== null && first + size >= page.total)) return;
+    }
+  }
+
+  /** A read is safe to repeat: a 429 is waited out here (as `onRateLimit` says) rather than losing the work done so far. */
+  private async readWaiting<T>(read: () => Promise<T>, onRateLimit: (ms: number) => Promise<void>): Promise<T> {
+    for (;;) {
+      try {
+        return await read();
+      } catch (err) {
+        if (err instanceof DialerError && err.kind === 'rate-limited') await onRateLimit(err.retryAfterMs);
+        else throw err;
+      }
     }
   }
 }

@@ -11,7 +11,7 @@
 // before any work). What it keeps in Redis, state/window-state.ts stores.
 import type { Logger } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DialerError, type DialerClient } from '../dialer.ts';
+import type { DialerClient } from '../dialer.ts';
 import type { RedisClient } from '../state/connection.ts';
 import type { SyncKeys } from '../state/keys.ts';
 import { WindowState } from '../state/window-state.ts';
@@ -61,6 +61,8 @@ const CALLABLE = ['NotContacted', 'RetryPending'];
 /** How many of the numbers the daemon did not admit `/ops` lists. */
 const FOREIGN_SHOWN = 20;
 const NO_ZONE = 'no zone: the campaign stays Paused while it holds this number';
+/** A 429 on a read of what the campaign holds is waited out (at least a quarter second). */
+const waitOut = (ms: number) => sleep(Math.max(ms, 250));
 
 function text(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
@@ -103,37 +105,26 @@ export class CampaignWindow {
     this.log.warn({ campaign: this.campaignId, from: last ?? 'unknown', why }, 'calling window: campaign paused until what it holds is judged');
   }
 
-  /** The number records the campaign holds (X-Total-Count of a one-record page; null when the dialer does not say). */
-  private async recordCount(): Promise<number | null> {
-    for (;;) {
-      try {
-        return (await this.dialer.listNumbers(this.campaignId, 0, 0)).total;
-      } catch (err) {
-        if (err instanceof DialerError && err.kind === 'rate-limited') await sleep(Math.max(err.retryAfterMs, 250));
-        else throw err;
-      }
-    }
-  }
-
   /** Records the campaign holds that the daemon does not account for (null: the dialer does not count them). */
   private async unaccounted(): Promise<number | null> {
     // The daemon's account first: a batch answered between the two reads is then counted by both, never by neither.
     const own = await this.state.accounted();
-    const total = await this.recordCount();
+    const total = await this.dialer.countNumbers(this.campaignId, waitOut);
     return total === null ? null : total - own.held - own.adding + own.deleting;
   }
 
   /**
    * Reads every number the campaign can still call and judges those the daemon did not admit by their number (as
    * the compliance report judges a call): their groups count in the window from now on, and one with no zone holds
-   * the campaign Paused. Costs a page per `pageSize` numbers the campaign can still call.
+   * the campaign Paused. Costs a page per `pageSize` numbers the campaign can still call. `unaccounted`: the records
+   * the daemon does not account for, when the caller has just counted them (else counted here, before the pages).
    */
-  private async read(): Promise<void> {
-    const baseline = Math.max(0, (await this.unaccounted()) ?? 0);
+  private async read(unaccounted?: number | null): Promise<void> {
+    const baseline = Math.max(0, (unaccounted === undefined ? await this.unaccounted() : unaccounted) ?? 0);
     const evidence: [string, string][] = [];
     const groups = new Set<string>();
     let unjudged = 0;
-    for await (const page of this.dialer.scanNumbers(this.campaignId, (ms) => sleep(Math.max(ms, 250)), { status: CALLABLE })) {
+    for await (const page of this.dialer.scanNumbers(this.campaignId, waitOut, { status: CALLABLE })) {
       const phones = [...new Set(page.map((n) => n.number))];
       const admitted = await this.state.evidence(phones);
       phones.forEach((phone, i) => {
@@ -166,13 +157,12 @@ export class CampaignWindow {
       if (unaccounted === null || unaccounted > j.baseline) {
         await this.state.judgementStale(null);
         await this.pause(unaccounted === null ? 'the dialer does not count the records' : `${unaccounted - j.baseline} number records it holds that the daemon did not add`);
-        await this.read();
+        await this.read(unaccounted);
       } else if (unaccounted < j.baseline || this.now() - j.judgedAt >= this.compliance.rescanEvery) {
         // Records went that the daemon did not take out (a number another key added, deleted again): read again, so a
         // number with no zone stops holding the campaign and the baseline comes down (no pause: nothing new is held).
-        await this.read();
-      }
-      else if (!j.current) await this.state.judgementCurrent();
+        await this.read(unaccounted);
+      } else if (!j.current) await this.state.judgementCurrent();
     } catch (err) {
       const message = (err as Error).message;
       await this.state.judgementStale(message);
