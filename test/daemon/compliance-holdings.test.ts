@@ -10,6 +10,7 @@ import type { WindowStatus } from '../../daemon/compliance/campaign-window.ts';
 import { locate } from '../../daemon/compliance/locate.ts';
 import { callingWindow, DEFAULT_RULE_SET } from '../../daemon/compliance/window.ts';
 import { Daemon } from '../../daemon/app.ts';
+import type { SyncRuntime } from '../../daemon/sync/run.ts';
 import { toUtc } from '../../daemon/local-time.ts';
 import { callDetailRecords, campaignNumbers, daemonConfig, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
@@ -67,17 +68,29 @@ async function windowOf(d: Daemon): Promise<WindowStatus> {
   return body.syncs[0]!.window;
 }
 
+/**
+ * A daemon whose CSV sync has put one New York number into the governed campaign at `start`, for `body`; `clock.now`
+ * is the daemon's time (the test moves it with the dialer's).
+ */
+async function withGoverned(start: string, id: string, body: (g: { f: Awaited<ReturnType<typeof dialer>>; d: Daemon; rt: SyncRuntime; clock: { now: number } }) => Promise<void>) {
+  const f = await dialer(start);
+  const { prefix, cleanup } = testPrefix();
+  const clock = { now: Date.parse(start) };
+  const d = await Daemon.start(config(f, prefix, id, 'c1,+12122345670'), { log: quietLog, now: () => clock.now });
+  try {
+    await waitFor(async () => (await campaignNumbers(f)).length === 1, 'the daemon\'s number in the open campaign');
+    await body({ f, d, rt: d.runtimes.get(id)!, clock });
+  } finally {
+    await d.close(2000);
+    await f.server.close();
+    await cleanup();
+  }
+}
+
 describe('numbers another key adds to a governed campaign', () => {
   it('are judged by their number and held to their windows', async () => {
     // 16:30 in New York, 21:30 in London: New York's window is open, London's closed.
-    const start = '2026-07-01T20:30:00Z';
-    const f = await dialer(start);
-    const { prefix, cleanup } = testPrefix();
-    let now = Date.parse(start);
-    const d = await Daemon.start(config(f, prefix, 'governed', 'c1,+12122345670'), { log: quietLog, now: () => now });
-    try {
-      const rt = d.runtimes.get('governed')!;
-      await waitFor(async () => (await campaignNumbers(f)).length === 1, 'the daemon\'s number in the open campaign');
+    await withGoverned('2026-07-01T20:30:00Z', 'governed', async ({ f, d, rt, clock }) => {
       expect(await campaignState(f)).toBe('Active');
       const london = ['+447912345678', '+447912345679'];
       await addByHand(f, london);
@@ -97,28 +110,18 @@ describe('numbers another key adds to a governed campaign', () => {
       // both windows are open (12:00–20:00 UTC, New York's 08:00 to London's 21:00).
       for (let t = 0; t < 86_400 / STEP_S; t++) {
         await d.enforceWindow(rt, 'test', true);
-        now += STEP_S * 1000;
+        clock.now += STEP_S * 1000;
         await f.server.advance(STEP_S);
       }
       const calls = await callDetailRecords<Call>(f);
       expect(outside(calls)).toEqual([]);
       expect(new Set(calls.map((c) => c.number))).toEqual(new Set(['+12122345670', ...london]));
-    } finally {
-      await d.close(2000);
-      await f.server.close();
-      await cleanup();
-    }
+    });
   }, 180_000);
 
   it('a number with no zone holds the campaign Paused, named on /ops, until it is deleted', async () => {
-    const start = '2026-07-01T16:00:00Z'; // 12:00 in New York: open
-    const f = await dialer(start);
-    const { prefix, cleanup } = testPrefix();
-    const now = Date.parse(start);
-    const d = await Daemon.start(config(f, prefix, 'nozone', 'c1,+12122345670'), { log: quietLog, now: () => now });
-    try {
-      const rt = d.runtimes.get('nozone')!;
-      await waitFor(async () => (await campaignNumbers(f)).length === 1, 'the daemon\'s number in the open campaign');
+    // 12:00 in New York: open.
+    await withGoverned('2026-07-01T16:00:00Z', 'nozone', async ({ f, d, rt }) => {
       await addByHand(f, ['+80012345678']);
       expect(await d.enforceWindow(rt, 'test', true)).toBe('Paused');
       const w = await windowOf(d);
@@ -132,22 +135,11 @@ describe('numbers another key adds to a governed campaign', () => {
       await res.arrayBuffer();
       expect(await d.enforceWindow(rt, 'test', true)).toBe('Active');
       expect((await windowOf(d)).holdings).toMatchObject({ foreign: 0, unjudged: 0, current: true });
-    } finally {
-      await d.close(2000);
-      await f.server.close();
-      await cleanup();
-    }
+    });
   }, 60_000);
 
   it('a read that failed leaves the campaign Paused until one succeeds', async () => {
-    const start = '2026-07-01T16:00:00Z'; // 12:00 in New York: open
-    const f = await dialer(start);
-    const { prefix, cleanup } = testPrefix();
-    const now = Date.parse(start);
-    const d = await Daemon.start(config(f, prefix, 'failing', 'c1,+12122345670'), { log: quietLog, now: () => now });
-    try {
-      const rt = d.runtimes.get('failing')!;
-      await waitFor(async () => (await campaignNumbers(f)).length === 1, 'the daemon\'s number in the open campaign');
+    await withGoverned('2026-07-01T16:00:00Z', 'failing', async ({ f, d, rt }) => {
       expect(await campaignState(f)).toBe('Active');
       // The last look at the campaign failed (the dialer did not answer): what it holds is not known.
       await d.redis.hset(rt.state.keys.window.meta, 'current', '0', 'judgeError', 'the dialer did not answer');
@@ -158,11 +150,7 @@ describe('numbers another key adds to a governed campaign', () => {
       // The next check's look succeeds: the window decides again.
       expect(await d.enforceWindow(rt, 'test', true)).toBe('Active');
       expect((await windowOf(d)).heldClosedBecause).toBeNull();
-    } finally {
-      await d.close(2000);
-      await f.server.close();
-      await cleanup();
-    }
+    });
   }, 60_000);
 });
 
