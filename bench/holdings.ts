@@ -1,14 +1,14 @@
 // The holdings scenario of `./dev bench daemon` (issue 36 §1, §2): what the calling window's check costs against a
 // campaign the daemon filled with N numbers, when nothing changed (a count), when another key added numbers (a pause
-// and a read of the callable numbers) and when Redis lost the judgement (likewise). Prints dialer requests and
-// milliseconds per check, measured on the reference server over loopback.
+// and a read of the callable numbers) and when Redis lost the judgement (likewise). Prints the requests the reference
+// server answered (counted by its own hook) and milliseconds per check, over loopback.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { Daemon } from '../daemon/app.ts';
 import { parseConfig } from '../daemon/config.ts';
-import { DialerClient } from '../daemon/dialer.ts';
 import { SimulationClock } from '../server/clock.ts';
 import { Store } from '../server/store/store.ts';
 import { REDIS_URL, testPrefix } from '../test/support/daemon.ts';
@@ -19,12 +19,13 @@ const TZ = 'America/New_York';
 const START = '2026-07-01T16:00:00Z';
 const ALL_DAY = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] };
 
-/** Dialer requests of the window's reads, counted at the client (the only client the window has). */
+/** Requests the reference server answered: number-list reads and state changes (the window's only requests). */
 const counted = { list: 0, state: 0 };
-const list = DialerClient.prototype.listNumbers;
-DialerClient.prototype.listNumbers = function (...args) { counted.list++; return list.apply(this, args); };
-const setState = DialerClient.prototype.setCampaignState;
-DialerClient.prototype.setCampaignState = function (...args) { counted.state++; return setState.apply(this, args); };
+const countRequests = (app: FastifyInstance) => app.addHook('onRequest', async (req) => {
+  const path = req.url.split('?')[0]!;
+  if (req.method === 'GET' && path.endsWith('/numbers')) counted.list++;
+  else if (req.method === 'PUT' && path.endsWith('/state')) counted.state++;
+});
 
 interface Figure { label: string; list: number; state: number; ms: number }
 
@@ -38,7 +39,7 @@ async function measure(label: string, check: () => Promise<unknown>, times = 1):
 async function once(n: number, foreign: number): Promise<Figure[]> {
   const dir = mkdtempSync(join(tmpdir(), 'cds-holdings-bench-'));
   const store = new Store(':memory:');
-  const server = await startServer(store, { clock: new SimulationClock(Date.parse(START)), seed: 36 });
+  const server = await startServer(store, { clock: new SimulationClock(Date.parse(START)), seed: 36 }, countRequests);
   const { prefix, cleanup } = testPrefix();
   const account = await openAccount(server, 'Holdings', TZ);
   const campaign = await server.consolePost<{ id: string }>(`/accounts/${account.id}/campaigns`, {
