@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { complianceOf, ConfigError, dialerOf, type Config, type SyncConfig } from './config.ts';
 import { followDialerClock, type DialerClock } from './dialer-clock.ts';
 import { CampaignWindow } from './compliance/campaign-window.ts';
+import { ClockSet } from './compliance/clocks.ts';
 import { buildHttp, type HttpServer } from './http/server.ts';
 import { createLogger } from './log.ts';
 import { Metrics } from './metrics.ts';
@@ -174,7 +175,7 @@ export class Daemon {
           rt.routes!.push({
             config: { ...sync, id, campaignId: route.campaignId, routes: undefined }, state, source, push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter,
             window: new CampaignWindow({ redis: d.redis, keys: routeKeys, dialer: new DialerClient(dialer), campaignId: route.campaignId, compliance: compliance!, mapping: sync.mapping, log, now }),
-            route: { of: rt, zones: new Set(route.zones) },
+            route: { of: rt, zones: route.zones ? new ClockSet(route.zones) : null, states: route.states ? new Set(route.states) : null },
           });
           d.targets.set(id, d.pushTarget(sync, sync.id, route.campaignId, state));
           if (sync.mirror) {
@@ -454,13 +455,30 @@ export class Daemon {
       // Numbers whose cap has passed are planned again (they stayed dirty, or were marked dirty when released), also
       // at an opening (its run plans them).
       const released = await rt.window.releaseCapped();
+      // Numbers whose record called past what the mirror has read, at their cap: taken out (the plan deletes them).
+      const taken = await rt.window.watchCaps();
       if (r.changed && r.state === 'Active') await this.triggerPull(syncId, 'window opened');
-      else if (released) await this.triggerPlan(syncId);
+      else if (released || taken) await this.triggerPlan(syncId);
       return r.state;
     } catch (err) {
       this.log.warn({ sync: rt.config.id, err: (err as Error).message, why }, 'calling window: could not set the campaign state; the next check tries again');
       if (rethrow) throw err;
       return 'failed';
+    }
+  }
+
+  /**
+   * The last process stopping: campaigns holding numbers under a per-number cap are paused, since no process would be
+   * left to take a number out at its cap before the dialer's retry (the next start sets each as its window wants).
+   * Another process still working the queue watches them; a failure here is logged, never stops the shutdown.
+   */
+  private async pauseUnwatched(): Promise<void> {
+    try {
+      if (this.redis.status !== 'ready' || await this.syncQueue.getWorkersCount() > 0) return;
+      const windows = [...this.runtimes.values()].flatMap((rt) => campaignsOf(rt)).map((c) => c.window).filter((w) => w !== undefined);
+      await Promise.all(windows.map((w) => w.pauseUnwatched()));
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'per-number cap: could not pause the capped campaigns at the last process\'s stop; the dialer may retry their numbers past their cap until a process starts');
     }
   }
 
@@ -480,6 +498,7 @@ export class Daemon {
     const graceful = (async () => {
       await this.http?.close();
       await Promise.all([this.syncWorker?.close(), ...[...this.pushQueues.values()].map((q) => q.close())]);
+      await this.pauseUnwatched();
       await this.syncQueue.close();
     })();
     let timer: NodeJS.Timeout | undefined;

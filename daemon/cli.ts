@@ -213,7 +213,7 @@ function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').sy
     (w.heldClosedBecause ? `\n${indent}  held Paused: ${w.heldClosedBecause}` : '');
   if (s.window) lines.push(windowLine(s.window, '  '));
   for (const r of s.routes ?? []) {
-    lines.push(`  route → campaign ${r.campaignId} (${r.zones.join(', ')}): contacts ${r.contacts}, numbers ${r.numbers}, dirty ${r.dirty}, open batches ${r.openBatches}, parked ${r.parked}, held by Do Not Call ${r.doNotCall}`);
+    lines.push(`  route → campaign ${r.campaignId} (${[...r.states, ...r.zones].join(', ')}): contacts ${r.contacts}, numbers ${r.numbers}, dirty ${r.dirty}, open batches ${r.openBatches}, parked ${r.parked}, held by Do Not Call ${r.doNotCall}`);
     if (r.window) lines.push(windowLine(r.window, '    '));
   }
   return lines.join('\n');

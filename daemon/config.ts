@@ -4,7 +4,9 @@ import { getCountries, type CountryCode } from 'libphonenumber-js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod/v4';
 import { duration, id, secret, url } from './config-fields.ts';
+import { clockOf } from './compliance/clocks.ts';
 import { complianceSchema } from './compliance/config.ts';
+import { STATE_RULE_BY_STATE } from './compliance/rules.ts';
 import { CRMS, crmOf, crmSchemas } from './crm/registry.ts';
 import type { DoNotCallField } from './sync/do-not-call.ts';
 import { isTimeZone } from './local-time.ts';
@@ -125,8 +127,16 @@ export const COUNTING_MIRROR = mirror.parse({ sink: { type: 'none' }, keepDays: 
 /** One campaign of a routed sync: it takes the numbers whose callee's zones are all among its zones. */
 const route = z.strictObject({
   campaignId: z.string().min(1),
-  zones: z.array(z.string().refine(isTimeZone, 'an IANA time zone such as America/New_York')).min(1, 'at least one IANA time zone'),
-});
+  /** The clocks whose callees the route takes (any IANA zone that keeps one of these clocks counts as it). */
+  zones: z.array(z.string().refine(isTimeZone, 'an IANA time zone such as America/New_York')).min(1, 'at least one IANA time zone').optional(),
+  /**
+   * Only callees under these states' rows (USPS codes, e.g. RI): a campaign of their own, so that their stricter rows
+   * do not narrow the others' windows. Tried before the routes without states.
+   */
+  states: z.array(z.string().refine((s) => STATE_RULE_BY_STATE.has(s),
+    { message: `a state with a row (${[...STATE_RULE_BY_STATE.keys()].join(', ')}); a state without one has the federal window: route its callees by zones` }))
+    .min(1, 'at least one state with a row, such as RI').optional(),
+}).refine((r) => r.zones || r.states, { message: 'give the route zones, states or both', path: ['zones'] });
 
 const sync = z.strictObject({
   id,
@@ -161,21 +171,34 @@ const sync = z.strictObject({
   .transform((s) => ({ ...s, campaignId: s.campaignId ?? '', mapping: { ...s.mapping, doNotCall: doNotCallFields(s.source.type, s.mapping.doNotCall) } }));
 
 /**
- * What is wrong with a sync's routes: a zone in two routes would put one number in two campaigns, a campaign in two
- * routes would be fed by two states; `compliance.zones` does not go with routes.
+ * What is wrong with a sync's routes: a clock in two routes (or a state in two routes with states) would put one
+ * number in two campaigns, a campaign in two routes would be fed by two states; `compliance.zones` does not go with
+ * routes. Routes with states and routes without are matched apart (states first), so they may share clocks.
  */
 function routeProblems(routes: z.output<typeof route>[], s: { compliance?: unknown }): { path: PropertyKey[]; message: string }[] {
   const problems: { path: PropertyKey[]; message: string }[] = [];
-  const zoneOwner = new Map<string, number>();
+  const clockOwner = new Map<string, { route: number; zone: string }>();
+  const stateOwner = new Map<string, { route: number; clocks: string[] | undefined }[]>();
   const campaignOwner = new Map<string, number>();
   routes.forEach((r, i) => {
     const other = campaignOwner.get(r.campaignId);
     if (other !== undefined) problems.push({ path: ['routes', i, 'campaignId'], message: `campaign "${r.campaignId}" is already routes.${other}'s: give it one route with both routes' zones` });
     else campaignOwner.set(r.campaignId, i);
-    r.zones.forEach((zone, j) => {
-      const owner = zoneOwner.get(zone);
-      if (owner !== undefined && owner !== i) problems.push({ path: ['routes', i, 'zones', j], message: `${zone} is already in routes.${owner} (campaign "${routes[owner]!.campaignId}"): a zone belongs to one route, so that each number goes to one campaign` });
-      else zoneOwner.set(zone, i);
+    // A state may be in two routes whose clocks differ (Florida's Eastern and Central callees apart).
+    const clocks = r.zones?.filter(isTimeZone).map(clockOf);
+    r.states?.forEach((state, j) => {
+      const owner = (stateOwner.get(state) ?? []).find((o) => !o.clocks || !clocks || o.clocks.some((c) => clocks.includes(c)));
+      if (owner) problems.push({ path: ['routes', i, 'states', j], message: `${state} is already in routes.${owner.route} (campaign "${routes[owner.route]!.campaignId}") for ${owner.clocks ? 'one of these clocks' : 'every clock'}: a state belongs to one route per clock` });
+      else stateOwner.set(state, [...stateOwner.get(state) ?? [], { route: i, clocks }]);
+    });
+    if (r.states) return;
+    r.zones?.forEach((zone, j) => {
+      if (!isTimeZone(zone)) return;
+      const owner = clockOwner.get(clockOf(zone));
+      if (owner !== undefined && owner.route !== i) {
+        const same = owner.zone === zone ? zone : `${zone} keeps the same clock as ${owner.zone}, which`;
+        problems.push({ path: ['routes', i, 'zones', j], message: `${same} is already in routes.${owner.route} (campaign "${routes[owner.route]!.campaignId}"): a clock belongs to one route, so that each number goes to one campaign` });
+      } else if (!owner) clockOwner.set(clockOf(zone), { route: i, zone });
     });
   });
   if ((s.compliance as { zones?: unknown } | undefined)?.zones) problems.push({ path: ['compliance', 'zones'], message: 'a routed sync takes the zones of its routes: leave compliance.zones out' });
@@ -244,6 +267,9 @@ export const configSchema = z.strictObject({
   // Routes follow the callees' zones: without a rule set there is nothing to place a number by.
   c.syncs.forEach((s, i) => {
     if (s.routes && !(s.compliance ?? c.compliance)) ctx.addIssue({ code: 'custom', path: ['syncs', i, 'routes'], message: 'routes need a compliance block (the sync\'s or the top-level one): a number is routed by its callee\'s zones', input: undefined });
+    (s.routes ?? []).forEach((r, j) => {
+      if (r.states && (s.compliance ?? c.compliance)?.ruleSet.stateRules === false) ctx.addIssue({ code: 'custom', path: ['syncs', i, 'routes', j, 'states'], message: 'routes by state need the state rows (compliance.stateRules): without them no callee is under a state', input: undefined });
+    });
   });
 })
   // A sync under the state rows without a mirror gets one that only counts (see COUNTING_MIRROR): a cap never goes uncounted.

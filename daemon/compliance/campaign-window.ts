@@ -17,6 +17,7 @@ import type { SyncKeys } from '../state/keys.ts';
 import { WindowState } from '../state/window-state.ts';
 import type { Compliance } from './config.ts';
 import { cappedUntil } from './cap.ts';
+import { ClockSet } from './clocks.ts';
 import { campaignEdge, parseGroup, windowGroup, type CampaignState, type GroupEdge, type WindowGroup } from './groups.ts';
 import { capFor, rulesFor, sharedWindow } from './window.ts';
 import { locate, type LocationFields } from './locate.ts';
@@ -42,6 +43,8 @@ export interface WindowStatus {
   groups: string[];
   heldByCap: number;
   nextCapReleaseAt: string | null;
+  /** What holds the numbers under a per-number cap to it, with a process running and without (null: none is capped). */
+  capHeldBy: string | null;
   /** Calls the mirror read, by whether they started inside their callee's window. */
   callsInside: number;
   callsOutside: number;
@@ -58,6 +61,10 @@ export interface WindowStatus {
 
 /** The statuses of the numbers a campaign may still call (§3.2): the window governs these. */
 const CALLABLE = ['NotContacted', 'RetryPending'];
+/** What /ops and `status` say holds a cap (see the README's "The cap without the race"). */
+const CAP_HELD_BY = 'while a process runs: every window check reads the numbers with a retry pending and takes out those at their cap, ' +
+  'besides the mirror; while none runs: the campaign is Paused (the last process pauses it as it stops); after a crash of the last one nothing ' +
+  'holds them until a process starts, which takes out every number at its cap before any other work';
 /** How many of the numbers the daemon did not admit `/ops` lists. */
 const FOREIGN_SHOWN = 20;
 const NO_ZONE = 'no zone: the campaign stays Paused while it holds this number';
@@ -178,10 +185,10 @@ export class CampaignWindow {
       const value = field ? text(fields[field]) : undefined;
       if (value) where[k] = value;
     }
-    const only = this.compliance.zones && new Set(this.compliance.zones);
+    const only = this.compliance.zones && new ClockSet(this.compliance.zones);
     return phones.map((phone) => {
       const l = locate(phone, where, this.compliance.evidence);
-      const elsewhere = only && l.zones.length > 0 && !l.zones.every((z) => only.has(z));
+      const elsewhere = only && l.zones.length > 0 && !l.zones.every((z) => only.holds(z));
       return { phone, group: windowGroup(l, this.compliance.ruleSet), evidence: l.evidence, ...(elsewhere ? { elsewhere: true } : {}) };
     });
   }
@@ -254,18 +261,23 @@ export class CampaignWindow {
     const caps = await this.caps(phones);
     const capped = phones.filter((_, i) => caps[i]);
     if (!capped.length) return 0;
-    const known = await this.state.starts(capped);
+    const [known, records] = await Promise.all([this.state.starts(capped), this.state.heldIds(capped)]);
     const now = this.now();
     const out: [string, number][] = [];
     await this.state.saveStarts(capped.map((phone, i) => {
       const cap = caps[phones.indexOf(phone)]!;
       const span = cap.hours * 3_600_000;
-      const starts = known[i] ?? {};
+      const starts = known[i]?.starts ?? {};
+      // The attempts of the record held now that the mirror has read (a new record: none yet), for `watchCaps`.
+      const record = known[i]?.record?.id === records[i] ? known[i]?.record : undefined;
+      let seen = record?.seen ?? 0;
       const before = Math.max(-Infinity, ...Object.values(starts));
       let newest: readonly [string, number, number, string?] | undefined;
       // Keyed by attempt and start: a number added again (its cap passed) is a new record, counting attempts from 1.
       for (const c of calls) {
         if (c[0] !== phone) continue;
+        // A call read before (the mirror reads the last minutes again) is not one of the record held now.
+        if (!starts[`${c[1]}@${c[2]}`] && starts[c[1]] !== c[2]) seen = Math.max(seen, c[1]);
         starts[`${c[1]}@${c[2]}`] = c[2];
         // Kept before by attempt alone (an older version): the same call, counted once.
         if (starts[c[1]] === c[2]) delete starts[c[1]];
@@ -274,7 +286,7 @@ export class CampaignWindow {
       const until = cappedUntil(Object.values(starts), cap, now);
       if (until !== null && newest && newest[2] >= before && newest[3] === 'FailureWithRetryPending') out.push([phone, until]);
       // Only the calls the cap can still count.
-      return [phone, Object.fromEntries(Object.entries(starts).filter(([, t]) => t > now - span))] as const;
+      return [phone, { starts: Object.fromEntries(Object.entries(starts).filter(([, t]) => t > now - span)), ...(records[i] ? { record: { id: records[i]!, seen } } : {}) }] as const;
     }));
     const taken = await this.state.takeOut(out);
     if (taken) this.log.info({ campaign: this.campaignId, numbers: out.map(([p, t]) => `${p} until ${new Date(t).toISOString()}`) }, 'per-number cap: numbers at their cap with a retry pending taken out of the campaign until it passes');
@@ -298,12 +310,57 @@ export class CampaignWindow {
     withCalls.forEach((phone, i) => {
       const cap = caps[i];
       if (!cap) return;
-      const t = cappedUntil(Object.values(known[phones.indexOf(phone)]!), cap, now);
+      const t = cappedUntil(Object.values(known[phones.indexOf(phone)]!.starts), cap, now);
       if (t !== null) { held.add(phone); until.push([phone, t]); }
     });
     await this.state.holdCapped(until);
     for (const phone of await this.state.takenOut([...held])) held.delete(phone);
     return held;
+  }
+
+  /** Whether any group of numbers the campaign holds is under a per-number cap. */
+  private async holdsCapped(): Promise<boolean> {
+    const [members, held] = await Promise.all([this.state.groups(), this.state.heldGroups()]);
+    return members.concat(held).some((g) => capFor(rulesFor(parseGroup(g).states, this.compliance.ruleSet)) !== undefined);
+  }
+
+  /**
+   * Holds the caps between the mirror's reads: reads the campaign's numbers with a retry pending and takes out each
+   * whose calls the cap counts (those the mirror read, plus its record's attempts the mirror has not read yet, counted
+   * as made now) leave no room for the retry. One page per `pageSize` such numbers, and only for a campaign holding
+   * numbers under a cap. Returns how many were newly taken out (the caller plans, to delete them).
+   */
+  async watchCaps(): Promise<number> {
+    if (!await this.holdsCapped()) return 0;
+    const out: [string, number][] = [];
+    for await (const page of this.dialer.scanNumbers(this.campaignId, waitOut, { status: ['RetryPending'] })) {
+      const phones = page.map((n) => n.number);
+      const [caps, known] = await Promise.all([this.caps(phones), this.state.starts(phones)]);
+      const now = this.now();
+      page.forEach((n, i) => {
+        const cap = caps[i];
+        if (!cap) return;
+        const record = known[i]?.record;
+        const unseen = Math.max(0, n.attempts - (record?.id === n.id ? record.seen : 0));
+        const until = cappedUntil([...Object.values(known[i]?.starts ?? {}), ...Array<number>(unseen).fill(now)], cap, now);
+        if (until !== null) out.push([n.number, until]);
+      });
+    }
+    const taken = await this.state.takeOut(out);
+    if (taken) this.log.info({ campaign: this.campaignId, numbers: out.map(([p, t]) => `${p} until ${new Date(t).toISOString()}`) }, 'per-number cap: numbers whose record made calls the mirror has not read yet, at their cap with a retry pending, taken out');
+    return taken;
+  }
+
+  /**
+   * Pauses the campaign when it holds numbers under a cap and no process will be left to watch them (the last one is
+   * stopping): the dialer would retry them past their cap. The next start sets it as its window wants. Whether it did.
+   */
+  async pauseUnwatched(): Promise<boolean> {
+    if (await this.state.lastState() === 'Paused' || !await this.holdsCapped()) return false;
+    await this.dialer.setCampaignState(this.campaignId, 'Paused');
+    await this.state.setState('Paused', this.now(), null);
+    this.log.warn({ campaign: this.campaignId }, 'per-number cap: campaign paused while no daemon process runs (the last one is stopping): nothing would hold its numbers to their caps');
+    return true;
   }
 
   /** Which of these numbers are taken out of the campaign at their cap now (the plan deletes them). */
@@ -333,13 +390,13 @@ export class CampaignWindow {
 
   /** What /ops and `status` show: the state set, the next edge, the groups, the numbers held by the window and by caps. */
   async status(): Promise<WindowStatus> {
-    const [meta, groups, capped, held, foreign, wanted] = await Promise.all([this.state.meta(), this.state.groups(), this.state.capped(),
-      this.state.heldGroups(), this.state.foreign(FOREIGN_SHOWN), this.wanted()]);
+    const [meta, groups, capped, held, foreign, wanted, holdsCapped] = await Promise.all([this.state.meta(), this.state.groups(), this.state.capped(),
+      this.state.heldGroups(), this.state.foreign(FOREIGN_SHOWN), this.wanted(), this.holdsCapped()]);
     const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
     const j = meta.judgement;
     return {
       state: meta.state, heldClosedBecause: wanted.closedBecause, checkedAt: iso(meta.checkedAt), nextEdgeAt: iso(meta.nextEdgeAt),
-      groups: groups.sort(), heldByCap: capped.held, nextCapReleaseAt: iso(capped.nextReleaseAt),
+      groups: groups.sort(), heldByCap: capped.held, nextCapReleaseAt: iso(capped.nextReleaseAt), capHeldBy: holdsCapped ? CAP_HELD_BY : null,
       callsInside: meta.callsInside, callsOutside: meta.callsOutside,
       holdings: {
         judgedAt: iso(j.judgedAt), current: j.current && j.judgedAt !== null, error: j.error, foreign: foreign.total, unjudged: j.unjudged,

@@ -209,6 +209,7 @@ ${CHARTS_SCRIPT}
         fact('Numbers not added by the daemon', h.foreign + (h.unjudged ? ' (' + h.unjudged + ' with no zone)' : ''), 'foreignNumbers'),
         fact('Holdings judged', h.judgedAt ? when(h.judgedAt) + (h.current ? '' : ' (not current)') : 'not yet', 'holdingsJudged')),
       w.heldClosedBecause ? el('p', { class: 'note', 'data-field': 'heldClosedBecause', text: 'Held Paused: ' + w.heldClosedBecause }) : null,
+      w.capHeldBy ? el('p', { class: 'muted', 'data-field': 'capHeldBy', text: 'Caps are held ' + w.capHeldBy }) : null,
       el('p', { class: 'muted', 'data-field': 'windowGroups', text: 'Window groups: ' + (w.groups.length ? w.groups.join('; ') : 'none yet') +
         (h.groups.length ? '; of numbers not added by the daemon: ' + h.groups.join('; ') : '') }),
       h.numbers.length ? el('ul', { class: 'muted', 'data-field': 'foreignList' }, ...h.numbers.map((n) => el('li', { text: n.phone + ': ' + n.evidence }))) : null);
@@ -220,7 +221,7 @@ ${CHARTS_SCRIPT}
       el('dl', { class: 'facts' },
         fact('Contacts held', r.contacts, 'contacts'), fact('Numbers held', r.numbers, 'numbers'), fact('Dirty', r.dirty, 'dirty'),
         fact('Open batches', r.openBatches, 'openBatches'), fact('Parked', r.parked, 'parked'), fact('Held by Do Not Call', r.doNotCall, 'doNotCall')),
-      r.window ? windowSection(r.window, 'Campaign ' + r.campaignId + ' (' + r.zones.join(', ') + ')') : null);
+      r.window ? windowSection(r.window, 'Campaign ' + r.campaignId + ' (' + r.states.concat(r.zones).join(', ') + ')') : null);
   }
 
   function syncSection(s) {

@@ -7,6 +7,7 @@
 import type { RedisClient } from './connection.ts';
 import type { SyncKeys } from './keys.ts';
 import { withScripts } from './scripts.ts';
+import { decodeHeld } from './sync-state.ts';
 
 export type WindowCampaignState = 'Active' | 'Paused';
 
@@ -38,8 +39,26 @@ export interface Judgement {
   error: string | null;
 }
 
-/** A number's call starts the cap counts: attempt -> start (ms). */
-export type CallStarts = Record<string, number>;
+/**
+ * A number's call starts the cap counts (`<attempt>@<start ms>` -> start ms), and how many attempts of the number
+ * record the daemon holds now the mirror has read (that record's later attempts, read from its status, are calls the
+ * mirror has not seen yet).
+ */
+export interface CallStarts {
+  starts: Record<string, number>;
+  record?: { id: string; seen: number };
+}
+
+/** Stored as `{s, r, n}`; an older version stored the starts alone. */
+function decodeStarts(raw: string): CallStarts {
+  const o = JSON.parse(raw) as Record<string, unknown>;
+  if (!o.s || typeof o.s !== 'object') return { starts: o as Record<string, number> };
+  return { starts: o.s as Record<string, number>, ...(typeof o.r === 'string' ? { record: { id: o.r, seen: Number(o.n) || 0 } } : {}) };
+}
+
+function encodeStarts(c: CallStarts): string {
+  return JSON.stringify({ s: c.starts, ...(c.record ? { r: c.record.id, n: c.record.seen } : {}) });
+}
 
 const ms = (v: string | undefined) => (v ? Number(v) : null);
 
@@ -139,12 +158,18 @@ export class WindowState {
   /** The call starts kept for each number (null: none). */
   async starts(phones: readonly string[]): Promise<(CallStarts | null)[]> {
     if (!phones.length) return [];
-    return (await this.redis.hmget(this.keys.starts, ...phones)).map((s) => (s ? JSON.parse(s) as CallStarts : null));
+    return (await this.redis.hmget(this.keys.starts, ...phones)).map((s) => (s ? decodeStarts(s) : null));
   }
 
   /** Replaces these numbers' kept call starts (the mirror's run writes them, one process at a time under its lease). */
   async saveStarts(starts: readonly (readonly [phone: string, starts: CallStarts])[]): Promise<void> {
-    if (starts.length) await this.redis.hset(this.keys.starts, ...starts.flatMap(([p, s]) => [p, JSON.stringify(s)]));
+    if (starts.length) await this.redis.hset(this.keys.starts, ...starts.flatMap(([p, s]) => [p, encodeStarts(s)]));
+  }
+
+  /** The id of the number record the daemon holds for each phone (null: none held). */
+  async heldIds(phones: readonly string[]): Promise<(string | null)[]> {
+    if (!phones.length) return [];
+    return (await this.redis.hmget(this.sync.have, ...phones)).map((raw) => (raw ? decodeHeld(raw).numberId : null));
   }
 
   /** Holds numbers at their cap until the instant each may be planned again (ms). */

@@ -6,6 +6,7 @@ import type { SyncConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { PushQueue } from '../push/push-queue.ts';
 import type { CampaignWindow, Located } from '../compliance/campaign-window.ts';
+import type { ClockSet } from '../compliance/clocks.ts';
 import type { PullPage, Source } from '../sources/source.ts';
 import type { SourceContact } from '../sources/source.ts';
 import { hashValues, mapContact, redactPhone, type MappedContact, type RecordError } from './contacts.ts';
@@ -32,8 +33,11 @@ export interface SyncRuntime {
    * all fed by this runtime's one read (its source, cursor, inbox and runs). This runtime then has no campaign itself.
    */
   routes?: SyncRuntime[];
-  /** A route of a routed sync: the sync whose read feeds it, and the zones whose callees it takes. */
-  route?: { of: SyncRuntime; zones: ReadonlySet<string> };
+  /**
+   * A route of a routed sync: the sync whose read feeds it, the clocks whose callees it takes (null: any) and the
+   * states (null: a route by zones alone).
+   */
+  route?: { of: SyncRuntime; zones: ClockSet | null; states: ReadonlySet<string> | null };
 }
 
 /** The runtimes that hold a campaign's state: a routed sync's routes, or the sync itself. */
@@ -41,9 +45,16 @@ export function campaignsOf(rt: SyncRuntime): SyncRuntime[] {
   return rt.routes ?? [rt];
 }
 
-/** The route a located number goes to (the first whose zones hold all of its callee's), or -1: none. */
+/**
+ * The route a located number goes to, or -1: none. First a route with states that holds all of its callee's states
+ * (with a row) and clocks, then the first route without states that holds all of its clocks.
+ */
 export function routeIndex(routes: readonly SyncRuntime[], l: Located): number {
-  return l.group ? routes.findIndex((r) => l.group!.zones.every((z) => r.route!.zones.has(z))) : -1;
+  const g = l.group;
+  if (!g) return -1;
+  const clocks = (r: SyncRuntime) => !r.route!.zones || g.zones.every((z) => r.route!.zones!.holds(z));
+  const byState = g.states.length ? routes.findIndex((r) => r.route!.states && g.states.every((s) => r.route!.states!.has(s)) && clocks(r)) : -1;
+  return byState >= 0 ? byState : routes.findIndex((r) => !r.route!.states && clocks(r));
 }
 
 /** Numbers a run holds back between pages to fill whole batches, per campaign runtime (see plan). */

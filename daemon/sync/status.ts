@@ -47,7 +47,7 @@ export interface SyncStatus {
 
 export interface RouteStatus {
   /** The route's id (`<sync>@<campaign>`), as its batches and push jobs name it. */
-  id: string; campaignId: string; zones: string[];
+  id: string; campaignId: string; zones: string[]; states: string[];
   contacts: number; numbers: number; dirty: number; openBatches: number; parked: number; doNotCall: number;
   window: (WindowStatus & { heldByWindow: number }) | null;
   /** The route's mirror (its campaign's call-detail records), null without one or before it ran. */
@@ -55,7 +55,7 @@ export interface RouteStatus {
 }
 
 /** What one campaign runtime holds (a sync's own, or one route's). */
-async function holdings(rt: SyncRuntime): Promise<Omit<RouteStatus, 'id' | 'campaignId' | 'zones' | 'window' | 'mirror'>> {
+async function holdings(rt: SyncRuntime): Promise<Omit<RouteStatus, 'id' | 'campaignId' | 'zones' | 'states' | 'window' | 'mirror'>> {
   const { redis, keys } = rt.state;
   const [contacts, numbers, dirty, openBatches, parked, doNotCall] = await Promise.all([
     redis.hlen(keys.contacts), redis.hlen(keys.have), redis.scard(keys.dirty), redis.hlen(keys.batches), redis.hlen(keys.parked), redis.hlen(keys.doNotCall),
@@ -80,7 +80,7 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
   const [inbox, runIds, mirror] = await Promise.all([redis.llen(keys.inbox), redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(keys.mirror.meta)]);
   const routes = rt.routes ? await Promise.all(rt.routes.map(async (r): Promise<RouteStatus> => {
     const h = await holdings(r);
-    return { id: r.config.id, campaignId: r.config.campaignId, zones: [...r.route!.zones], ...h, window: await windowStatus(r, h.dirty),
+    return { id: r.config.id, campaignId: r.config.campaignId, zones: [...r.route!.zones?.zones ?? []], states: [...r.route!.states ?? []], ...h, window: await windowStatus(r, h.dirty),
       mirror: readMirror(await redis.hgetall(r.state.keys.mirror.meta), r) };
   })) : null;
   const own = routes ?? [await holdings(rt)];

@@ -14,6 +14,7 @@ import { toUtc } from '../../daemon/local-time.ts';
 import { callKey, mirrorRun } from '../../daemon/mirror/mirror.ts';
 import { dryRun } from '../../daemon/sync/dry-run.ts';
 import { routeId } from '../../daemon/state/keys.ts';
+import { syncStatus } from '../../daemon/sync/status.ts';
 import { DEFAULT_OUTCOMES } from '../../server/dialer/model.ts';
 import { callDetailRecords, daemonConfig, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
@@ -29,13 +30,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Call { number: string; attempt: number; startedAtLocal: string; outcome: string }
 
-async function dialer(start: string): Promise<DialerFixture & { pacific: string }> {
+async function dialer(start: string, retrySeconds = 900): Promise<DialerFixture & { pacific: string }> {
   // Nobody answers: every call but a record's last ends FailureWithRetryPending.
   const server = await startServer({ seed: 27, clockStart: start, outcomes: { ...DEFAULT_OUTCOMES, ringResult: { Answer: 0, NoAnswer: 1, Busy: 0, CallError: 0 } } });
   const account = await createAccount(server, 'Cap Co', TZ);
   const campaign = await createCampaign(server, account.id, {
     name: 'Florida', type: 'Dynamic', state: 'Active',
-    dialer: { mode: 'Power', agents: 2, maxAttempts: 6, callingHours: ALL_DAY, retryDelaySeconds: { NoAnswer: 900, Busy: 900, CallError: 900, Machine: 900, Abandoned: 900 } },
+    dialer: { mode: 'Power', agents: 2, maxAttempts: 6, callingHours: ALL_DAY, retryDelaySeconds: { NoAnswer: retrySeconds, Busy: retrySeconds, CallError: retrySeconds, Machine: retrySeconds, Abandoned: retrySeconds } },
   });
   // A routed sync's other campaign (no Florida number goes there).
   const pacific = (await createCampaign(server, account.id, { name: 'Pacific', type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } })).id;
@@ -120,3 +121,75 @@ describe.each([['one campaign', false, true], ['a routed sync', true, true], ['o
     }
   }, 300_000);
 });
+
+// The take-out does not wait for the mirror: every window check reads the campaign's numbers with a retry pending and
+// counts their records' attempts the mirror has not read yet; and the last process to stop pauses the campaign, since
+// nothing would take a number out while no process runs. Retries 10 minutes apart; the daemon stopped for 30 minutes
+// in the morning's first calls; the mirror read every 2 minutes, or every 30 (slower than the retries).
+describe.each([['2 minutes', 2], ['30 minutes', 30]])('a per-number cap with the mirror read every %s and the daemon stopped for 30 minutes', (_, mirrorEvery) => {
+  it('gives no number a 4th call in 24 hours, and no call while no process runs', async () => {
+    const start = '2026-07-01T11:00:00Z';
+    const f = await dialer(start, 600);
+    const { prefix, cleanup } = testPrefix();
+    const csv = join(dir, `florida-${mirrorEvery}.csv`);
+    writeFileSync(csv, `id,phone\n${FLORIDA.map((p, i) => `c${i},${p}`).join('\n')}\n`);
+    let now = Date.parse(start);
+    const config = daemonConfig(f, prefix, [{
+      id: 'cap', campaignId: f.campaignId, source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' },
+      compliance: { checkEvery: '5m', margin: '10m' }, mirror: { sink: { type: 'none' }, every: '1d', late: '1m' },
+    }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } });
+    let d = await Daemon.start(config, { log: quietLog, now: () => now });
+    // 08:16 to 08:46 in Miami: no process runs.
+    const stopAt = Date.parse('2026-07-01T12:16:00Z');
+    const restartAt = stopAt + 30 * 60_000;
+    let pausedWhileStopped: string | null = null;
+    let takenOut = 0;
+    try {
+      await waitFor(async () => (await d.redis.scard(d.runtimes.get('cap')!.state.keys.dirty)) === FLORIDA.length, 'the numbers waiting for the window');
+      for (let t = 0; t < (26 * 3600) / 120; t++) {
+        now += 120_000;
+        await f.server.advance(120);
+        if (now === stopAt) {
+          // Two processes: the first to stop leaves the campaign to the other; the last pauses it.
+          const other = await Daemon.start(config, { log: quietLog, now: () => now });
+          await d.close(5000);
+          expect((await campaign(f)).state).toBe('Active');
+          await other.close(5000);
+          pausedWhileStopped = (await campaign(f)).state;
+          while (now < restartAt) { now += 120_000; await f.server.advance(120); }
+          d = await Daemon.start(config, { log: quietLog, now: () => now });
+        }
+        const rt = d.runtimes.get('cap')!;
+        const mirror = d.mirrors.get('cap')!;
+        if ((now - Date.parse(start)) % 300_000 === 0) await d.enforceWindow(rt, 'test', true);
+        if ((now - Date.parse(start)) % (mirrorEvery * 60_000) === 0) await mirrorRun(mirror, {});
+        const keys = rt.state.keys;
+        takenOut = Math.max(takenOut, await d.redis.hlen(keys.window.takenOut));
+        // A number taken out is deleted (a plan) before the dialer's clock moves on.
+        await waitFor(async () => {
+          const out = await d.redis.hkeys(keys.window.takenOut);
+          return !out.length || (await d.redis.hmget(keys.have, ...out)).every((h) => h === null);
+        }, 'the numbers taken out at their cap deleted');
+      }
+      const calls = await callDetailRecords<Call>(f);
+      const starts = new Map(FLORIDA.map((p) => [p, calls.filter((c) => c.number === p).map((c) => toUtc(c.startedAtLocal, TZ)).sort((a, b) => a - b)]));
+      expect(FLORIDA.map((p) => overCap(starts.get(p)!, CAP))).toEqual(FLORIDA.map(() => 0));
+      expect(pausedWhileStopped).toBe('Paused');
+      expect(calls.filter((c) => { const t = toUtc(c.startedAtLocal, TZ); return t > stopAt && t < restartAt; })).toEqual([]);
+      expect(takenOut).toBeGreaterThan(0);
+      // `status` (and /ops) say what holds the cap, with a process and without.
+      expect((await syncStatus(d.runtimes.get('cap')!)).window!.capHeldBy).toMatch(/^while a process runs: .*; while none runs: the campaign is Paused/);
+      // Every number called up to its cap on day one, and again once it passed.
+      for (const p of FLORIDA) expect(starts.get(p)!.length, p).toBeGreaterThanOrEqual(4);
+    } finally {
+      await d.close(2000);
+      await f.server.close();
+      await cleanup();
+    }
+  }, 300_000);
+});
+
+async function campaign(f: DialerFixture): Promise<{ state: string }> {
+  const res = await f.server.request(`/v1/accounts/${f.accountId}/campaigns?filter=${encodeURIComponent(JSON.stringify({ ids: [f.campaignId] }))}`, { token: f.token });
+  return ((await res.json()) as { state: string }[])[0]!;
+}

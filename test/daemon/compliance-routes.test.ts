@@ -253,6 +253,81 @@ describe('one sync routed into one campaign per window group', () => {
   }, 120_000);
 });
 
+describe('routes by rule', () => {
+  // Sunday 12 July 2026, 14:30 UTC: 10:30 in New York and Rhode Island, 09:30 in Mississippi, 07:30 in Phoenix and
+  // Vancouver (British Columbia keeps -07 all year from November 2026, as Phoenix does).
+  const SUNDAY = '2026-07-12T14:30:00Z';
+  const RI = [phone('401', 0), phone('401', 1)];
+  const MS = [phone('601', 0)];
+  const NY = [phone('212', 0), phone('212', 1), phone('917', 0)];
+  // British Columbia addresses (America/Creston, Dawson_Creek, Fort_Nelson, Vancouver and Edmonton) with Vancouver numbers.
+  const BC = [phone('604', 0), phone('250', 0)];
+
+  it('gives Rhode Island\'s and Mississippi\'s callees campaigns of their own, so New York\'s keep 08:00–21:00 on Sunday, and routes BC\'s clocks with Phoenix', async () => {
+    const server = await startServer({ seed: 29, clockStart: SUNDAY });
+    const hs = await startHubSpotStandIn();
+    const { prefix, cleanup } = testPrefix();
+    let now = Date.parse(SUNDAY);
+    let d: Daemon | undefined;
+    try {
+      const account = await createAccount(server, 'Rules Co', TZ);
+      const names = ['ny', 'ri', 'ms', 'west'] as const;
+      const campaigns = Object.fromEntries(await Promise.all(names.map(async (n) =>
+        [n, (await createCampaign(server, account.id, { name: n, type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } })).id] as const))) as Record<(typeof names)[number], string>;
+      const f: DialerFixture = { server, accountId: account.id, token: await createKey(server, account.id, ['CampaignAdmin']), campaignId: campaigns.ny };
+      for (const p of [...RI, ...MS, ...NY]) hs.createContact({ firstname: 'F', lastname: p.slice(-4), phone: p });
+      for (const p of BC) hs.createContact({ firstname: 'F', lastname: p.slice(-4), phone: p, state: 'BC', country: 'CA' });
+      d = await Daemon.start(daemonConfig(f, prefix, [{
+        id: 'rules', source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, clientSecret: 'hs-client-secret' },
+        mapping: { ...MAPPING, country: 'country' }, schedule: { every: '1d' }, compliance: COMPLIANCE,
+        routes: [
+          { campaignId: campaigns.ny, zones: ['America/New_York'] },
+          { campaignId: campaigns.ri, states: ['RI'] },
+          { campaignId: campaigns.ms, states: ['MS'], zones: ['America/Chicago'] },
+          // Listed as clocks: America/Vancouver, Creston, Dawson_Creek and Fort_Nelson keep Phoenix's, Edmonton -06.
+          { campaignId: campaigns.west, zones: ['America/Phoenix', 'America/Regina'] },
+        ],
+      }], dialerOf(f)), { log: quietLog, now: () => now });
+      const holds = async (n: (typeof names)[number]) => (await campaignNumbers({ ...f, campaignId: campaigns[n] })).map((r) => r.number).sort();
+      // New York's are added at once; the others wait for their campaign's window.
+      await waitFor(async () => (await holds('ny')).length === NY.length, 'New York\'s numbers in their campaign');
+      const status = await syncStatus(d.runtimes.get('rules')!);
+      expect(status.routes!.map((r) => [r.states, r.zones])).toEqual([[[], ['America/New_York']], [['RI'], []], [['MS'], ['America/Chicago']], [[], ['America/Phoenix', 'America/Regina']]]);
+
+      // A day on the virtual clock, checked every 5 minutes: New York's campaign open to 21:00 on Sunday (paused 10
+      // minutes before), Rhode Island's and Mississippi's closed all Sunday, opening Monday at 09:00 (Mississippi's
+      // 08:00 CST is 09:00 CDT).
+      const rt = d.runtimes.get('rules')!;
+      const changes: Record<string, string[]> = Object.fromEntries(names.map((n) => [n, []]));
+      const last: Record<string, string> = Object.fromEntries(names.map((n) => [n, 'Active']));
+      for (let step = 0; step < 288; step++) {
+        const states = (await d.enforceWindow(rt, 'test', true)).split(',');
+        for (const [i, n] of names.entries()) if (states[i] !== last[n]) { last[n] = states[i]!; changes[n]!.push(`${iso(now)} ${states[i]}`); }
+        now += 300_000;
+      }
+      expect(changes).toEqual({
+        ny: ['2026-07-13T00:50Z Paused', '2026-07-13T12:00Z Active'],
+        ri: ['2026-07-12T14:30Z Paused', '2026-07-13T13:00Z Active'],
+        ms: ['2026-07-12T14:30Z Paused', '2026-07-13T14:00Z Active'],
+        // 07:30 in Phoenix and Vancouver at the start; Edmonton (-06) opens at 14:00Z, closes at 03:00Z.
+        west: ['2026-07-12T14:30Z Paused', '2026-07-12T15:00Z Active', '2026-07-13T02:50Z Paused'],
+      });
+      await settle(d);
+      // Each campaign holds its own callees' numbers; none is in no route.
+      expect(await holds('ny')).toEqual([...NY].sort());
+      expect(await holds('ri')).toEqual([...RI].sort());
+      expect(await holds('ms')).toEqual(MS);
+      expect(await holds('west')).toEqual([...BC].sort());
+      expect(await allRunErrors(d, 'rules')).toEqual([]);
+    } finally {
+      await d?.close(2000);
+      await cleanup();
+      await hs.close();
+      await server.close();
+    }
+  }, 180_000);
+});
+
 describe('routes on a Redis Cluster', () => {
   it('keeps the read\'s keys and each route\'s in their own slots: numbers wait for their own window, then enter their own campaign', async () => {
     const cluster = await startRedisCluster();
@@ -440,9 +515,24 @@ describe('the configuration of routes', () => {
     ['neither', sync({}), /^syncs\.0\.campaignId: give either campaignId/],
     ['routes without a rule set', sync({ compliance: undefined, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] }), /^syncs\.0\.routes: routes need a compliance block/],
     ['routes beside compliance.zones', sync({ compliance: { zones: ['America/New_York'] }, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] }), /^syncs\.0\.compliance\.zones: a routed sync takes the zones of its routes/],
+    ['a clock in two routes', sync({ routes: [{ campaignId: 'w', zones: ['America/Phoenix'] }, { campaignId: 'b', zones: ['America/Creston'] }] }),
+      /^syncs\.0\.routes\.1\.zones\.0: America\/Creston keeps the same clock as America\/Phoenix, which is already in routes\.0 \(campaign "w"\)/],
+    ['a state without a row', sync({ routes: [{ campaignId: 'x', states: ['XX'] }] }), /^syncs\.0\.routes\.0\.states\.0: a state with a row \(FL, RI, .*\); a state without one has the federal window/],
+    ['a state in two routes for one clock', sync({ routes: [{ campaignId: 'a', states: ['FL'] }, { campaignId: 'b', states: ['FL'], zones: ['America/Chicago'] }] }),
+      /^syncs\.0\.routes\.1\.states\.0: FL is already in routes\.0 \(campaign "a"\) for every clock/],
+    ['a route with neither zones nor states', sync({ routes: [{ campaignId: 'a' }] }), /^syncs\.0\.routes\.0\.zones: give the route zones, states or both/],
+    ['routes by state without the state rows', sync({ compliance: { stateRules: false }, routes: [{ campaignId: 'a', states: ['RI'] }, { campaignId: 'b', zones: ['America/New_York'] }] }),
+      /^syncs\.0\.routes\.0\.states: routes by state need the state rows \(compliance\.stateRules\)/],
   ])('refuses %s, saying what is wrong', (_, s, message) => {
     const found = problems({ ...base, syncs: [s] });
     expect(found.some((p) => message.test(p)), found.join('\n')).toBe(true);
+  });
+
+  it('takes routes by state beside routes by zone on the same clocks, and one state on two clocks', () => {
+    expect(problems({ ...base, syncs: [sync({ routes: [
+      { campaignId: 'ny', zones: ['America/New_York', 'America/Chicago'] }, { campaignId: 'ri', states: ['RI'] },
+      { campaignId: 'fe', states: ['FL'], zones: ['America/New_York'] }, { campaignId: 'fc', states: ['FL'], zones: ['America/Chicago'] },
+    ] })] })).toEqual([]);
   });
 
   it('takes the daemon\'s compliance block for a routed sync', () => {

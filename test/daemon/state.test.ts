@@ -513,8 +513,11 @@ describe('the calling window\'s state', () => {
 
   it('keeps call starts, and releases each number held at its cap to one caller only', async () => {
     const w = freshWindow();
-    await w.saveStarts([['+13055550100', { 1: 100, 2: 200 }]]);
-    expect(await w.starts(['+13055550100', '+13055550101'])).toEqual([{ 1: 100, 2: 200 }, null]);
+    await w.saveStarts([['+13055550100', { starts: { '1@100': 100, '2@200': 200 }, record: { id: '77', seen: 2 } }]]);
+    expect(await w.starts(['+13055550100', '+13055550101'])).toEqual([{ starts: { '1@100': 100, '2@200': 200 }, record: { id: '77', seen: 2 } }, null]);
+    // As an older version kept them (the starts alone): read as starts, with no record.
+    await w.redis.hset(w.keys.starts, '+13055550101', JSON.stringify({ '1@100': 100 }));
+    expect((await w.starts(['+13055550101']))[0]).toEqual({ starts: { '1@100': 100 } });
     await w.holdCapped([['+13055550100', 5_000], ['+13055550101', 6_000], ['+13055550102', 9_000]]);
     expect(await w.capped()).toEqual({ held: 3, nextReleaseAt: 5_000 });
     expect(await w.releaseCapped(4_999)).toBe(0);
