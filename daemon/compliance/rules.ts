@@ -100,6 +100,14 @@ export const STATE_RULES: readonly StateRule[] = [
     hours: ['08:00', '20:00'],
     areaCodes: ['206', '253', '360', '425', '509', '564'],
   },
+  {
+    state: 'MA', name: 'Massachusetts',
+    // The regulation's words were read (regulations.justia.com, current through Register 1531, 27 Sept 2024); the
+    // statute's own section, M.G.L. c. 159C, § 3, was not.
+    source: '201 CMR 12.02(2) (no telephone solicitor shall make or cause to be made an unsolicited telephonic sales call to a consumer between the hours of 8:00 P.M. to 8:00 A.M., local time at the consumer\'s location), the Office of Consumer Affairs and Business Regulation\'s regulation under M.G.L. c. 159C, § 6',
+    hours: ['08:00', '20:00'],
+    areaCodes: ['339', '351', '413', '508', '617', '774', '781', '857', '978'],
+  },
 ];
 
 /** The state rows by USPS code, and by the area codes presumed to be in each state. */

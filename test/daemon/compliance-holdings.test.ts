@@ -2,71 +2,21 @@
 // server's simulation clock: numbers another key adds to a governed campaign are judged by their number and held to
 // their windows; one with no zone holds the campaign Paused until it is gone; after Redis lost the daemon's state at
 // night, the next processes pause the campaign before anything else and no call starts before its callee's window.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { WindowStatus } from '../../daemon/compliance/campaign-window.ts';
-import { locate } from '../../daemon/compliance/locate.ts';
-import { callingWindow, DEFAULT_RULE_SET } from '../../daemon/compliance/window.ts';
 import { Daemon } from '../../daemon/app.ts';
 import type { SyncRuntime } from '../../daemon/sync/run.ts';
 import { toUtc } from '../../daemon/local-time.ts';
-import { callDetailRecords, campaignNumbers, daemonConfig, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
-import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
+import { callDetailRecords, campaignNumbers, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { addByHand, campaignState, governedConfig, governedDialer as dialer, ops, outside, TZ, windowOf, type Call } from '../support/governed.ts';
 
-const TZ = 'America/New_York';
-const ALL_DAY = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] };
 const STEP_S = 300;
-const OPS_TOKEN = 'an operations token for the holdings tests';
-const ops = { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` };
 const dir = mkdtempSync(join(tmpdir(), 'cds-holdings-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Call { number: string; attempt: number; startedAtLocal: string }
-
-async function dialer(start: string): Promise<DialerFixture & { otherToken: string }> {
-  const server = await startServer({ seed: 36, clockStart: start });
-  const account = await createAccount(server, 'Holdings Co', TZ);
-  const campaign = await createCampaign(server, account.id, {
-    name: 'Governed', type: 'Dynamic', state: 'Active',
-    // The server's own hours are all day: only the daemon's window holds the calls.
-    dialer: { mode: 'Power', agents: 2, maxAttempts: 3, callingHours: ALL_DAY, retryDelaySeconds: { NoAnswer: 600, Busy: 600, CallError: 600, Machine: 600, Abandoned: 600 } },
-  });
-  const token = await createKey(server, account.id, ['CampaignAdmin']);
-  // Another key, as the n8n node or the console would use: it adds numbers the daemon knows nothing of.
-  const otherToken = await createKey(server, account.id, ['CampaignNumberAdmin']);
-  return { server, accountId: account.id, token, campaignId: campaign.id, otherToken };
-}
-
-function config(f: DialerFixture, prefix: string, id: string, rows: string) {
-  const csv = join(dir, `${id}-${prefix}.csv`);
-  writeFileSync(csv, `id,phone\n${rows}\n`);
-  return daemonConfig(f, prefix, [{
-    id, campaignId: f.campaignId, source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, schedule: { every: '1d' },
-    compliance: { checkEvery: '5m', margin: '10m' },
-  }], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ },
-    http: { host: '127.0.0.1', port: 0, adminToken: OPS_TOKEN } });
-}
-
-async function addByHand(f: DialerFixture & { otherToken: string }, phones: string[]): Promise<void> {
-  const res = await f.server.request(`/v1/accounts/${f.accountId}/campaigns/${f.campaignId}/numbers`, { method: 'POST', token: f.otherToken, json: phones.map((number) => ({ number })) });
-  expect(res.status).toBeLessThan(300);
-  await res.arrayBuffer();
-}
-
-async function campaignState(f: DialerFixture): Promise<string> {
-  const res = await f.server.request(`/v1/accounts/${f.accountId}/campaigns?filter=${encodeURIComponent(JSON.stringify({ ids: [f.campaignId] }))}`, { token: f.token });
-  return ((await res.json()) as { state: string }[])[0]!.state;
-}
-
-/** Calls that started outside their callee's window, the callee judged by its number. */
-const outside = (calls: Call[]) => calls.filter((c) => !callingWindow(locate(c.number), DEFAULT_RULE_SET, toUtc(c.startedAtLocal, TZ)).open);
-
-async function windowOf(d: Daemon): Promise<WindowStatus> {
-  const body = await (await fetch(`${d.address}/ops/api/syncs`, { headers: ops })).json() as { syncs: { window: WindowStatus }[] };
-  return body.syncs[0]!.window;
-}
+const config = (f: DialerFixture, prefix: string, id: string, rows: string) => governedConfig(f, { dir, prefix, id, rows });
 
 /**
  * A daemon whose CSV sync has put one New York number into the governed campaign at `start`, for `body`; `clock.now`

@@ -135,7 +135,7 @@ describe('one sync routed into one campaign per window group', () => {
       expect(status.numbers).toBe(22);
       expect(status.routes!.map((r) => ({ campaignId: r.campaignId, numbers: r.numbers, state: r.window!.state }))).toEqual(
         NAMES.map((g) => ({ campaignId: x.campaigns[g], numbers: phonesOf(g).length, state: 'Active' })));
-      expect(status.routes![0]!.window!.groups).toEqual(['America/Chicago', 'America/Chicago+America/New_York', 'America/New_York', 'America/New_York|FL']);
+      expect(status.routes![0]!.window!.groups).toEqual(['America/Chicago', 'America/Chicago+America/New_York', 'America/New_York', 'America/New_York|FL', 'America/New_York|MA']);
       const ops = (path: string) => fetch(`${d.address}/ops/api/${path}`, { headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` } });
       const page = await (await ops('syncs')).json() as { syncs: { sync: string; routes: { campaignId: string; zones: string[] }[] }[] };
       expect(page.syncs[0]!.routes.map((r) => r.campaignId)).toEqual(NAMES.map((g) => x.campaigns[g]));

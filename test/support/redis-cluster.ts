@@ -27,6 +27,8 @@ export interface RedisClusterUnderTest {
   kill(port: number): Promise<void>;
   /** Starts a killed node again: it rejoins from its own files, as a replica of whoever took its slots. */
   restart(port: number): Promise<void>;
+  /** Empties every live master (FLUSHALL; their replicas follow): the cluster's data is lost, its nodes run on. */
+  flush(): Promise<void>;
   /** Waits until every live node says the cluster is ok and a replica has taken over each dead master's slots. */
   healthy(): Promise<void>;
   stop(): Promise<void>;
@@ -114,6 +116,12 @@ export async function startRedisCluster(): Promise<RedisClusterUnderTest> {
       start(port);
       dead.delete(port);
       await waitFor(() => ask(port, async (r) => /master_link_status:up/.test(await r.info('replication'))), `the node on ${port} to rejoin as a replica`, 60_000);
+    },
+    async flush() {
+      for (const port of ports.filter((p) => !dead.has(p))) {
+        const role = await ask(port, (r) => r.role() as Promise<unknown[]>);
+        if (role?.[0] === 'master' && await ask(port, (r) => r.flushall()) !== 'OK') throw new Error(`FLUSHALL on the master on ${port} failed`);
+      }
     },
     async healthy() {
       await waitFor(async () => {
