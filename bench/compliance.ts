@@ -15,7 +15,8 @@ import pino from 'pino';
 import { overCap } from '../daemon/compliance/cap.ts';
 import { windowGroup } from '../daemon/compliance/groups.ts';
 import { locate, type Evidence, type Location, type LocationFields } from '../daemon/compliance/locate.ts';
-import { callingWindow, capFor, DEFAULT_RULE_SET, rulesFor } from '../daemon/compliance/window.ts';
+import { routeFor, routeOf } from '../daemon/compliance/routes.ts';
+import { callingWindow, capFor, DEFAULT_RULE_SET, rulesFor, sharedWindow } from '../daemon/compliance/window.ts';
 import { Daemon } from '../daemon/app.ts';
 import { parseConfig } from '../daemon/config.ts';
 import { toUtc } from '../daemon/local-time.ts';
@@ -88,11 +89,50 @@ function campaignsOf(contacts: readonly Contact[], evidence: Evidence): Map<stri
   return out;
 }
 
-/** Hours a callee's window is open from `from` to `to` (ms). */
-function openHours(l: Location, from: number, to: number): number {
+/**
+ * The README's recommended routes: one campaign per set of callees whose rules would otherwise narrow the others'
+ * hours (a state row's shorter day or its Sunday, a zone far from the others).
+ */
+const RECOMMENDED_ROUTES: { name: string; zones?: string[]; states?: string[] }[] = [
+  { name: 'Eastern and Central', zones: ['America/New_York', 'America/Chicago'] },
+  { name: 'Rhode Island', states: ['RI'] },
+  { name: 'Louisiana and Mississippi', states: ['LA', 'MS'] },
+  { name: 'Florida and Massachusetts', states: ['FL', 'MA'] },
+  { name: 'Washington', states: ['WA'] },
+  { name: 'Mountain and Pacific', zones: ['America/Denver', 'America/Phoenix', 'America/Los_Angeles'] },
+  { name: 'Hawaii', zones: ['Pacific/Honolulu'] },
+];
+
+/**
+ * Per recommended route, the share of its numbers' own lawful hours (each callee's window, every piece of evidence)
+ * that the route's campaign is open (the window all its numbers share) over the run; and the contacts in no route.
+ */
+function routeShares(contacts: readonly Contact[], from: number, to: number): { lines: string[]; none: number } {
+  const routes = RECOMMENDED_ROUTES.map(routeOf);
+  const members = RECOMMENDED_ROUTES.map((): Location[] => []);
+  let none = 0;
+  for (const c of contacts) {
+    const l = where(c, 'all');
+    const g = windowGroup(l, DEFAULT_RULE_SET);
+    const i = g ? routeFor(routes, g) : -1;
+    if (i < 0) none++; else members[i]!.push(l);
+  }
+  const lines = RECOMMENDED_ROUTES.flatMap((r, i) => {
+    const list = members[i]!;
+    if (!list.length) return [];
+    const groups = [...new Map(list.map((l) => [`${l.zones.join('+')}|${l.states.join('+')}`, l])).values()];
+    const shared = openHours(groups, from, to);
+    const own = list.reduce((h, l) => h + openHours([l], from, to), 0);
+    return [`${r.name} ${Math.round((100 * shared * list.length) / own)}% (${list.length} numbers)`];
+  });
+  return { lines, none };
+}
+
+/** Hours the window these callees share is open from `from` to `to` (ms). */
+function openHours(l: readonly Location[], from: number, to: number): number {
   let open = 0;
   for (let t: number | null = from; t !== null && t < to;) {
-    const w = callingWindow(l, DEFAULT_RULE_SET, t);
+    const w = sharedWindow(l, DEFAULT_RULE_SET, t);
     if (w.open) open += Math.min(w.closesAt!, to) - t;
     t = w.open ? w.closesAt : w.opensAt;
   }
@@ -236,7 +276,7 @@ export async function runCompliance(o: ComplianceOptions): Promise<void> {
       }).length;
     };
     // What each placement costs: the hours the callees' windows are open over the run, and the calls made.
-    const hoursOf = (list: readonly Contact[], evidence: Evidence) => list.reduce((h, c) => h + openHours(where(c, evidence), t0, t0 + o.days * 86_400_000), 0);
+    const hoursOf = (list: readonly Contact[], evidence: Evidence) => list.reduce((h, c) => h + openHours([where(c, evidence)], t0, t0 + o.days * 86_400_000), 0);
     const perDay = (hours: number, n: number) => round(hours / Math.max(1, n) / o.days);
     const [hoursAll, hoursBest] = [hoursOf(contacts, 'all'), hoursOf(contacts, 'best')];
     const [movedAll, movedBest] = [hoursOf(disagreeing, 'all'), hoursOf(disagreeing, 'best')];
@@ -248,6 +288,8 @@ export async function runCompliance(o: ComplianceOptions): Promise<void> {
     console.log(`  dialing inside the windows: calls with rules ÷ ${plainInside} calls inside every evidence's window without rules: all ${all.calls.length} = ${pct(all.calls.length, plainInside)}, best ${best.calls.length} = ${pct(best.calls.length, plainInside)} (target ≥ 90%)`);
     console.log(`  open hours a callee a day: all ${perDay(hoursAll, contacts.length)}, best ${perDay(hoursBest, contacts.length)} (all: ${pct(hoursAll, hoursBest)} of best's); the ${disagreeing.length} with a California address: all ${perDay(movedAll, disagreeing.length)}, best ${perDay(movedBest, disagreeing.length)}; calls to them: all ${callsTo(all.calls)} (a campaign of their own), best ${callsTo(best.calls)} (in Los Angeles')`);
     console.log(`  numbers first called within their first two windows: all ${pct(earlyOf(all.calls, 'all'), contacts.length)}, best ${pct(earlyOf(best.calls, 'best'), contacts.length)} of ${contacts.length} (target 100%)`);
+    const shares = routeShares(contacts, t0, t0 + o.days * 86_400_000);
+    console.log(`  the README's recommended routes, the share of their numbers' own lawful hours each is open (target ≥ 90%): ${shares.lines.join('; ')}; in no route (Alaska, Puerto Rico, London, the New York numbers with a California address): ${shares.none}`);
     console.log(`  run time: all ${round(all.seconds)} s, best ${round(best.seconds)} s, without rules ${round(plain.seconds)} s`);
     console.log(line);
   } finally {

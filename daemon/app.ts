@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { complianceOf, ConfigError, dialerOf, type Config, type SyncConfig } from './config.ts';
 import { followDialerClock, type DialerClock } from './dialer-clock.ts';
 import { CampaignWindow } from './compliance/campaign-window.ts';
-import { ClockSet } from './compliance/clocks.ts';
+import { routeOf } from './compliance/routes.ts';
 import { buildHttp, type HttpServer } from './http/server.ts';
 import { createLogger } from './log.ts';
 import { Metrics } from './metrics.ts';
@@ -175,7 +175,7 @@ export class Daemon {
           rt.routes!.push({
             config: { ...sync, id, campaignId: route.campaignId, routes: undefined }, state, source, push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter,
             window: new CampaignWindow({ redis: d.redis, keys: routeKeys, dialer: new DialerClient(dialer), campaignId: route.campaignId, compliance: compliance!, mapping: sync.mapping, log, now }),
-            route: { of: rt, zones: route.zones ? new ClockSet(route.zones) : null, states: route.states ? new Set(route.states) : null },
+            route: { of: rt, ...routeOf(route) },
           });
           d.targets.set(id, d.pushTarget(sync, sync.id, route.campaignId, state));
           if (sync.mirror) {

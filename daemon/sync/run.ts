@@ -6,7 +6,7 @@ import type { SyncConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { PushQueue } from '../push/push-queue.ts';
 import type { CampaignWindow, Located } from '../compliance/campaign-window.ts';
-import type { ClockSet } from '../compliance/clocks.ts';
+import { routeFor, type Route } from '../compliance/routes.ts';
 import type { PullPage, Source } from '../sources/source.ts';
 import type { SourceContact } from '../sources/source.ts';
 import { hashValues, mapContact, redactPhone, type MappedContact, type RecordError } from './contacts.ts';
@@ -37,7 +37,7 @@ export interface SyncRuntime {
    * A route of a routed sync: the sync whose read feeds it, the clocks whose callees it takes (null: any) and the
    * states (null: a route by zones alone).
    */
-  route?: { of: SyncRuntime; zones: ClockSet | null; states: ReadonlySet<string> | null };
+  route?: Route & { of: SyncRuntime };
 }
 
 /** The runtimes that hold a campaign's state: a routed sync's routes, or the sync itself. */
@@ -45,16 +45,9 @@ export function campaignsOf(rt: SyncRuntime): SyncRuntime[] {
   return rt.routes ?? [rt];
 }
 
-/**
- * The route a located number goes to, or -1: none. First a route with states that holds all of its callee's states
- * (with a row) and clocks, then the first route without states that holds all of its clocks.
- */
+/** The route a located number goes to, or -1: none (see routeFor). */
 export function routeIndex(routes: readonly SyncRuntime[], l: Located): number {
-  const g = l.group;
-  if (!g) return -1;
-  const clocks = (r: SyncRuntime) => !r.route!.zones || g.zones.every((z) => r.route!.zones!.holds(z));
-  const byState = g.states.length ? routes.findIndex((r) => r.route!.states && g.states.every((s) => r.route!.states!.has(s)) && clocks(r)) : -1;
-  return byState >= 0 ? byState : routes.findIndex((r) => !r.route!.states && clocks(r));
+  return l.group ? routeFor(routes.map((r) => r.route!), l.group) : -1;
 }
 
 /** Numbers a run holds back between pages to fill whole batches, per campaign runtime (see plan). */
