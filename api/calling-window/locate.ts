@@ -2,7 +2,7 @@
 // field, the address, the number itself): all of it, or only the strongest piece, with that evidence in words for the
 // operator.
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { isTimeZone } from '../local-time.ts';
+import { isTimeZone } from '../wall-clock.ts';
 import { AREA_CODE_ZONES, CALLING_CODE_ZONES, NUMBER_ZONES_SOURCE } from './number-zones.ts';
 import { CA_POSTAL_DISTRICTS, CA_REGION_ZONES, REGION_NAMES, US_REGION_ZONES } from './regions.ts';
 import { STATE_BY_AREA_CODE } from './rules.ts';

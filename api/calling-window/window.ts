@@ -1,6 +1,6 @@
 // The one place that answers "may this callee be dialed now, and until when?": a rule set (federal window, state
 // rows, the operator's window) applied in every zone the callee may be in, intersected, as UTC instants.
-import { offsetAt } from '../../api/wall-clock.ts';
+import { offsetAt } from '../wall-clock.ts';
 import type { Location } from './locate.ts';
 import { FEDERAL, STATE_RULE_BY_STATE, WEEKDAYS, type Holiday, type Hours, type WindowRule } from './rules.ts';
 
