@@ -1,12 +1,26 @@
 // Where a callee may be: the IANA zones and US states of a phone number, from the evidence at hand (a CRM time zone
 // field, the address, the number itself): all of it, or only the strongest piece, with that evidence in words for the
-// operator.
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+// operator. One decision for the daemon and the n8n node: each parses the number its own way (libphonenumber-js, a
+// small E.164 reader) and hands the parts here.
 import { isTimeZone } from '../wall-clock.ts';
+import { NEW_AREA_CODE_COUNTRIES } from './number-plan.ts';
 import { AREA_CODE_ZONES, CALLING_CODE_ZONES, NUMBER_ZONES_SOURCE } from './number-zones.ts';
 import { CA_POSTAL_DISTRICTS, CA_REGION_ZONES, REGION_NAMES, US_REGION_ZONES } from './regions.ts';
 import { STATE_BY_AREA_CODE } from './rules.ts';
 import { ZIP3_STATES, ZIP5_STATES, ZIP_STATES_SOURCE } from './zip-states.ts';
+
+/** A phone number as a parser read it. */
+export interface DialedNumber {
+  /** The country calling code, digits only: '1', '44', '800'. */
+  callingCode: string;
+  /** The national significant number, digits only; a NANP number's first three are its area code. */
+  nationalNumber: string;
+  /**
+   * Whether the numbering plan assigns such a number (libphonenumber-js's isValid()). Read only for an area code newer
+   * than the time-zone map: only a valid number of it says which country's zones it may be in.
+   */
+  readonly valid: boolean;
+}
 
 /** What the contact's mapped fields say (each optional; strings as the CRM holds them). */
 export interface LocationFields {
@@ -84,11 +98,10 @@ function countryCode(country: string | undefined): string | undefined {
 const words = (zones: readonly string[]) => zones.join(', ');
 const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
 
-/** The callee's zones and states. `phone` is E.164 (as the sync holds it). */
-export function locate(phone: string, fields: LocationFields = {}, evidence: Evidence = 'all'): Location {
-  const parsed = parsePhoneNumberFromString(phone);
-  const nanp = parsed?.countryCallingCode === '1';
-  const areaCode = nanp ? parsed!.nationalNumber.slice(0, 3) : undefined;
+/** The callee's zones and states, from its number (undefined: not a phone number) and the contact's fields. */
+export function placeCallee(number: DialedNumber | undefined, fields: LocationFields = {}, evidence: Evidence = 'all'): Location {
+  const nanp = number?.callingCode === '1';
+  const areaCode = nanp ? number!.nationalNumber.slice(0, 3) : undefined;
   const presumed = areaCode ? STATE_BY_AREA_CODE.get(areaCode) : undefined;
 
   // The address's state (US) or province (CA), from the region field or a Canadian postal code.
@@ -123,7 +136,7 @@ export function locate(phone: string, fields: LocationFields = {}, evidence: Evi
     const zones = sorted((address.country === 'US' ? US_REGION_ZONES : CA_REGION_ZONES)[address.code]!);
     pieces.push({ from: 'address', zones, said: `${address.said}: ${words(zones)}` });
   } else if (postalNote) pieces.push({ from: 'address', zones: [], said: postalNote });
-  pieces.push(numberPiece(parsed, areaCode, pieces.some((p) => p.zones.length)));
+  pieces.push(numberPiece(number, areaCode, pieces.some((p) => p.zones.length)));
 
   // `best`: the first piece with zones decides, and only the unreadable ones before it are said. `all`: every piece
   // counts, so the callee is held to the window each of them allows (a number from New York with an address in
@@ -145,25 +158,25 @@ interface Piece { from: Exclude<Location['from'], 'none'>; zones: string[]; said
  * every zone of its country, but only when nothing else gives zones: that is a lack of evidence, not evidence of a
  * place, and would hold a callee the address places to the narrow window all those zones share.
  */
-function numberPiece(parsed: ReturnType<typeof parsePhoneNumberFromString>, areaCode: string | undefined, placedElsewhere: boolean): Piece {
+function numberPiece(number: DialedNumber | undefined, areaCode: string | undefined, placedElsewhere: boolean): Piece {
   const none = (said: string): Piece => ({ from: 'number', zones: [], said });
-  if (!parsed) return none('not a phone number');
+  if (!number) return none('not a phone number');
   if (areaCode !== undefined) {
     const listed = AREA_CODE_ZONES[areaCode];
     if (listed) {
       const zones = listed.split(' ');
       return { from: 'number', zones, said: `area code ${areaCode} (${NUMBER_ZONES_SOURCE}): ${words(zones)}` };
     }
-    // libphonenumber-js knows the country of a new area code by its number plan.
-    const country = parsed.country;
+    // The number plan (number-plan.ts, from libphonenumber-js) knows the country of a new area code.
+    const country = number.valid ? NEW_AREA_CODE_COUNTRIES[areaCode] : undefined;
     const table = country === 'US' ? US_REGION_ZONES : country === 'CA' ? CA_REGION_ZONES : undefined;
     if (!table) return none(`area code ${areaCode} is not in the time-zone map`);
     if (placedElsewhere) return none(`area code ${areaCode} is not in the time-zone map (not counted: other evidence places the callee)`);
     const zones = sorted(Object.entries(table).filter(([code]) => country === 'CA' || !['GU', 'MP', 'AS', 'PR', 'VI'].includes(code)).flatMap(([, z]) => z));
     return { from: 'number', zones, said: `area code ${areaCode} is not in the time-zone map; any zone of ${country}: ${words(zones)}` };
   }
-  const listed = CALLING_CODE_ZONES[parsed.countryCallingCode];
-  if (!listed) return none(`country code +${parsed.countryCallingCode} is not in the time-zone map`);
+  const listed = CALLING_CODE_ZONES[number.callingCode];
+  if (!listed) return none(`country code +${number.callingCode} is not in the time-zone map`);
   const zones = listed.split(' ');
-  return { from: 'number', zones, said: `country code +${parsed.countryCallingCode} (${NUMBER_ZONES_SOURCE}): ${words(zones)}` };
+  return { from: 'number', zones, said: `country code +${number.callingCode} (${NUMBER_ZONES_SOURCE}): ${words(zones)}` };
 }

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { locate } from '../../api/calling-window/locate.ts';
+import { locate } from '../../daemon/compliance/locate.ts';
 import { callingWindow, DEFAULT_RULE_SET } from '../../api/calling-window/window.ts';
 import { toUtc } from '../../daemon/local-time.ts';
 import { callDetailRecords, campaignNumbers, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DaemonProcess } from '../support/daemon.ts';

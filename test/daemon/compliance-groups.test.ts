@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { cappedUntil, overCap } from '../../daemon/compliance/cap.ts';
 import { edges, nextEdge, windowGroup } from '../../daemon/compliance/groups.ts';
-import { locate } from '../../api/calling-window/locate.ts';
+import { locate } from '../../daemon/compliance/locate.ts';
 import { DEFAULT_RULE_SET } from '../../api/calling-window/window.ts';
 
 const t = (s: string) => Date.parse(s.replace('Z', ':00Z'));

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WindowStatus } from '../../daemon/compliance/campaign-window.ts';
-import { locate } from '../../api/calling-window/locate.ts';
+import { locate } from '../../daemon/compliance/locate.ts';
 import { callingWindow, DEFAULT_RULE_SET } from '../../api/calling-window/window.ts';
 import { Daemon } from '../../daemon/app.ts';
 import type { SyncRuntime } from '../../daemon/sync/run.ts';

@@ -3,7 +3,8 @@
 // Hawaii, Alaska, Puerto Rico, Indiana's split area codes, Canada, the UK, Florida's and Rhode Island's rows and an
 // operator's window.
 import { describe, expect, it } from 'vitest';
-import { locate, readTimeZone, zipRegion } from '../../api/calling-window/locate.ts';
+import { readTimeZone, zipRegion } from '../../api/calling-window/locate.ts';
+import { locate } from '../../daemon/compliance/locate.ts';
 import { AREA_CODE_ZONES } from '../../api/calling-window/number-zones.ts';
 import { CA_REGION_ZONES, US_REGION_ZONES } from '../../api/calling-window/regions.ts';
 import { FEDERAL_HOLIDAYS, STATE_RULES } from '../../api/calling-window/rules.ts';

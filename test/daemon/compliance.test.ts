@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CampaignWindow, type WindowStatus } from '../../daemon/compliance/campaign-window.ts';
-import { locate } from '../../api/calling-window/locate.ts';
+import { locate } from '../../daemon/compliance/locate.ts';
 import { parseConfig } from '../../daemon/config.ts';
 import { DialerClient } from '../../daemon/dialer.ts';
 import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
