@@ -40,7 +40,7 @@ const DAY_NAMES: Record<Weekday, string> = {
 
 export const callingWindowFields: INodeProperties[] = [
   {
-    displayName: 'Put a Wait node (Resume: At Specified Time, Date and Time {{ $json.opensAt }}) between this operation and Add to add each number only once its callee may be called',
+    displayName: 'To add a number only once its callee may be called, put a Wait node (Resume: At Specified Time, Date and Time {{ $json.opensAt }}) between this operation and Add. The Wait node waits for its first item\'s time: run one number per execution (e.g. a sub-workflow run once for each item).',
     name: 'waitNotice',
     type: 'notice',
     default: '',
