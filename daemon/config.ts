@@ -6,7 +6,7 @@ import { z } from 'zod/v4';
 import { duration, id, secret, url } from './config-fields.ts';
 import { clockOf } from './compliance/clocks.ts';
 import { complianceSchema } from './compliance/config.ts';
-import { STATE_RULE_BY_STATE } from './compliance/rules.ts';
+import { STATE_RULE_BY_STATE } from '../api/calling-window/rules.ts';
 import { CRMS, crmOf, crmSchemas } from './crm/registry.ts';
 import type { DoNotCallField } from './sync/do-not-call.ts';
 import { isTimeZone } from './local-time.ts';

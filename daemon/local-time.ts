@@ -1,33 +1,11 @@
-// Wall-clock time in IANA zones: the dialer account's report times (no offset) to instants, zone offsets, and the hour a
-// clock that falls back repeats, so that reading by wall-clock time misses nothing. Used by the mirror and the calling windows.
+// Wall-clock time in IANA zones: the dialer account's report times (no offset) to instants, and the hour a clock that
+// falls back repeats, so that reading by wall-clock time misses nothing. Used by the mirror. Zone offsets are api/'s
+// (wall-clock.ts), which the calling windows share with the n8n node.
 
-import { localWallTime } from '../api/wall-clock.ts';
+import { offsetAt } from '../api/wall-clock.ts';
 
 /** True when Intl knows the zone (configuration checks it at the door). */
 export { isTimeZone } from '../api/wall-clock.ts';
-
-const offsets = new Map<string, number>();
-const SLOT = 15 * 60_000;
-
-/**
- * The zone's offset from UTC at an instant, in ms (New York in winter: -5 h). Cached per 15-minute slot: zones change
- * offset only on the quarter hour, and Intl costs tens of microseconds a call (a mirror converts thousands of times).
- */
-export function offsetAt(timeZone: string, utcMs: number): number {
-  const slot = Math.floor(utcMs / SLOT);
-  const key = `${timeZone}\n${slot}`;
-  let offset = offsets.get(key);
-  if (offset === undefined) {
-    if (offsets.size > 200_000) offsets.clear();
-    offset = intlOffset(timeZone, slot * SLOT);
-    offsets.set(key, offset);
-  }
-  return offset;
-}
-
-function intlOffset(timeZone: string, utcMs: number): number {
-  return wallMs(localWallTime(utcMs, timeZone)) - Math.floor(utcMs / 1000) * 1000;
-}
 
 /** A wall-clock string read as if it were UTC (the arithmetic base for local times). */
 export function wallMs(local: string): number {

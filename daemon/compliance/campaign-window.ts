@@ -19,8 +19,9 @@ import type { Compliance } from './config.ts';
 import { cappedUntil } from './cap.ts';
 import { ClockSet } from './clocks.ts';
 import { campaignEdge, parseGroup, windowGroup, type CampaignState, type GroupEdge, type WindowGroup } from './groups.ts';
-import { capFor, rulesFor, sharedWindow } from './window.ts';
-import { locate, type LocationFields } from './locate.ts';
+import { capFor, rulesFor, sharedWindow } from '../../api/calling-window/window.ts';
+import type { LocationFields } from '../../api/calling-window/locate.ts';
+import { locate } from './locate.ts';
 
 /** Where a contact's location fields are (the mapping's names). */
 export interface LocationMapping { timeZone?: string; region?: string; postalCode?: string; country?: string }

@@ -3,7 +3,7 @@
 // clocks and the daemon matches every IANA name that keeps one of them. Judged from today on, by the time zone data
 // of the runtime: British Columbia keeps -07 all year from November 2026 (tzdata 2026), so America/Vancouver is
 // Phoenix's clock now, no longer Los Angeles'.
-import { offsetAt } from '../local-time.ts';
+import { offsetAt } from '../../api/wall-clock.ts';
 
 const DAY = 86_400_000;
 /** How far ahead clocks are compared: rules change with a few months' notice, a route is configured for years. */

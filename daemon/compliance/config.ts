@@ -3,9 +3,9 @@
 import { z } from 'zod/v4';
 import { duration } from '../config-fields.ts';
 import { isTimeZone } from '../local-time.ts';
-import { EVIDENCE, type Evidence } from './locate.ts';
-import { WEEKDAYS, type Weekday } from './rules.ts';
-import type { RuleSet } from './window.ts';
+import { EVIDENCE, type Evidence } from '../../api/calling-window/locate.ts';
+import { WEEKDAYS, type Weekday } from '../../api/calling-window/rules.ts';
+import type { RuleSet } from '../../api/calling-window/window.ts';
 
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a local time HH:MM such as 09:00');
 

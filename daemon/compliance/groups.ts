@@ -1,9 +1,9 @@
 // Window groups: callees whose calling windows are the same (same zones, same state rows) share a campaign, and
 // that campaign's state follows their window: Active while a call may start, Paused from `margin` before the close.
 // Pure: the edge job asks it what each group's campaign should be now, and when to ask again.
-import type { Location } from './locate.ts';
-import { sharedWindow, type RuleSet } from './window.ts';
-import { STATE_RULE_BY_STATE } from './rules.ts';
+import type { Location } from '../../api/calling-window/locate.ts';
+import { sharedWindow, type RuleSet } from '../../api/calling-window/window.ts';
+import { STATE_RULE_BY_STATE } from '../../api/calling-window/rules.ts';
 
 export interface WindowGroup {
   /** Stable name of the group, e.g. `America/Chicago+America/New_York|FL`: part of a campaign's name and Redis keys. */

@@ -15,8 +15,8 @@ import { Lease } from '../state/lease.ts';
 import type { SyncHistory } from '../history/history.ts';
 import { LagMeter } from './lag.ts';
 import type { CampaignWindow } from '../compliance/campaign-window.ts';
-import { formatWall, offsetAt, readFrom, toUtc, wallMs } from '../local-time.ts';
-import { localWallTime } from '../../api/wall-clock.ts';
+import { formatWall, readFrom, toUtc, wallMs } from '../local-time.ts';
+import { localWallTime, offsetAt } from '../../api/wall-clock.ts';
 import { DEFAULT_RULES, outcomeOf, type CallDetail, type Rule } from '../outcomes.ts';
 
 export interface MirrorRuntime {

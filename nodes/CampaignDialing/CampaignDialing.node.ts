@@ -48,7 +48,7 @@ export class CampaignDialing implements INodeType {
     group: ['output'],
     version: 1,
     // In words, "Get Many: Campaign": the names of the operation and resource options (test/n8n/nodes.test.ts checks them).
-    subtitle: '={{ {"add":"Add","callDetails":"Call Details","changeState":"Change State","delete":"Delete","deleteMany":"Delete Many","duplicate":"Duplicate","getAll":"Get Many","numberDetails":"Number Details","upload":"Upload CSV"}[$parameter["operation"]] + ": " + {"campaign":"Campaign","campaignNumber":"Campaign Number","report":"Report"}[$parameter["resource"]] }}',
+    subtitle: '={{ {"add":"Add","callDetails":"Call Details","callingWindow":"Calling Window","changeState":"Change State","delete":"Delete","deleteMany":"Delete Many","duplicate":"Duplicate","getAll":"Get Many","numberDetails":"Number Details","upload":"Upload CSV"}[$parameter["operation"]] + ": " + {"campaign":"Campaign","campaignNumber":"Campaign Number","report":"Report"}[$parameter["resource"]] }}',
     description: 'Run outbound calling campaigns: campaigns, their numbers and their reports',
     defaults: { name: 'Campaign Dialing' },
     usableAsTool: true,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Daemon } from '../../daemon/app.ts';
 import { locate } from '../../daemon/compliance/locate.ts';
-import { callingWindow, DEFAULT_RULE_SET } from '../../daemon/compliance/window.ts';
+import { callingWindow, DEFAULT_RULE_SET } from '../../api/calling-window/window.ts';
 import { callDetailRecords, campaignNumbers, quietLog, testPrefix, waitFor } from '../support/daemon.ts';
 import { campaignState, governedConfig, governedDialer, outside, type Call } from '../support/governed.ts';
 import { startProxy } from '../support/proxy.ts';

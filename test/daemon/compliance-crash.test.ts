@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { locate } from '../../daemon/compliance/locate.ts';
-import { callingWindow, DEFAULT_RULE_SET } from '../../daemon/compliance/window.ts';
+import { callingWindow, DEFAULT_RULE_SET } from '../../api/calling-window/window.ts';
 import { toUtc } from '../../daemon/local-time.ts';
 import { callDetailRecords, campaignNumbers, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DaemonProcess } from '../support/daemon.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { cappedUntil, overCap } from '../../daemon/compliance/cap.ts';
 import { edges, nextEdge, windowGroup } from '../../daemon/compliance/groups.ts';
 import { locate } from '../../daemon/compliance/locate.ts';
-import { DEFAULT_RULE_SET } from '../../daemon/compliance/window.ts';
+import { DEFAULT_RULE_SET } from '../../api/calling-window/window.ts';
 
 const t = (s: string) => Date.parse(s.replace('Z', ':00Z'));
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString().slice(0, 16) + 'Z');

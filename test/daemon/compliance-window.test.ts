@@ -3,13 +3,14 @@
 // Hawaii, Alaska, Puerto Rico, Indiana's split area codes, Canada, the UK, Florida's and Rhode Island's rows and an
 // operator's window.
 import { describe, expect, it } from 'vitest';
-import { locate, readTimeZone, zipRegion } from '../../daemon/compliance/locate.ts';
-import { AREA_CODE_ZONES } from '../../daemon/compliance/number-zones.ts';
-import { CA_REGION_ZONES, US_REGION_ZONES } from '../../daemon/compliance/regions.ts';
-import { FEDERAL_HOLIDAYS, STATE_RULES } from '../../daemon/compliance/rules.ts';
-import { callingWindow, capFor, DEFAULT_RULE_SET, isHoliday, rulesFor, type RuleSet } from '../../daemon/compliance/window.ts';
+import { readTimeZone, zipRegion } from '../../api/calling-window/locate.ts';
+import { locate } from '../../daemon/compliance/locate.ts';
+import { AREA_CODE_ZONES } from '../../api/calling-window/number-zones.ts';
+import { CA_REGION_ZONES, US_REGION_ZONES } from '../../api/calling-window/regions.ts';
+import { FEDERAL_HOLIDAYS, STATE_RULES } from '../../api/calling-window/rules.ts';
+import { callingWindow, capFor, DEFAULT_RULE_SET, isHoliday, rulesFor, type RuleSet } from '../../api/calling-window/window.ts';
 import { isTimeZone } from '../../daemon/local-time.ts';
-import { ZIP3_STATES, ZIP5_STATES } from '../../daemon/compliance/zip-states.ts';
+import { ZIP3_STATES, ZIP5_STATES } from '../../api/calling-window/zip-states.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString().slice(0, 16) + 'Z');
 

@@ -14,7 +14,7 @@ import { locate } from '../../daemon/compliance/locate.ts';
 import { parseConfig } from '../../daemon/config.ts';
 import { DialerClient } from '../../daemon/dialer.ts';
 import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
-import { callingWindow, DEFAULT_RULE_SET } from '../../daemon/compliance/window.ts';
+import { callingWindow, DEFAULT_RULE_SET } from '../../api/calling-window/window.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { toUtc } from '../../daemon/local-time.ts';
 import { callDetailRecords, campaignNumbers, daemonConfig, quietLog, REDIS_URL, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';

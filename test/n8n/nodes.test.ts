@@ -563,7 +563,7 @@ describe('labels', () => {
         count++;
       }
     }
-    expect(count).toBe(11);
+    expect(count).toBe(12);
     // The defaults, as a node just dropped on the canvas shows them.
     expect(nodeSubtitle({ pkg, type: NODE, parameters: {} })).toBe('Get Many: Campaign');
   });

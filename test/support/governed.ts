@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { WindowStatus } from '../../daemon/compliance/campaign-window.ts';
 import { locate } from '../../daemon/compliance/locate.ts';
-import { callingWindow, DEFAULT_RULE_SET } from '../../daemon/compliance/window.ts';
+import { callingWindow, DEFAULT_RULE_SET } from '../../api/calling-window/window.ts';
 import type { Daemon } from '../../daemon/app.ts';
 import { toUtc } from '../../daemon/local-time.ts';
 import { daemonConfig, type DialerFixture } from './daemon.ts';

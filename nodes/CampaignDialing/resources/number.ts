@@ -1,4 +1,5 @@
-// Campaign Number resource: Get Many, Add (batched), Upload CSV (from binary data), Delete (batched).
+// Campaign Number resource: Get Many, Add (batched), Upload CSV (from binary data), Delete (batched), and Calling
+// Window (computed here, before a number is added).
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties, NodeOperationError } from 'n8n-workflow';
 import { NUMBER_STATUSES } from '../../../api/enums.ts';
 import type { AddNumbersResult } from '../../../api/records.ts';
@@ -8,6 +9,7 @@ import {
 import { collect, deleteIds, forEachItem, groupBy, inBatches, Rejected, type ItemRejection } from '../shared/items.ts';
 import { apiError, apiRequest, campaignPath, forModel, listRecords } from '../shared/transport.ts';
 import { apiTextInWords, operationError } from '../shared/errors.ts';
+import { callingWindowFields, executeCallingWindow } from './calling-window.ts';
 
 const R = 'campaignNumber';
 
@@ -17,6 +19,12 @@ const DELETE_BATCH = 10_000;
 
 export const numberOperations = operationField(R, [
     { name: 'Add', value: 'add', description: 'Add phone numbers to an active Dynamic campaign, many items per request', action: 'Add numbers to a campaign' },
+    {
+      name: 'Calling Window',
+      value: 'callingWindow',
+      description: 'Whether a phone number\'s callee may be called now under the daemon\'s calling-time rules, and when that window next opens and closes; a Wait node until opensAt before Add adds it in time',
+      action: 'Get the calling window of a phone number',
+    },
     { name: 'Delete', value: 'delete', description: 'Delete numbers that are Not Contacted or Retry Pending', action: 'Delete numbers from a campaign' },
     { name: 'Get Many', value: 'getAll', description: 'List the numbers of a campaign', action: 'Get many numbers of a campaign' },
     { name: 'Upload CSV', value: 'upload', description: 'Upload a CSV file of phone numbers from binary data', action: 'Upload a CSV file of numbers' },
@@ -32,7 +40,7 @@ export const numberFields: INodeProperties[] = [
     required: true,
     placeholder: 'e.g. {{ $json.phone }}',
     description: 'The phone number to dial, in international format (+14155550100); usually an expression reading a field of the item',
-    displayOptions: show(R, ['add']),
+    displayOptions: show(R, ['add', 'callingWindow']),
   },
   {
     displayName: 'Variables',
@@ -125,6 +133,7 @@ export const numberFields: INodeProperties[] = [
       { displayName: 'Statuses', name: 'status', type: 'multiOptions', options: enumOptions(NUMBER_STATUSES), default: [], description: 'Only numbers in one of these statuses' },
     ]),
   sortCollection(R, 'getAll', [{ name: 'Phone Number', value: 'number' }, { name: 'Attempts', value: 'attempts' }]),
+  ...callingWindowFields,
 ];
 
 interface NumberEntry {
@@ -258,6 +267,8 @@ export async function executeNumber(ctx: IExecuteFunctions, operation: string, i
       });
     case 'add':
       return addNumbers(ctx, items);
+    case 'callingWindow':
+      return executeCallingWindow(ctx, items);
     case 'upload':
       return forEachItem(ctx, items, async (i) => {
         const property = ctx.getNodeParameter('binaryPropertyName', i) as string;

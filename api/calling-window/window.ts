@@ -1,10 +1,10 @@
 // The one place that answers "may this callee be dialed now, and until when?": a rule set (federal window, state
 // rows, the operator's window) applied in every zone the callee may be in, intersected, as UTC instants.
-import { offsetAt } from '../local-time.ts';
+import { offsetAt } from '../wall-clock.ts';
 import type { Location } from './locate.ts';
 import { FEDERAL, STATE_RULE_BY_STATE, WEEKDAYS, type Holiday, type Hours, type WindowRule } from './rules.ts';
 
-/** What a sync (or the daemon) names: the operator's own, tighter window on top of the law's. */
+/** What a sync (or the daemon, or the n8n node's options) names: the operator's own, tighter window on top of the law's. */
 export interface RuleSet {
   /** Apply the state rows (default true). */
   stateRules: boolean;
@@ -36,7 +36,7 @@ export function rulesFor(states: readonly string[], ruleSet: RuleSet): WindowRul
   if (ruleSet.operator) {
     const allowed = new Set(ruleSet.operator.days ?? WEEKDAYS);
     rules.push({
-      name: 'operator', source: 'the sync\'s compliance.window', hours: ruleSet.operator.hours,
+      name: 'operator', source: 'the operator\'s own window (the daemon\'s compliance.window, the n8n node\'s Operator Window)', hours: ruleSet.operator.hours,
       days: Object.fromEntries(WEEKDAYS.filter((d) => !allowed.has(d)).map((d) => [d, null])),
     });
   }
