@@ -245,7 +245,7 @@ export const configSchema = z.strictObject({
   /** OpenTelemetry traces (off unless an endpoint is set here or in OTEL_EXPORTER_OTLP_ENDPOINT); see telemetry.ts. */
   telemetry: telemetrySchema.optional(),
 }).superRefine((c, ctx) => {
-  // Routes follow the callees' zones: without a rule set there is nothing to place a number by.
+  // Routes follow the callees' zones: with the rules off there is nothing to place a number by.
   c.syncs.forEach((s, i) => {
     const off = rulesInForce(s.compliance, c.compliance).off;
     if (s.routes && off !== undefined) ctx.addIssue({ code: 'custom', path: ['syncs', i, 'routes'], message: `routes need the calling-window rules (they are off: ${off}): a number is routed by its callee's zones`, input: undefined });
