@@ -160,7 +160,8 @@ async function runOnce(evidence: Evidence | null, contacts: readonly Contact[], 
     writeFileSync(csv, `id,phone,state\n${list.map((c) => `${c.id},${c.number},${c.state ?? ''}`).join('\n')}\n`);
     syncs.push({
       id: name, campaignId: campaign.id, source: { type: 'csv', path: csv }, mapping: { phone: 'phone', region: 'state' }, schedule: { every: '1d' },
-      ...(rules ? { compliance: { checkEvery: `${o.stepSeconds}s`, margin: `${2 * o.stepSeconds}s`, evidence } } : {}),
+      // The run without rules turns them off (they are on by default), as an operator would, with the reason.
+      compliance: rules ? { checkEvery: `${o.stepSeconds}s`, margin: `${2 * o.stepSeconds}s`, evidence } : { off: 'bench: the run without rules, to compare' },
       ...(rules && name === 'florida' ? { mirror: { sink: { type: 'file', path: join(dir, 'florida-calls.jsonl') }, every: '1d', late: '1m' } } : {}),
     });
   }

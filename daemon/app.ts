@@ -6,6 +6,7 @@ import { complianceOf, ConfigError, dialerOf, type Config, type SyncConfig } fro
 import { followDialerClock, type DialerClock } from './dialer-clock.ts';
 import { CampaignWindow } from './compliance/campaign-window.ts';
 import { routeOf } from './compliance/routes.ts';
+import { rulesStatus } from './compliance/in-force.ts';
 import { buildHttp, type HttpServer } from './http/server.ts';
 import { createLogger } from './log.ts';
 import { Metrics } from './metrics.ts';
@@ -19,7 +20,7 @@ import type { Source } from './sources/source.ts';
 import { WebhookSource } from './sources/webhook.ts';
 import { campaignsOf, Interrupted, planDirty, resumeBatches, RunBusy, RunStopped, runSync, type SyncRuntime } from './sync/run.ts';
 import { Arrivals } from './sync/arrivals.ts';
-import { DialerClient } from './dialer.ts';
+import { DialerClient, DialerError } from './dialer.ts';
 import { mirrorRun, type MirrorRunResult, type MirrorRuntime } from './mirror/mirror.ts';
 import { CountingSink } from './sinks/counting.ts';
 import { FileSink } from './sinks/file.ts';
@@ -65,6 +66,21 @@ export interface DaemonOptions {
   schedules?: boolean;
   /** The clock calling windows are judged by (tests: the reference server's simulation clock); default Date.now. */
   now?: () => number;
+}
+
+/**
+ * The start log's word on a sync's calling-window rules: on (so its key must pause and resume the campaign: Campaign
+ * Admin), or off and the configuration's reason.
+ */
+function logRules(log: Logger, sync: SyncConfig): void {
+  const r = rulesStatus(sync.rules);
+  const campaigns = sync.routes ? sync.routes.map((route) => route.campaignId) : [sync.campaignId];
+  if (!r.on) {
+    log.warn({ sync: sync.id, rules: r.summary, off: r.off }, `calling-window rules OFF for sync "${sync.id}": ${r.off}. Its campaign calls whenever the dialer does`);
+    return;
+  }
+  log.info({ sync: sync.id, rules: r.summary, campaigns }, `calling-window rules ON for sync "${sync.id}": campaign ${campaigns.join(', ')} is paused outside its callees' windows, ` +
+    'so its dialer key needs the Campaign Admin role (or turn the rules off for it with compliance: { off: "<reason>" })');
 }
 
 function createSource(sync: SyncConfig, ctx: CrmContext): Source {
@@ -152,6 +168,7 @@ export class Daemon {
         d.pushQueues.set(pushName, push);
       }
       const compliance = complianceOf(config, sync);
+      if (options.workers !== false) logRules(log, sync);
       // What a run held for a webhook being received is released, when the last one ends, by a run of its own.
       const arrivals = new Arrivals(() => d.triggerPull(sync.id, 'webhook', false, 'inbox'));
       const source = createSource(sync, ctx);
@@ -461,7 +478,11 @@ export class Daemon {
       else if (released || taken) await this.triggerPlan(syncId);
       return r.state;
     } catch (err) {
-      this.log.warn({ sync: rt.config.id, err: (err as Error).message, why }, 'calling window: could not set the campaign state; the next check tries again');
+      if (err instanceof DialerError && err.status === 403) {
+        // The key may add numbers but not pause the campaign: the window cannot hold it (the `check` issue refuses this at start).
+        this.log.error({ sync: syncId, campaign: rt.config.campaignId, err: err.message, why }, `sync "${syncId}" is under the calling-window rules, but its dialer key may not ` +
+          `pause or resume campaign ${rt.config.campaignId} (403): give the key the Campaign Admin role, or turn the rules off for the sync with compliance: { off: "<reason>" }`);
+      } else this.log.warn({ sync: rt.config.id, err: (err as Error).message, why }, 'calling window: could not set the campaign state; the next check tries again');
       if (rethrow) throw err;
       return 'failed';
     }

@@ -211,6 +211,7 @@ function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').sy
     `held by the window ${w.heldByWindow}, by a cap ${w.heldByCap}; calls inside their window ${w.callsInside}, outside ${w.callsOutside}; ${w.groups.length} window groups; ` +
     `numbers not added by the daemon ${w.holdings.foreign}${w.holdings.unjudged ? ` (${w.holdings.unjudged} with no zone)` : ''}, judged ${w.holdings.judgedAt ?? 'not yet'}${w.holdings.current ? '' : ' (not current)'}` +
     (w.heldClosedBecause ? `\n${indent}  held Paused: ${w.heldClosedBecause}` : '');
+  lines.push(`  calling-window rules ${s.rules.summary}`);
   if (s.window) lines.push(windowLine(s.window, '  '));
   for (const r of s.routes ?? []) {
     lines.push(`  route → campaign ${r.campaignId} (${[...r.states, ...r.zones].join(', ')}): contacts ${r.contacts}, numbers ${r.numbers}, dirty ${r.dirty}, open batches ${r.openBatches}, parked ${r.parked}, held by Do Not Call ${r.doNotCall}`);

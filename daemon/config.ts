@@ -5,7 +5,8 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod/v4';
 import { duration, id, secret, url } from './config-fields.ts';
 import { clockOf } from './compliance/clocks.ts';
-import { complianceSchema } from './compliance/config.ts';
+import { complianceSchema, type Compliance } from './compliance/config.ts';
+import { rulesInForce } from './compliance/in-force.ts';
 import { STATE_RULE_BY_STATE } from '../api/calling-window/rules.ts';
 import { CRMS, crmOf, crmSchemas } from './crm/registry.ts';
 import type { DoNotCallField } from './sync/do-not-call.ts';
@@ -156,7 +157,7 @@ const sync = z.strictObject({
   onLeave: z.enum(['delete', 'keep']).default('delete'),
   /** Call-detail records of the campaign, mirrored back as call activities. */
   mirror: mirror.optional(),
-  /** Hold numbers to their callees' calling windows under this rule set (default: the daemon's `compliance`). */
+  /** This sync's calling-window rules, or `{ off: "<reason>" }` (default: the daemon's `compliance`, else the rules on). */
   compliance: complianceSchema.optional(),
 }).refine((s) => !(s.mirror?.sink.type === 'source' && (s.source.type === 'webhook' || s.source.type === 'csv')),
   { message: 'a webhook or CSV source has no CRM to write activities to: give mirror.sink a type of webhook or file', path: ['mirror', 'sink'] })
@@ -253,7 +254,10 @@ export const configSchema = z.strictObject({
   scheduleCheckEvery: duration.refine((ms) => ms >= 1000, 'at least 1s').default(30_000),
   /** Graceful shutdown deadline after SIGTERM. */
   shutdownTimeout: duration.default(20_000),
-  /** The rule set of every sync that names none (calling windows, state rows, the operator's window); absent: none. */
+  /**
+   * The rule set of every sync that names none (calling windows, state rows, the operator's window), or
+   * `{ off: "<reason>" }`; absent: the default rules (federal window, state rows, evidence all) for every sync.
+   */
   compliance: complianceSchema.optional(),
   /**
    * Demo and tests only: judge calling windows by the dialer's own clock (the reference server's GET /console/clock,
@@ -264,16 +268,19 @@ export const configSchema = z.strictObject({
   /** OpenTelemetry traces (off unless an endpoint is set here or in OTEL_EXPORTER_OTLP_ENDPOINT); see telemetry.ts. */
   telemetry: telemetrySchema.optional(),
 }).superRefine((c, ctx) => {
-  // Routes follow the callees' zones: without a rule set there is nothing to place a number by.
+  // Routes follow the callees' zones: with the rules off there is nothing to place a number by.
   c.syncs.forEach((s, i) => {
-    if (s.routes && !(s.compliance ?? c.compliance)) ctx.addIssue({ code: 'custom', path: ['syncs', i, 'routes'], message: 'routes need a compliance block (the sync\'s or the top-level one): a number is routed by its callee\'s zones', input: undefined });
+    const rules = rulesInForce(s.compliance, c.compliance);
+    if (s.routes && rules.off !== undefined) ctx.addIssue({ code: 'custom', path: ['syncs', i, 'routes'], message: `routes need the calling-window rules (they are off: ${rules.off}): a number is routed by its callee's zones`, input: undefined });
     (s.routes ?? []).forEach((r, j) => {
-      if (r.states && (s.compliance ?? c.compliance)?.ruleSet.stateRules === false) ctx.addIssue({ code: 'custom', path: ['syncs', i, 'routes', j, 'states'], message: 'routes by state need the state rows (compliance.stateRules): without them no callee is under a state', input: undefined });
+      if (r.states && rules.compliance?.ruleSet.stateRules === false) ctx.addIssue({ code: 'custom', path: ['syncs', i, 'routes', j, 'states'], message: 'routes by state need the state rows (compliance.stateRules): without them no callee is under a state', input: undefined });
     });
   });
 })
+  // Each sync's rules as they hold: its own block, else the top-level one, else the default rules (on).
+  .transform((c) => ({ ...c, syncs: c.syncs.map((s) => ({ ...s, rules: rulesInForce(s.compliance, c.compliance) })) }))
   // A sync under the state rows without a mirror gets one that only counts (see COUNTING_MIRROR): a cap never goes uncounted.
-  .transform((c) => ({ ...c, syncs: c.syncs.map((s) => (s.mirror || !(s.compliance ?? c.compliance)?.ruleSet.stateRules ? s : { ...s, mirror: COUNTING_MIRROR })) }));
+  .transform((c) => ({ ...c, syncs: c.syncs.map((s) => (s.mirror || !s.rules.compliance?.ruleSet.stateRules ? s : { ...s, mirror: COUNTING_MIRROR })) }));
 
 export type Config = z.output<typeof configSchema>;
 
@@ -284,9 +291,9 @@ export function dialerOf(config: Config, sync: Config['syncs'][number]): Config[
 export type SyncConfig = Config['syncs'][number];
 export type MirrorConfig = NonNullable<SyncConfig['mirror']>;
 
-/** The calling-window rules a sync's numbers are held to, or undefined when it has none. */
-export function complianceOf(config: Config, sync: SyncConfig): Config['compliance'] {
-  return sync.compliance ?? config.compliance;
+/** The calling-window rules a sync's numbers are held to (the default rules without any block), or undefined when they are off. */
+export function complianceOf(config: Config, sync: SyncConfig): Compliance | undefined {
+  return rulesInForce(sync.compliance, config.compliance).compliance;
 }
 export type SourceConfig = SyncConfig['source'];
 export type DialerConfig = Config['dialer'];

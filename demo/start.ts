@@ -244,8 +244,9 @@ dialer:
   apiToken: \${DIALER_API_TOKEN}
   timeZone: ${TIME_ZONE}
 shutdownTimeout: 5s
-# Calling windows in the callees' local time (federal 08:00-21:00 and the state rows); checked every second, and
-# paused a margin before a close that covers what the dialer's clock runs between two checks.
+# Calling windows in the callees' local time (federal 08:00-21:00 and the state rows) hold every sync without this
+# block too: it is on by default (compliance: { off: "<reason>" } turns it off). Here it only tunes the checks to the
+# sped-up clock: every second, and paused a margin before a close that covers what the clock runs between two checks.
 compliance:
   checkEvery: 1s
   margin: ${Math.max(120, Math.ceil(2 * o.speed))}s
@@ -425,7 +426,7 @@ try {
     `                     web console ${serverUrl}/console (sign in with the console token below)`,
     `                     account ${dialer.accountId} (Demo Company, ${TIME_ZONE})`,
     `                     campaign ${dialer.campaignId} "${campaignName}": Dynamic, Active, ${agents} agents, clock at ${speed}x`,
-    `                     calling windows of the callees (area codes ${AREA_CODES.join(', ')}), judged by this clock;` +
+    `                     calling windows of the callees (on by default; area codes ${AREA_CODES.join(', ')}), judged by this clock;` +
       ` its time starts ${OPENS_AFTER_S} s before they open (${new Date(WINDOW_OPENS).toISOString()}); Do Not Call: ${sf ? 'the DoNotCall checkbox' : `${Math.round(DO_NOT_CALL_SHARE * 100)}% of the contacts`}`,
     `                     Campaign Admin API token ${dialer.adminToken}`,
     `                     console token ${consoleToken}`,

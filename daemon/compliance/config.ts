@@ -23,7 +23,30 @@ export interface Compliance {
   rescanEvery: number;
 }
 
-export const complianceSchema = z.strictObject({
+/** `compliance: { off: "<reason>" }`: the sync (top level: every sync without a block of its own) runs without the rules. */
+export interface ComplianceOff {
+  /** Why, in the operator's words: repeated in the start log, `status` and `/ops`. */
+  off: string;
+}
+
+const NOT_AN_OBJECT = 'an object: the calling-window rules ({} for the defaults), or { off: "<reason>" }: turning the rules off takes a reason';
+const OFF_REASON = 'the reason the calling-window rules are off, such as "informational calls, not telemarketing"';
+
+/** `off` stands alone: a rule beside it would be read and then ignored. */
+function offAlone(input: unknown, ctx: z.RefinementCtx): unknown {
+  if (input && typeof input === 'object' && !Array.isArray(input) && 'off' in input) {
+    for (const key of Object.keys(input).filter((k) => k !== 'off')) {
+      ctx.addIssue({ code: 'custom', path: [key], input: undefined, message: 'the rules are off here (off is given): leave this out, or leave off out to keep the rules' });
+    }
+  }
+  return input;
+}
+
+/**
+ * The block as written: the rules (every key has a default: `{}` is the federal window with the state rows, which is
+ * also what a sync without any block gets), or `{ off: "<reason>" }`.
+ */
+export const complianceSchema = z.preprocess(offAlone, z.strictObject({
   /** The operator's own window, callee-local, inside the law's (08:00–21:00 and the state rows). */
   window: z.strictObject({
     from: hhmm,
@@ -50,8 +73,10 @@ export const complianceSchema = z.strictObject({
    * number of ours deleted by another key while it added one).
    */
   rescanEvery: duration.refine((ms) => ms >= 60_000, 'at least 1m').default(3_600_000),
-}).refine((c) => c.margin > c.checkEvery, { message: 'margin must be longer than checkEvery: a check may come that late before a close', path: ['margin'] })
-  .transform((c): Compliance => ({
+  /** Turns the rules off, with the reason (alone in the block). */
+  off: z.string({ error: OFF_REASON }).trim().min(1, OFF_REASON).optional(),
+}, { error: (issue) => (issue.code === 'invalid_type' ? NOT_AN_OBJECT : undefined) }).refine((c) => c.margin > c.checkEvery, { message: 'margin must be longer than checkEvery: a check may come that late before a close', path: ['margin'] })
+  .transform((c): Compliance | ComplianceOff => (c.off !== undefined ? { off: c.off } : {
     ruleSet: {
       stateRules: c.stateRules,
       ...(c.window ? { operator: { hours: [c.window.from, c.window.to] as const, ...(c.window.days ? { days: c.window.days } : {}) } } : {}),
@@ -61,4 +86,4 @@ export const complianceSchema = z.strictObject({
     margin: c.margin,
     rescanEvery: c.rescanEvery,
     ...(c.zones ? { zones: c.zones } : {}),
-  }));
+  })));

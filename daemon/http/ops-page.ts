@@ -239,6 +239,7 @@ ${CHARTS_SCRIPT}
         fact('Mirror lag \u2020', m ? span(m.lagMs) : dash, 'mirrorLag'), fact(m && m.countsOnly ? 'Calls counted for caps' : 'Mirrored', m ? show(m.mirrored) : dash, 'mirrored'),
         fact('Mirror parked', m ? show(m.parked) : dash, 'mirrorParked'), fact('Last record', m ? when(m.lastRecordAt) : dash, 'mirrorLastRecord')),
       m ? el('p', { class: 'note', text: LAG_NOTE }) : null,
+      el('p', { class: s.rules.on ? 'muted' : 'note', 'data-field': 'rules', text: 'Calling-window rules ' + s.rules.summary }),
       s.window ? windowSection(s.window) : null,
       ...(s.routes || []).map(routeSection),
       el('h3', { text: 'History (runs shaded on the time axis)' }), chartsFor(s.sync),

@@ -118,7 +118,7 @@ export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void
       const rt = d.runtimes.get(req.params.id);
       if (!rt) return reply.code(404).send({ error: `no sync "${req.params.id}" in this daemon's configuration` });
       const windows = campaignsOf(rt).filter((c) => c.window);
-      if (!windows.length) return reply.code(404).send({ error: `sync "${req.params.id}" has no calling window (no compliance block)` });
+      if (!windows.length) return reply.code(404).send({ error: `sync "${req.params.id}" has no calling window (the rules are off: ${rt.config.rules.off})` });
       if (!/^\+\d{6,15}$/.test(req.params.phone)) return reply.code(400).send({ error: 'the phone number must be in E.164 (+ and 6 to 15 digits)' });
       // A routed sync: the route that admitted it says where it is (and which campaign holds it).
       for (const c of windows) {

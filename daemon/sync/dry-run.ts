@@ -1,6 +1,7 @@
 // `sync --dry-run`: reads the whole selection and prints what a sync would change in the campaign, writing nothing;
 // the decision is the real plan's own (the state's dryPlan script shares it), so the two cannot disagree. A routed
 // sync's selection is read once and each number routed as a run routes it (numbers in no route enter none).
+import { rulesStatus } from '../compliance/in-force.ts';
 import { mapContact, redactPhone } from './contacts.ts';
 import { campaignsOf, routeIndex, type SyncRuntime } from './run.ts';
 
@@ -92,6 +93,8 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
   const held = plans.reduce((n, p) => n + p.heldBy.size, 0);
   print(`dry run of ${rt.config.id}: ${selected} phone numbers selected, ${held} held in the campaign${plans.length > 1 ? 's' : ''}`);
   print(`would add ${add}, replace ${replace}, delete ${remove}; ${invalid} invalid records`);
+  // What the campaign then does with them: held to their callees' windows (paused outside), or not, and why.
+  print(`calling-window rules ${rulesStatus(rt.config.rules).summary}`);
   for (const l of [...lines, ...examples]) print(l);
   if (add + replace + remove > lines.length) print(`  … (${add + replace + remove - lines.length} more)`);
   return { add, replace, remove, invalid };

@@ -4,6 +4,7 @@ import { redactPhone, type RecordError } from './contacts.ts';
 import { campaignsOf, readRun, type SyncRuntime } from './run.ts';
 import type { NumberState, RunRecord } from '../state/sync-state.ts';
 import type { WindowStatus } from '../compliance/campaign-window.ts';
+import { rulesStatus, type RulesStatus } from '../compliance/in-force.ts';
 import { traceIdOf, viewerLink } from '../telemetry.ts';
 
 export interface SyncStatus {
@@ -33,6 +34,8 @@ export interface SyncStatus {
   lastCompareAt: string | null; compareEvery: number | null;
   /** What the mirror (call-detail records back to the CRM) last reported; null before it ran. */
   mirror: MirrorStatus | null;
+  /** Whether the calling-window rules hold the sync, which (federal, state rows, operator window, evidence), or off and why. */
+  rules: RulesStatus;
   /**
    * The calling window (compliance), null without one: the campaign state the daemon set, the next edge, the window
    * groups, numbers held by the window (waiting while it is closed: `dirty`) and by caps, calls inside and outside.
@@ -105,7 +108,7 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
   return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, doNotCall,
     inbox, receiving: rt.arrivals.count, runs: records, parkedRecords, recordErrors,
     lastCompareAt: lastCompareAt && rt.source.compareEvery ? new Date(Number(lastCompareAt)).toISOString() : null, compareEvery: rt.source.compareEvery ?? null,
-    mirror: readMirror(mirror, rt), window: await windowStatus(rt, dirty), routes };
+    mirror: readMirror(mirror, rt), rules: rulesStatus(rt.config.rules), window: await windowStatus(rt, dirty), routes };
 }
 
 async function windowStatus(rt: SyncRuntime, dirty: number): Promise<SyncStatus['window']> {

@@ -19,7 +19,7 @@ import { createLogger } from '../../daemon/log.ts';
 import { readRun } from '../../daemon/sync/run.ts';
 import { SyncKeys, campaignKey } from '../../daemon/state/keys.ts';
 import type { RunRecord } from '../../daemon/state/sync-state.ts';
-import { REDIS_URL, campaignNumbers, daemonConfig, dialerFixture, freePort, quietLog, startRedisServer, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { REDIS_URL, campaignNumbers, daemonConfig, dialerFixture, freePort, quietLog, RULES_OFF, startRedisServer, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createCampaign } from '../support/server.ts';
 
 /** This checkout's root: the CLI under test is the one beside these tests. */
@@ -138,6 +138,8 @@ syncs:
     mapping:
       phone: phone
       defaultCountry: US
+compliance:
+  off: "test: the command line, not calling windows"
 log:
   level: error
 `);
@@ -233,6 +235,7 @@ syncs:
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`would add ${CONTACTS}, replace 0, delete 0`);
+    expect(r.stdout).toContain('calling-window rules off (the top-level compliance block): test: the command line, not calling windows');
     const keys = syncKeys(f, t.prefix, 'hs');
     expect(await redis.hlen(keys.contacts)).toBe(0);
     expect(await redis.hlen(keys.phones)).toBe(0);
@@ -259,6 +262,9 @@ syncs:
     expect(status[0]).toMatchObject({ compareEvery: 3_600_000, lastCompareAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
     const text = await cli(['status', '--config', configFile], env());
     expect(text.stdout).toContain(`last comparison with the whole selection ${status[0].lastCompareAt} (every 60 min)`);
+    // The rules are off here, and status says so, with the reason the file gives.
+    expect(status[0].rules).toMatchObject({ on: false, off: 'test: the command line, not calling windows', from: 'configuration' });
+    expect(text.stdout).toContain('calling-window rules off (the top-level compliance block): test: the command line, not calling windows');
     expect(status[0].runs.map((x: RunRecord) => x.id)).toContain(run.id);
     expect(status[0].runs.find((x: RunRecord) => x.id === run.id)).toMatchObject({ status: 'done', pushed: CONTACTS });
     // No secret reaches the operator's terminal.
@@ -310,6 +316,7 @@ describe('the command line against a CRM that refuses the sync', () => {
         sync('hs-list', { type: 'hubspot', baseUrl: hs.url, accessToken: '${HS_GOOD}', selection: { listId: '4242' } }),
       ],
       log: { level: 'error' },
+      compliance: RULES_OFF,
     }));
   });
 
@@ -538,7 +545,7 @@ describe('SIGTERM', () => {
     const raw = {
       redis: { url: `redis://127.0.0.1:${redisPort}`, prefix: t.prefix }, http: { host: '127.0.0.1', port },
       dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: '${DIALER_TOKEN}', rateLimit: { perSecond: 50, burst: 100 } },
-      syncs: [hubspotSync(hs, f.campaignId, '${HUBSPOT_TOKEN}')], shutdownTimeout: '30s', log: { level: 'error' },
+      syncs: [hubspotSync(hs, f.campaignId, '${HUBSPOT_TOKEN}')], shutdownTimeout: '30s', log: { level: 'error' }, compliance: RULES_OFF,
     };
     const env = { DIALER_TOKEN: f.token, HUBSPOT_TOKEN: hs.token };
     parseConfig(raw, file, env);
@@ -574,7 +581,7 @@ describe('SIGTERM', () => {
     const raw = {
       redis: { url: REDIS_URL, prefix: t.prefix }, http: { host: '127.0.0.1', port },
       dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: '${DIALER_TOKEN}', rateLimit: { perSecond: 50, burst: 100 } },
-      syncs: [hubspotSync(hs, f.campaignId, '${HUBSPOT_TOKEN}')], shutdownTimeout: `${shutdownMs}ms`, log: { level: 'error' },
+      syncs: [hubspotSync(hs, f.campaignId, '${HUBSPOT_TOKEN}')], shutdownTimeout: `${shutdownMs}ms`, log: { level: 'error' }, compliance: RULES_OFF,
     };
     const env = { DIALER_TOKEN: f.token, HUBSPOT_TOKEN: hs.token };
     parseConfig(raw, file, env);

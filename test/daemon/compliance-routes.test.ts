@@ -513,7 +513,7 @@ describe('the configuration of routes', () => {
     ['a zone no one knows', sync({ routes: [{ campaignId: 'e', zones: ['America/Nowhere'] }] }), /^syncs\.0\.routes\.0\.zones\.0: an IANA time zone/],
     ['both campaignId and routes', sync({ campaignId: 'x', routes: [{ campaignId: 'e', zones: ['America/New_York'] }] }), /^syncs\.0\.campaignId: give either campaignId .* or routes/],
     ['neither', sync({}), /^syncs\.0\.campaignId: give either campaignId/],
-    ['routes without a rule set', sync({ compliance: undefined, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] }), /^syncs\.0\.routes: routes need a compliance block/],
+    ['routes with the rules off', sync({ compliance: { off: 'informational calls' }, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] }), /^syncs\.0\.routes: routes need the calling-window rules \(they are off: informational calls\)/],
     ['routes beside compliance.zones', sync({ compliance: { zones: ['America/New_York'] }, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] }), /^syncs\.0\.compliance\.zones: a routed sync takes the zones of its routes/],
     ['a clock in two routes', sync({ routes: [{ campaignId: 'w', zones: ['America/Phoenix'] }, { campaignId: 'b', zones: ['America/Creston'] }] }),
       /^syncs\.0\.routes\.1\.zones\.0: America\/Creston keeps the same clock as America\/Phoenix, which is already in routes\.0 \(campaign "w"\)/],
@@ -537,5 +537,7 @@ describe('the configuration of routes', () => {
 
   it('takes the daemon\'s compliance block for a routed sync', () => {
     expect(problems({ ...base, compliance: {}, syncs: [sync({ compliance: undefined, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] })] })).toEqual([]);
+    // Without any block: the default rules.
+    expect(problems({ ...base, syncs: [sync({ compliance: undefined, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] })] })).toEqual([]);
   });
 });

@@ -223,9 +223,11 @@ describe('one selection split over syncs by zone', () => {
     const other = await createCampaign(f.server, f.accountId, { name: 'Pacific', type: 'Dynamic', state: 'Active', dialer: { callingHours: ALL_DAY } });
     const { prefix, cleanup } = testPrefix();
     const { csv, config } = csvSync(f, prefix, 'east', 'c1,+12122345670\nc2,+18082345670\nc3,+12192345670');
+    // (The parsed sync less what parsing adds that a file cannot say: the rules it resolved.)
+    const { rules: _resolved, ...parsed } = config.syncs[0]!;
     const both = daemonConfig(f, prefix, [
-      { ...config.syncs[0], id: 'east', source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, compliance: { zones: ['America/New_York', 'America/Chicago'] } },
-      { ...config.syncs[0], id: 'pacific', campaignId: other.id, source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, compliance: { zones: ['Pacific/Honolulu'] } },
+      { ...parsed, id: 'east', source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, compliance: { zones: ['America/New_York', 'America/Chicago'] } },
+      { ...parsed, id: 'pacific', campaignId: other.id, source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, compliance: { zones: ['Pacific/Honolulu'] } },
     ], { dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ } });
     const d = await Daemon.start(both, { log: quietLog, now: () => Date.parse('2026-07-01T20:00:00Z') });
     try {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, dialerOf, loadConfig, parseConfig, complianceOf } from '../../daemon/config.ts';
+import { rulesStatus } from '../../daemon/compliance/in-force.ts';
 
 const DIALER_TOKEN = 'dlr_live_Zq81mXw0PAvT3s';
 const HUBSPOT_TOKEN = 'pat-na1-7c1e2f4a-secret-hub';
@@ -502,8 +503,53 @@ describe("the README's configuration example", () => {
 });
 
 describe('a compliance rule set', () => {
-  it('is off unless named; a sync takes the daemon\'s, or its own', () => {
-    expect(complianceOf(parseConfig(minimalConfig(), 'x', ENV), parseConfig(minimalConfig(), 'x', ENV).syncs[0]!)).toBeUndefined();
+  it('is on unless turned off: a configuration without any block holds every sync to the default rules', () => {
+    const config = parseConfig(minimalConfig(), 'x', ENV);
+    expect(complianceOf(config, config.syncs[0]!)).toEqual({ ruleSet: { stateRules: true }, evidence: 'all', checkEvery: 30_000, margin: 120_000, rescanEvery: 3_600_000 });
+    expect(rulesStatus(config.syncs[0]!.rules)).toEqual({
+      on: true, from: 'default', federal: { from: '08:00', to: '21:00' }, stateRules: true, window: null, evidence: 'all', zones: null,
+      summary: 'on (the default: no compliance block): federal 08:00-21:00; state rows on; no operator window; evidence all, in each callee\'s local time',
+    });
+  });
+
+  it('is turned off with a reason, at the top (every sync) or per sync; a sync\'s own block wins either way', () => {
+    const raw = minimalConfig();
+    raw.compliance = { off: 'informational calls' };
+    raw.syncs.push({ ...raw.syncs[0], id: 's2', compliance: { window: { from: '09:00', to: '20:00' } } });
+    let config = parseConfig(raw, 'x', ENV);
+    expect(complianceOf(config, config.syncs[0]!)).toBeUndefined();
+    expect(rulesStatus(config.syncs[0]!.rules)).toEqual({ on: false, off: 'informational calls', from: 'configuration', summary: 'off (the top-level compliance block): informational calls' });
+    // No rules, no cap to count: no counting mirror either.
+    expect(config.syncs[0]!.mirror).toBeUndefined();
+    // The top says off; s2 turns them back on with its own block.
+    expect(complianceOf(config, config.syncs[1]!)!.ruleSet).toEqual({ stateRules: true, operator: { hours: ['09:00', '20:00'] } });
+    expect(rulesStatus(config.syncs[1]!.rules)).toMatchObject({ on: true, from: 'sync', window: { from: '09:00', to: '20:00', days: null } });
+    // And the other way round: the top holds the rules, s2 turns them off (the reason is trimmed).
+    raw.compliance = { evidence: 'best' };
+    raw.syncs[1].compliance = { off: '  callees outside North America ' };
+    config = parseConfig(raw, 'x', ENV);
+    expect(rulesStatus(config.syncs[0]!.rules)).toMatchObject({ on: true, from: 'configuration', evidence: 'best' });
+    expect(rulesStatus(config.syncs[1]!.rules)).toMatchObject({ on: false, from: 'sync', off: 'callees outside North America' });
+    expect(complianceOf(config, config.syncs[1]!)).toBeUndefined();
+  });
+
+  it.each([
+    ['compliance: off (a bare word)', (raw: any) => { raw.compliance = 'off'; }, 'compliance', /an object: the calling-window rules .*\{ off: "<reason>" \}: turning the rules off takes a reason \(got "off"\)/],
+    ['compliance: false', (raw: any) => { raw.syncs[0].compliance = false; }, 'syncs.0.compliance', /turning the rules off takes a reason \(got false\)/],
+    ['off without a reason', (raw: any) => { raw.compliance = { off: '' }; }, 'compliance.off', /the reason the calling-window rules are off, such as "informational calls, not telemarketing" \(got ""\)/],
+    ['off with a blank reason', (raw: any) => { raw.syncs[0].compliance = { off: '   ' }; }, 'syncs.0.compliance.off', /the reason the calling-window rules are off/],
+    ['off: true', (raw: any) => { raw.compliance = { off: true }; }, 'compliance.off', /the reason the calling-window rules are off.*\(got true\)/],
+    ['off beside a rule', (raw: any) => { raw.compliance = { off: 'informational calls', window: { from: '09:00', to: '20:00' } }; }, 'compliance.window', /the rules are off here \(off is given\): leave this out/],
+    ['an unknown key', (raw: any) => { raw.compliance = { of: 'informational calls' }; }, 'compliance.of', /unknown key; allowed here: .*rescanEvery, off$/],
+    ['routes with the rules off', (raw: any) => { raw.compliance = { off: 'informational calls' }; raw.syncs[0] = { ...raw.syncs[0], campaignId: undefined, routes: [{ campaignId: 'e', zones: ['America/New_York'] }] }; },
+      'syncs.0.routes', /routes need the calling-window rules \(they are off: informational calls\)/],
+  ])('%s is refused at load, naming the field', (_, change, path, message) => {
+    const raw = minimalConfig();
+    change(raw);
+    expect(problemAt(problemsOf(raw).problems, path)).toMatch(message);
+  });
+
+  it('a sync takes the daemon\'s, or its own', () => {
     const raw = minimalConfig();
     raw.compliance = {};
     raw.syncs.push({ ...raw.syncs[0], id: 's2', compliance: { window: { from: '09:00', to: '20:00', days: ['mon', 'tue'] }, stateRules: false, evidence: 'best' } });
@@ -524,7 +570,8 @@ describe('a compliance rule set', () => {
     // No state rows, no cap to count: no mirror.
     expect(config.syncs[1]!.mirror).toBeUndefined();
     expect(config.syncs[2]!.mirror).toMatchObject({ sink: { type: 'none' }, every: 300_000, keepDays: 400 });
-    expect(parseConfig(minimalConfig(), 'x', ENV).syncs[0]!.mirror).toBeUndefined();
+    // The default rules hold the state rows: a sync without a block gets the counting mirror too.
+    expect(parseConfig(minimalConfig(), 'x', ENV).syncs[0]!.mirror).toMatchObject({ sink: { type: 'none' }, keepDays: 2 });
     expect(problemsOf({ ...minimalConfig(), syncs: [{ ...minimalConfig().syncs[0], mirror: { sink: { type: 'nowhere' } } }] }).message).toMatch(/source, webhook, file, none/);
   });
 

@@ -13,7 +13,7 @@ import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hu
 import { Daemon } from '../../daemon/app.ts';
 import { parseConfig } from '../../daemon/config.ts';
 import { DaemonKeys, SyncKeys, campaignKey } from '../../daemon/state/keys.ts';
-import { campaignNumbers, dialerFixture, freePort, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
+import { campaignNumbers, dialerFixture, freePort, quietLog, REDIS_URL, rulesOff, spawnDaemon, startRedisServer, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
 import { startProxy, type Proxy } from '../support/proxy.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'cds-crash-'));
@@ -181,7 +181,7 @@ describe('Redis killed and restarted mid-sync', () => {
 
   it('is survived: the sync finishes with every selected contact once', async () => {
     const expected = expectedNumbers(w.hs);
-    const config = parseConfig(rawConfig(w, `redis://127.0.0.1:${port}`), 'test', env(w));
+    const config = parseConfig(rulesOff(rawConfig(w, `redis://127.0.0.1:${port}`)), 'test', env(w));
     daemon = await Daemon.start(config, { log: quietLog, http: false });
     await waitFor(async () => (await countNumbers(w)) >= 1500, 'part of the import');
     const runIdBefore = await daemon.redis.get(new DaemonKeys(w.prefix).redisRunId);

@@ -18,7 +18,7 @@ import { callKey } from '../../daemon/mirror/mirror.ts';
 import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../daemon/config.ts';
-import { callDetailRecords, daemonConfig, freePort, numberCount, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
+import { callDetailRecords, daemonConfig, freePort, numberCount, quietLog, REDIS_URL, rulesOff, spawnDaemon, startRedisServer, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { startProxy } from '../support/proxy.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
@@ -320,13 +320,13 @@ describe("the dialer's call.finished events", () => {
       });
       const token = await createKey(server, account.id, ['CampaignNumberAdmin', 'CampaignReader']);
       const f: DialerFixture = { server, accountId: account.id, token, campaignId: campaign.id };
-      const raw = {
+      const raw = rulesOff({
         redis: { prefix }, http: { host: '127.0.0.1', port, publicUrl: daemonUrl }, log: { level: 'error' },
         dialer: { baseUrl: server.url, accountId: account.id, apiToken: token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ },
         // The poll is an hour away: only events can bring the activities in time.
         syncs: [{ id: 'hs', campaignId: campaign.id, source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, searchPerSecond: 50 },
           mapping: { phone: 'phone', defaultCountry: 'US' }, mirror: { every: '1h', eventsSecret: endpoint.secret } }],
-      };
+      });
       d = await Daemon.start(parseConfig(raw, 'test', {}), { log: quietLog });
       await waitFor(async () => (await numberCount(f)) === 15, 'the contacts in the campaign');
       const forged = await fetch(`${daemonUrl}/webhooks/hs/events`, {
@@ -399,12 +399,12 @@ describe('mirroring with two processes, and across a Redis restart', () => {
     const hs = await startHubSpotStandIn({ contacts: 40, searchPerSecond: 100 });
     let d: Daemon | null = null;
     try {
-      d = await Daemon.start(parseConfig({
+      d = await Daemon.start(parseConfig(rulesOff({
         redis: { url: `redis://127.0.0.1:${port}`, prefix: 'mr' }, http: { host: '127.0.0.1', port: 0 }, log: { level: 'error' },
         dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 }, timeZone: TZ },
         syncs: [{ id: 'hs', campaignId: f.campaignId, mapping: { phone: 'phone', defaultCountry: 'US' },
           source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, searchPerSecond: 50 }, mirror: { every: '1s' } }],
-      }, 'test', {}), { log: quietLog, http: false });
+      }), 'test', {}), { log: quietLog, http: false });
       await waitFor(async () => (await numberCount(f)) === 40, 'the contacts in the campaign');
       await f.server.advance(1800);
       const first = await records(f);

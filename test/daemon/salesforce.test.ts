@@ -20,7 +20,7 @@ import { Metrics } from '../../daemon/metrics.ts';
 import { callKey } from '../../daemon/mirror/mirror.ts';
 import { DaemonKeys, campaignKey } from '../../daemon/state/keys.ts';
 import { parseConfig } from '../../daemon/config.ts';
-import { callDetailRecords, campaignNumbers, daemonConfig, dialerFixture, numberCount, quietLog, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
+import { callDetailRecords, campaignNumbers, daemonConfig, dialerFixture, numberCount, quietLog, REDIS_URL, rulesOff, spawnDaemon, startRedisServer, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
 import { startProxy } from '../support/proxy.ts';
 import { dialingFixture, e164, MAPPING, members, numbersOf, PHONES, proxied, salesforceSync, TZ } from '../support/salesforce.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
@@ -651,7 +651,7 @@ describe('Salesforce: kill -9 during a full import, and Redis restarted mid-impo
     let redisServer = await startRedisServer(port, redisDir);
     let daemon: Daemon | null = null;
     try {
-      daemon = await Daemon.start(parseConfig(w.raw(`redis://127.0.0.1:${port}`), 'test', w.env), { log: quietLog, http: false });
+      daemon = await Daemon.start(parseConfig(rulesOff(w.raw(`redis://127.0.0.1:${port}`)), 'test', w.env), { log: quietLog, http: false });
       await waitFor(async () => (await numberCount(w.f)) >= 500, 'part of the import');
       const exited = new Promise((r) => redisServer.once('exit', r));
       redisServer.kill('SIGKILL');

@@ -20,7 +20,7 @@ import { telemetrySettings } from '../../daemon/telemetry.ts';
 import { ConfigError, parseConfig } from '../../daemon/config.ts';
 import { pathTemplate } from '../../daemon/crm/http.ts';
 import { startProxy, type Proxy } from '../support/proxy.ts';
-import { callDetailRecords, campaignNumbers, dialerFixture, REDIS_URL, spawnDaemon, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
+import { callDetailRecords, campaignNumbers, dialerFixture, REDIS_URL, rulesOff, spawnDaemon, testPrefix, waitFor, type DaemonProcess, type DialerFixture } from '../support/daemon.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp.ts';
 import { createAccount, createCampaign, createKey, startServer } from '../support/server.ts';
 
@@ -417,14 +417,14 @@ describe('CRM requests are client spans of the run, their pacing waits events', 
     await d?.stop();
     d = null;
     const file = join(dir, 'cli.json');
-    writeFileSync(file, JSON.stringify({
+    writeFileSync(file, JSON.stringify(rulesOff({
       redis: { url: REDIS_URL, prefix }, http: { host: '127.0.0.1', port: 0 },
       dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 } },
       // A cron schedule: the full import is the daemon's first run, asked for at start rather than by a schedule.
       syncs: [{ id: 'hs', campaignId: f.campaignId, mapping: { phone: 'phone', defaultCountry: 'US' }, schedule: { cron: '0 0 3 * * *' },
         source: { type: 'hubspot', baseUrl: hs.url, accessToken: hs.token, clientSecret: 'hs-client-secret', pageSize: 50 } }],
       log: { level: 'warn' },
-    }));
+    })));
     // A long export delay: only the flush at exit can have sent the spans by the time the command returns.
     // (Asynchronously: the stand-ins answer from this process.)
     await promisify(execFile)(process.execPath, [join(import.meta.dirname, '../../daemon/cli.ts'), 'sync', 'hs', '--config', file],

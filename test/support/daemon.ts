@@ -10,6 +10,20 @@ export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export const quietLog = pino({ level: process.env.DAEMON_TEST_LOG ?? 'silent' });
 
+/**
+ * The calling-window rules are on for every sync unless the configuration turns them off: a test that is not about
+ * windows would see its campaign paused at night (and its key refused the pause: it has no Campaign Admin), its
+ * numbers without a zone refused, a counting mirror added. Such tests run with the rules off, set here once: by
+ * `daemonConfig`, `spawnDaemon` and `rulesOff` when the configuration has no top-level `compliance` key. A test about
+ * windows gives the sync its own block (which wins), or a top-level one; `compliance: undefined` asks for the default.
+ */
+export const RULES_OFF = { off: 'test: not about calling windows' } as const;
+
+/** A raw configuration with the rules off for its syncs, unless it has a top-level `compliance` key of its own. */
+export function rulesOff<T extends Record<string, unknown>>(raw: T): T {
+  return 'compliance' in raw ? raw : { ...raw, compliance: RULES_OFF };
+}
+
 /** A fresh key prefix; `cleanup` deletes every key under it. */
 export function testPrefix(url = REDIS_URL): { prefix: string; cleanup(): Promise<void> } {
   const prefix = `t${randomBytes(5).toString('hex')}`;
@@ -75,6 +89,7 @@ export function daemonConfig(f: DialerFixture, prefix: string, syncs: unknown[],
     dialer: { baseUrl: f.server.url, accountId: f.accountId, apiToken: f.token, rateLimit: { perSecond: 50, burst: 100 } },
     syncs,
     log: { level: 'error' },
+    compliance: RULES_OFF,
     ...extra,
   }, 'test config', {});
 }
@@ -113,7 +128,7 @@ export async function spawnDaemon(config: Record<string, unknown>, dir: string, 
   const { writeFileSync } = await import('node:fs');
   const { join } = await import('node:path');
   const file = join(dir, `daemon-${randomBytes(3).toString('hex')}.json`);
-  writeFileSync(file, JSON.stringify(config, null, 2));
+  writeFileSync(file, JSON.stringify(rulesOff(config), null, 2));
   const child = spawn(process.execPath, [join(import.meta.dirname, '../../daemon/cli.ts'), 'start', '--config', file], {
     env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
