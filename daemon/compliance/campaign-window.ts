@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DialerClient } from '../dialer.ts';
 import type { RedisClient } from '../state/connection.ts';
 import type { SyncKeys } from '../state/keys.ts';
-import { WindowState } from '../state/window-state.ts';
+import { WindowState, type CallStarts } from '../state/window-state.ts';
 import type { Compliance } from './config.ts';
 import { cappedUntil } from './cap.ts';
 import { ClockSet } from './clocks.ts';
@@ -269,6 +269,7 @@ export class CampaignWindow {
       const cap = caps[phones.indexOf(phone)]!;
       const span = cap.hours * 3_600_000;
       const starts = known[i]?.starts ?? {};
+      const cut = known[i]?.cut ?? -Infinity;
       // The attempts of the record held now that the mirror has read (a new record: none yet), for `watchCaps`.
       const record = known[i]?.record?.id === records[i] ? known[i]?.record : undefined;
       let seen = record?.seen ?? 0;
@@ -277,17 +278,23 @@ export class CampaignWindow {
       // Keyed by attempt and start: a number added again (its cap passed) is a new record, counting attempts from 1.
       for (const c of calls) {
         if (c[0] !== phone) continue;
-        // A call read before (the mirror reads the last minutes again) is not one of the record held now.
-        if (!starts[`${c[1]}@${c[2]}`] && starts[c[1]] !== c[2]) seen = Math.max(seen, c[1]);
+        // A call read before (the mirror reads the last minutes again), or one that started before the number was last
+        // taken out, is not one of the record held now.
+        if (!starts[`${c[1]}@${c[2]}`] && starts[c[1]] !== c[2] && c[2] > cut) seen = Math.max(seen, c[1]);
         starts[`${c[1]}@${c[2]}`] = c[2];
         // Kept before by attempt alone (an older version): the same call, counted once.
         if (starts[c[1]] === c[2]) delete starts[c[1]];
         if (!newest || c[2] > newest[2]) newest = c;
       }
       const until = cappedUntil(Object.values(starts), cap, now);
-      if (until !== null && newest && newest[2] >= before && newest[3] === 'FailureWithRetryPending') out.push([phone, until]);
+      const takeOut = until !== null && newest && newest[2] >= before && newest[3] === 'FailureWithRetryPending';
+      if (takeOut) out.push([phone, until]);
       // Only the calls the cap can still count.
-      return [phone, { starts: Object.fromEntries(Object.entries(starts).filter(([, t]) => t > now - span)), ...(records[i] ? { record: { id: records[i]!, seen } } : {}) }] as const;
+      return [phone, {
+        starts: Object.fromEntries(Object.entries(starts).filter(([, t]) => t > now - span)),
+        ...(records[i] ? { record: { id: records[i]!, seen } } : {}),
+        ...(takeOut ? { cut: now } : known[i]?.cut !== undefined ? { cut: known[i]!.cut } : {}),
+      }] as const;
     }));
     const taken = await this.state.takeOut(out);
     if (taken) this.log.info({ campaign: this.campaignId, numbers: out.map(([p, t]) => `${p} until ${new Date(t).toISOString()}`) }, 'per-number cap: numbers at their cap with a retry pending taken out of the campaign until it passes');
@@ -334,6 +341,7 @@ export class CampaignWindow {
   async watchCaps(): Promise<number> {
     if (!await this.holdsCapped()) return 0;
     const out: [string, number][] = [];
+    const cuts: [string, CallStarts][] = [];
     for await (const page of this.dialer.scanNumbers(this.campaignId, waitOut, { status: ['RetryPending'] })) {
       const phones = page.map((n) => n.number);
       const [caps, known] = await Promise.all([this.caps(phones), this.state.starts(phones)]);
@@ -344,9 +352,14 @@ export class CampaignWindow {
         const record = known[i]?.record;
         const unseen = Math.max(0, n.attempts - (record?.id === n.id ? record.seen : 0));
         const until = cappedUntil([...Object.values(known[i]?.starts ?? {}), ...Array<number>(unseen).fill(now)], cap, now);
-        if (until !== null) out.push([n.number, until]);
+        if (until !== null) {
+          out.push([n.number, until]);
+          cuts.push([n.number, { ...known[i] ?? { starts: {} }, cut: now }]);
+        }
       });
     }
+    // (Before the take-out: a crash between the two takes it out again at the next check, with the same cut.)
+    await this.state.saveStarts(cuts);
     const taken = await this.state.takeOut(out);
     if (taken) this.log.info({ campaign: this.campaignId, numbers: out.map(([p, t]) => `${p} until ${new Date(t).toISOString()}`) }, 'per-number cap: numbers whose record made calls the mirror has not read yet, at their cap with a retry pending, taken out');
     return taken;

@@ -47,17 +47,26 @@ export interface Judgement {
 export interface CallStarts {
   starts: Record<string, number>;
   record?: { id: string; seen: number };
+  /**
+   * When the number was last taken out at its cap (ms): a call that started before is an earlier record's, however
+   * late the mirror reads it (a record added again later made none of them).
+   */
+  cut?: number;
 }
 
 /** Stored as `{s, r, n}`; an older version stored the starts alone. */
 function decodeStarts(raw: string): CallStarts {
   const o = JSON.parse(raw) as Record<string, unknown>;
   if (!o.s || typeof o.s !== 'object') return { starts: o as Record<string, number> };
-  return { starts: o.s as Record<string, number>, ...(typeof o.r === 'string' ? { record: { id: o.r, seen: Number(o.n) || 0 } } : {}) };
+  return {
+    starts: o.s as Record<string, number>,
+    ...(typeof o.r === 'string' ? { record: { id: o.r, seen: Number(o.n) || 0 } } : {}),
+    ...(typeof o.c === 'number' ? { cut: o.c } : {}),
+  };
 }
 
 function encodeStarts(c: CallStarts): string {
-  return JSON.stringify({ s: c.starts, ...(c.record ? { r: c.record.id, n: c.record.seen } : {}) });
+  return JSON.stringify({ s: c.starts, ...(c.record ? { r: c.record.id, n: c.record.seen } : {}), ...(c.cut !== undefined ? { c: c.cut } : {}) });
 }
 
 const ms = (v: string | undefined) => (v ? Number(v) : null);
