@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DialerClient } from '../dialer.ts';
 import type { RedisClient } from '../state/connection.ts';
 import type { SyncKeys } from '../state/keys.ts';
-import { WindowState, type CallStarts } from '../state/window-state.ts';
+import { WindowState } from '../state/window-state.ts';
 import type { Compliance } from './config.ts';
 import { cappedUntil } from './cap.ts';
 import { ClockSet } from './clocks.ts';
@@ -262,14 +262,14 @@ export class CampaignWindow {
     const caps = await this.caps(phones);
     const capped = phones.filter((_, i) => caps[i]);
     if (!capped.length) return 0;
-    const [known, records] = await Promise.all([this.state.starts(capped), this.state.heldIds(capped)]);
+    const [known, records, cuts] = await Promise.all([this.state.starts(capped), this.state.heldIds(capped), this.state.cuts(capped)]);
     const now = this.now();
     const out: [string, number][] = [];
     await this.state.saveStarts(capped.map((phone, i) => {
       const cap = caps[phones.indexOf(phone)]!;
       const span = cap.hours * 3_600_000;
       const starts = known[i]?.starts ?? {};
-      const cut = known[i]?.cut ?? -Infinity;
+      const cut = cuts[i] ?? -Infinity;
       // The attempts of the record held now that the mirror has read (a new record: none yet), for `watchCaps`.
       const record = known[i]?.record?.id === records[i] ? known[i]?.record : undefined;
       let seen = record?.seen ?? 0;
@@ -287,15 +287,11 @@ export class CampaignWindow {
         if (!newest || c[2] > newest[2]) newest = c;
       }
       const until = cappedUntil(Object.values(starts), cap, now);
-      const takeOut = until !== null && newest && newest[2] >= before && newest[3] === 'FailureWithRetryPending';
-      if (takeOut) out.push([phone, until]);
+      if (until !== null && newest && newest[2] >= before && newest[3] === 'FailureWithRetryPending') out.push([phone, until]);
       // Only the calls the cap can still count.
-      return [phone, {
-        starts: Object.fromEntries(Object.entries(starts).filter(([, t]) => t > now - span)),
-        ...(records[i] ? { record: { id: records[i]!, seen } } : {}),
-        ...(takeOut ? { cut: now } : known[i]?.cut !== undefined ? { cut: known[i]!.cut } : {}),
-      }] as const;
+      return [phone, { starts: Object.fromEntries(Object.entries(starts).filter(([, t]) => t > now - span)), ...(records[i] ? { record: { id: records[i]!, seen } } : {}) }] as const;
     }));
+    await this.state.cut(out.map(([p]) => p), now);
     const taken = await this.state.takeOut(out);
     if (taken) this.log.info({ campaign: this.campaignId, numbers: out.map(([p, t]) => `${p} until ${new Date(t).toISOString()}`) }, 'per-number cap: numbers at their cap with a retry pending taken out of the campaign until it passes');
     return taken;
@@ -341,7 +337,6 @@ export class CampaignWindow {
   async watchCaps(): Promise<number> {
     if (!await this.holdsCapped()) return 0;
     const out: [string, number][] = [];
-    const cuts: [string, CallStarts][] = [];
     for await (const page of this.dialer.scanNumbers(this.campaignId, waitOut, { status: ['RetryPending'] })) {
       const phones = page.map((n) => n.number);
       const [caps, known] = await Promise.all([this.caps(phones), this.state.starts(phones)]);
@@ -352,14 +347,11 @@ export class CampaignWindow {
         const record = known[i]?.record;
         const unseen = Math.max(0, n.attempts - (record?.id === n.id ? record.seen : 0));
         const until = cappedUntil([...Object.values(known[i]?.starts ?? {}), ...Array<number>(unseen).fill(now)], cap, now);
-        if (until !== null) {
-          out.push([n.number, until]);
-          cuts.push([n.number, { ...known[i] ?? { starts: {} }, cut: now }]);
-        }
+        if (until !== null) out.push([n.number, until]);
       });
     }
-    // (Before the take-out: a crash between the two takes it out again at the next check, with the same cut.)
-    await this.state.saveStarts(cuts);
+    // (Before the take-out: a crash between the two takes it out again at the next check.)
+    await this.state.cut(out.map(([p]) => p), this.now());
     const taken = await this.state.takeOut(out);
     if (taken) this.log.info({ campaign: this.campaignId, numbers: out.map(([p, t]) => `${p} until ${new Date(t).toISOString()}`) }, 'per-number cap: numbers whose record made calls the mirror has not read yet, at their cap with a retry pending, taken out');
     return taken;

@@ -119,8 +119,16 @@ export class SyncKeys {
       meta: base,
       /** hash: phone number -> where its callee is, in words (the zone evidence /ops shows). */
       evidence: `${base}:evidence`,
-      /** hash: phone number (under a per-number cap) -> JSON {attempt: start ms} of its calls in the cap's span. */
+      /**
+       * hash: phone number (under a per-number cap) -> JSON of its calls in the cap's span (`<attempt>@<start>` -> start
+       * ms) and how many attempts of the record held now the mirror has read (window-state.ts decodes it).
+       */
       starts: `${base}:starts`,
+      /**
+       * hash: phone number -> when it was last taken out at its cap (ms): a call that started before is an earlier
+       * record's. Its own key, not in `starts`: the window's check writes it while the mirror writes `starts`.
+       */
+      cuts: `${base}:cuts`,
       /** sorted set: phone number held at its cap, scored by when it may be planned again (ms). */
       capped: `${base}:capped`,
       /**

@@ -47,26 +47,17 @@ export interface Judgement {
 export interface CallStarts {
   starts: Record<string, number>;
   record?: { id: string; seen: number };
-  /**
-   * When the number was last taken out at its cap (ms): a call that started before is an earlier record's, however
-   * late the mirror reads it (a record added again later made none of them).
-   */
-  cut?: number;
 }
 
 /** Stored as `{s, r, n}`; an older version stored the starts alone. */
 function decodeStarts(raw: string): CallStarts {
   const o = JSON.parse(raw) as Record<string, unknown>;
   if (!o.s || typeof o.s !== 'object') return { starts: o as Record<string, number> };
-  return {
-    starts: o.s as Record<string, number>,
-    ...(typeof o.r === 'string' ? { record: { id: o.r, seen: Number(o.n) || 0 } } : {}),
-    ...(typeof o.c === 'number' ? { cut: o.c } : {}),
-  };
+  return { starts: o.s as Record<string, number>, ...(typeof o.r === 'string' ? { record: { id: o.r, seen: Number(o.n) || 0 } } : {}) };
 }
 
 function encodeStarts(c: CallStarts): string {
-  return JSON.stringify({ s: c.starts, ...(c.record ? { r: c.record.id, n: c.record.seen } : {}), ...(c.cut !== undefined ? { c: c.cut } : {}) });
+  return JSON.stringify({ s: c.starts, ...(c.record ? { r: c.record.id, n: c.record.seen } : {}) });
 }
 
 const ms = (v: string | undefined) => (v ? Number(v) : null);
@@ -173,6 +164,17 @@ export class WindowState {
   /** Replaces these numbers' kept call starts (the mirror's run writes them, one process at a time under its lease). */
   async saveStarts(starts: readonly (readonly [phone: string, starts: CallStarts])[]): Promise<void> {
     if (starts.length) await this.redis.hset(this.keys.starts, ...starts.flatMap(([p, s]) => [p, encodeStarts(s)]));
+  }
+
+  /** When each number was last taken out at its cap (ms; null: never). */
+  async cuts(phones: readonly string[]): Promise<(number | null)[]> {
+    if (!phones.length) return [];
+    return (await this.redis.hmget(this.keys.cuts, ...phones)).map((v) => ms(v ?? undefined));
+  }
+
+  /** Records the instant these numbers are taken out at their cap (the calls before are earlier records'). */
+  async cut(phones: readonly string[], at: number): Promise<void> {
+    if (phones.length) await this.redis.hset(this.keys.cuts, ...phones.flatMap((p) => [p, at]));
   }
 
   /** The id of the number record the daemon holds for each phone (null: none held). */
