@@ -91,7 +91,7 @@ function campaignsOf(contacts: readonly Contact[], evidence: Evidence): Map<stri
 }
 
 /**
- * The README's recommended routes: one campaign per set of callees whose rules would otherwise narrow the others'
+ * The recommended routes of docs/calling-windows.md: one campaign per set of callees whose rules would otherwise narrow the others'
  * hours (a state row's shorter day or its Sunday, a zone far from the others).
  */
 const RECOMMENDED_ROUTES: { name: string; zones?: string[]; states?: string[] }[] = [
@@ -291,7 +291,7 @@ export async function runCompliance(o: ComplianceOptions): Promise<void> {
     console.log(`  open hours a callee a day: all ${perDay(hoursAll, contacts.length)}, best ${perDay(hoursBest, contacts.length)} (all: ${pct(hoursAll, hoursBest)} of best's); the ${disagreeing.length} with a California address: all ${perDay(movedAll, disagreeing.length)}, best ${perDay(movedBest, disagreeing.length)}; calls to them: all ${callsTo(all.calls)} (a campaign of their own), best ${callsTo(best.calls)} (in Los Angeles')`);
     console.log(`  numbers first called within their first two windows: all ${pct(earlyOf(all.calls, 'all'), contacts.length)}, best ${pct(earlyOf(best.calls, 'best'), contacts.length)} of ${contacts.length} (target 100%)`);
     const shares = routeShares(contacts, t0, t0 + o.days * 86_400_000);
-    console.log(`  the README's recommended routes, the share of their numbers' own lawful hours each is open (target ≥ 90%): ${shares.lines.join('; ')}; in no route (Alaska, Puerto Rico, London, the New York numbers with a California address): ${shares.none}`);
+    console.log(`  the recommended routes (docs/calling-windows.md), the share of their numbers' own lawful hours each is open (target ≥ 90%): ${shares.lines.join('; ')}; in no route (Alaska, Puerto Rico, London, the New York numbers with a California address): ${shares.none}`);
     console.log(`  run time: all ${round(all.seconds)} s, best ${round(best.seconds)} s, without rules ${round(plain.seconds)} s`);
     console.log(line);
   } finally {

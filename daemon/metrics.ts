@@ -11,8 +11,8 @@ export class Metrics {
   readonly webhooks = new Counter({ name: 'cds_webhooks_total', help: 'Webhook deliveries by result', labelNames: ['sync', 'result'], registers: [this.registry] });
   readonly runSeconds = new Histogram({ name: 'cds_run_duration_seconds', help: 'Sync run durations', labelNames: ['sync', 'mode'], buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 1800], registers: [this.registry] });
   readonly mirrored = new Counter({ name: 'cds_activities_mirrored_total', help: 'Call attempts written to the CRM (or sink) as activities', labelNames: ['sync'], registers: [this.registry] });
-  readonly mirrorLag = new Histogram({ name: 'cds_mirror_lag_seconds', help: 'Each mirror run\'s lag: its oldest call written behind the newest in the report, plus the write (README: Operations)', labelNames: ['sync'], buckets: [0.1, 0.5, 1, 5, 30, 60, 300, 3600], registers: [this.registry] });
-  readonly schedulesRestored = new Counter({ name: 'cds_schedules_restored_total', help: 'Job schedulers found missing or broken in Redis and set again (README: Operations)', labelNames: ['sync'], registers: [this.registry] });
+  readonly mirrorLag = new Histogram({ name: 'cds_mirror_lag_seconds', help: 'Each mirror run\'s lag: its oldest call written behind the newest in the report, plus the write (docs/operations.md: Mirror lag)', labelNames: ['sync'], buckets: [0.1, 0.5, 1, 5, 30, 60, 300, 3600], registers: [this.registry] });
+  readonly schedulesRestored = new Counter({ name: 'cds_schedules_restored_total', help: 'Job schedulers found missing or broken in Redis and set again (docs/operations.md: When things go wrong)', labelNames: ['sync'], registers: [this.registry] });
   readonly schedulesChecked = new Gauge({ name: 'cds_schedules_checked_timestamp_seconds', help: 'When this process last compared the job schedulers with the configuration (Unix time)', registers: [this.registry] });
   readonly pushSeconds = new Histogram({ name: 'cds_push_duration_seconds', help: 'Dialer push job durations', labelNames: ['kind'], buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30], registers: [this.registry] });
 

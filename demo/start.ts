@@ -19,7 +19,7 @@ const RECEIVER = 'trace receiver';
 /** The fields the daemon's mapping reads phone numbers from: the progress view reads a changed contact's from them too. */
 const PHONE_FIELDS = { hubspot: ['phone'], salesforce: ['Phone', 'MobilePhone', 'Secondary_Phone__c'] } as const;
 
-// The rules in the demo (README: What the demo shows). The contacts' phones spread over the zones: every US zone
+// The rules in the demo (docs/demo.md: What the demo shows). The contacts' phones spread over the zones: every US zone
 // (Eastern, Central, Mountain, Arizona, Pacific, Alaska, Hawaii), Indiana's split 219, Florida (its 8 p.m. close and
 // call cap), Rhode Island (no Sunday, no holiday, 6 p.m.), Puerto Rico and Canada (Toronto, Vancouver, Halifax).
 const AREA_CODES = [212, 617, 404, 305, 312, 214, 219, 303, 602, 213, 206, 907, 808, 787, 416, 604, 902, 401];
@@ -229,7 +229,7 @@ function sourceYaml(crm: CrmSetup): string {
 
 function daemonConfig(o: { prefix: string; daemonUrl: string; daemonPort: number; serverUrl: string; speed: number; crm: CrmSetup; dialer: DialerSetup }): string {
   // Secrets are ${ENV} references, as in a real deployment: the values go to the daemon's environment only.
-  return `# Written by ./dev start for this run; removed when it stops. A real deployment looks the same (README: Sync daemon).
+  return `# Written by ./dev start for this run; removed when it stops. A real deployment looks the same (docs/daemon-configuration.md).
 redis:
   url: ${REDIS_URL}
   prefix: ${o.prefix}

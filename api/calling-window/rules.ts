@@ -1,6 +1,6 @@
 // Data: the calling-time rules, each row with its source. The federal window applies to every callee; a state's row
 // applies to callees in that state (from the address, or presumed from one of its area codes); the operator's own
-// window narrows them all. Only rows whose statute text was read are here (see the README for those left out).
+// window narrows them all. Only rows whose statute text was read are here (see docs/calling-windows.md for those left out).
 
 export type Weekday = 'sun' | 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat';
 export const WEEKDAYS: readonly Weekday[] = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];

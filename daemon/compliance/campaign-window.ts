@@ -62,7 +62,7 @@ export interface WindowStatus {
 
 /** The statuses of the numbers a campaign may still call (§3.2): the window governs these. */
 const CALLABLE = ['NotContacted', 'RetryPending'];
-/** What /ops and `status` say holds a cap (see the README's "The cap without the race"). */
+/** What /ops and `status` say holds a cap (see "The cap without the race" in docs/calling-windows.md). */
 const CAP_HELD_BY = 'while a process runs: every window check reads the numbers with a retry pending and takes out those at their cap, ' +
   'besides the mirror; while none runs: the campaign is Paused (the last process pauses it as it stops); after a crash of the last one nothing ' +
   'holds them until a process starts, which takes out every number at its cap before any other work';

@@ -457,14 +457,15 @@ describe('a sync with its own dialer key', () => {
   });
 });
 
-describe("the README's configuration example", () => {
-  const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+describe('the configuration examples of docs/', () => {
+  // test/docs.test.ts loads every marked block; these check what the two examples show.
+  const docs = ['daemon-configuration.md', 'salesforce.md'].map((f) => readFileSync(join(import.meta.dirname, '../../docs', f), 'utf8')).join('\n');
   /** The first block of YAML that starts with these lines, without its fence. */
-  const yamlBlock = (start: string) => new RegExp(`\`\`\`yaml\\n(${start}[\\s\\S]*?)\`\`\``).exec(readme)?.[1];
+  const yamlBlock = (start: string) => new RegExp(`\`\`\`yaml\\n(${start}[\\s\\S]*?)\`\`\``).exec(docs)?.[1];
 
   /** Loads YAML from a file as the daemon does, every ${NAME} in it given a value of its own. */
   function load(yaml: string, values: Record<string, string> = {}) {
-    const dir = mkdtempSync(join(tmpdir(), 'cds-readme-'));
+    const dir = mkdtempSync(join(tmpdir(), 'cds-docs-'));
     try {
       const file = join(dir, 'sync.yaml');
       writeFileSync(file, yaml);

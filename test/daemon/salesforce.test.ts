@@ -669,7 +669,7 @@ describe('Salesforce: kill -9 during a full import, and Redis restarted mid-impo
 });
 
 describe('Salesforce: what a Task tells a person about its call', () => {
-  it('ActivityDate is the day the call started on the account\'s clock, and CallObject the key the README computes', async () => {
+  it('ActivityDate is the day the call started on the account\'s clock, and CallObject the key docs/salesforce.md computes', async () => {
     const sf = await startSalesforceStandIn({ contacts: 3, leads: 0 });
     const { prefix, cleanup } = testPrefix();
     const redis = new Redis(REDIS_URL);
@@ -692,7 +692,7 @@ describe('Salesforce: what a Task tells a person about its call', () => {
       const task = sf.records('Task').find((t) => t.values.CallObject === key)!;
       expect(task.values).toMatchObject({ WhoId: contactId, ActivityDate: '2026-11-03', CallDurationInSeconds: 60, CallDisposition: 'Connected' });
       expect(task.values.Subject).toBe(`Outbound call to +12125550100 (attempt 2) [cds:${key}]`);
-      // The README's recipe for a person who has a call (campaign, number, attempt, start) and looks for its Task.
+      // docs/salesforce.md's recipe ("Finding the Task of a call", also run by test/docs.test.ts) for a person who has a call (campaign, number, attempt, start) and looks for its Task.
       const recipe = 'printf \'%s\\n%s\\n%s\\n%s\' "$1" "$2" "$3" "$4" | openssl dgst -sha256 -binary | basenc --base64url | cut -c1-20';
       expect(execFileSync('sh', ['-c', recipe, 'sh', campaignId, record.number, String(record.attempt), record.startedAtLocal]).toString().trim()).toBe(key);
     } finally {

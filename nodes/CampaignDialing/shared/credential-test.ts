@@ -48,7 +48,7 @@ export async function campaignDialingApiTest(
   if ('problem' in base) return { status: 'Error', message: base.problem };
   // A credential test gets only the legacy `request` helper: ICredentialTestFunctions has no httpRequest. The community
   // lint rule no-deprecated-workflow-functions (also run by n8n's package scan) flags `this.helpers.request`, not this
-  // call; it is deliberate and the only way to word an unreachable server (README, "Credentials"). n8n 2.41 serves it
+  // call; it is deliberate and the only way to word an unreachable server (docs/n8n-nodes.md, "Credentials"). n8n 2.41 serves it
   // through its own HTTP client.
   const { helpers } = this;
   const send = async (method: 'GET' | 'POST', path: string, qs: IDataObject, body?: unknown): Promise<Answer> => (await helpers.request({

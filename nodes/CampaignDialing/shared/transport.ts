@@ -220,7 +220,7 @@ export interface Page {
 /**
  * Records asked for per page when the node's Page Size option is not set. Pages as large as the API serves
  * (MAX_PAGE_SIZE): a list is read in as few requests as the rate limit counts, and the records of a page cost n8n no
- * more memory than the items it outputs anyway (`./dev bench n8n`, README › Benchmarks).
+ * more memory than the items it outputs anyway (`./dev bench n8n`, docs/benchmarks.md).
  */
 export const DEFAULT_PAGE_SIZE = MAX_PAGE_SIZE;
 
