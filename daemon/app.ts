@@ -8,6 +8,7 @@ import { CampaignWindow } from './compliance/campaign-window.ts';
 import { routeOf } from './compliance/routes.ts';
 import { rulesStatus } from './compliance/in-force.ts';
 import { buildHttp, type HttpServer } from './http/server.ts';
+import type { RunningDaemon } from './http/running-daemon.ts';
 import { createLogger } from './log.ts';
 import { Metrics } from './metrics.ts';
 import { History, inSync } from './history/history.ts';
@@ -89,7 +90,7 @@ function createSource(sync: SyncConfig, ctx: CrmContext): Source {
   return crmOf(sync.source.type)!.source(sync, ctx);
 }
 
-export class Daemon {
+export class Daemon implements RunningDaemon {
   readonly config: Config;
   readonly log: Logger;
   readonly redis: RedisClient;
