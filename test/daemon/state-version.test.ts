@@ -3,9 +3,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { pino } from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Daemon } from '../../daemon/app.ts';
 import { parseConfig } from '../../daemon/config.ts';
 import { DaemonKeys } from '../../daemon/state/keys.ts';
@@ -14,6 +14,7 @@ import { withScripts } from '../../daemon/state/scripts.ts';
 import { NewerStateError, openState, readStateVersion, STATE_VERSION } from '../../daemon/state/state-version.ts';
 import { VERSION, versionFrom } from '../../daemon/version.ts';
 import { quietLog, REDIS_URL, RULES_OFF, spawnDaemon, testPrefix, waitFor } from '../support/daemon.ts';
+import { startRedisCluster, type RedisClusterUnderTest } from '../support/redis-cluster.ts';
 
 const redis = withScripts(new Redis(REDIS_URL));
 const prefixes: { cleanup(): Promise<void> }[] = [];
@@ -159,7 +160,7 @@ describe('a process started on a newer state', () => {
     expect(await redis.hget(keys.stateVersion, 'writtenBy')).toBe('7.0.0');
   });
 
-  it('`start` exits 1 with a sentence naming both versions, and writes nothing', async () => {
+  it('`start` exits 1 with a sentence naming both versions, and writes no state', async () => {
     const keys = fresh();
     await redis.hset(keys.stateVersion, 'version', STATE_VERSION + 1, 'writtenBy', '7.0.0');
     const p = await spawnDaemon(raw(keys.prefix), dir);
@@ -172,4 +173,31 @@ describe('a process started on a newer state', () => {
     expect(await redis.hgetall(keys.stateVersion)).toEqual({ version: String(STATE_VERSION + 1), writtenBy: '7.0.0' });
     expect((await redis.keys(`${keys.prefix}:*`)).filter((k) => k !== keys.stateVersion && !k.endsWith(':{syncs}:meta'))).toEqual([]);
   });
+});
+
+describe('on a Redis Cluster', () => {
+  let cluster: RedisClusterUnderTest;
+  const clients: Cluster[] = [];
+  const connect = (): Cluster => {
+    const c = new Cluster(cluster.urls.map((u) => ({ host: '127.0.0.1', port: Number(new URL(u).port) })), { redisOptions: { maxRetriesPerRequest: 20 } });
+    clients.push(c);
+    return c;
+  };
+  beforeAll(async () => { cluster = await startRedisCluster(); }, 120_000);
+  afterAll(async () => {
+    for (const c of clients) c.disconnect();
+    await cluster?.stop();
+  });
+
+  it('the record is in the slot of the daemon\'s own keys, which every process reads; a newer one is refused', async () => {
+    const keys = new DaemonKeys(testPrefix().prefix);
+    const processes = [connect(), connect(), connect()];
+    await Promise.all(processes.map((c) => openState(c, keys, [], quietLog)));
+    const slot = (key: string) => processes[0]!.cluster('KEYSLOT', key);
+    expect(await slot(keys.stateVersion)).toBe(await slot(keys.layout));
+    expect(await slot(keys.stateLock)).toBe(await slot(keys.layout));
+    for (const c of processes) expect(await readStateVersion(c, keys)).toEqual({ version: STATE_VERSION, writtenBy: VERSION });
+    await processes[1]!.hset(keys.stateVersion, 'version', STATE_VERSION + 1, 'writtenBy', '7.0.0');
+    for (const c of [processes[0]!, processes[2]!]) await expect(openState(c, keys, [], quietLog)).rejects.toBeInstanceOf(NewerStateError);
+  }, 60_000);
 });
