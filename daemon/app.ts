@@ -8,6 +8,7 @@ import { CampaignWindow } from './compliance/campaign-window.ts';
 import { routeOf } from './compliance/routes.ts';
 import { rulesStatus } from './compliance/in-force.ts';
 import { buildHttp, type HttpServer } from './http/server.ts';
+import type { RunningDaemon } from './http/running-daemon.ts';
 import { createLogger } from './log.ts';
 import { Metrics } from './metrics.ts';
 import { History, inSync } from './history/history.ts';
@@ -29,7 +30,7 @@ import { WebhookSink } from './sinks/webhook.ts';
 import { connectRedis, serverRunIds, type RedisClient } from './state/connection.ts';
 import { ReplicaAcks } from './state/replication.ts';
 import { DaemonKeys, campaignKey, routeId } from './state/keys.ts';
-import { upgradeLayout } from './state/layout.ts';
+import { openState } from './state/state-version.ts';
 import { WorkerWatchdog } from './worker-watchdog.ts';
 import { inSpan, queueTelemetry } from './telemetry.ts';
 import { SyncState } from './state/sync-state.ts';
@@ -89,7 +90,7 @@ function createSource(sync: SyncConfig, ctx: CrmContext): Source {
   return crmOf(sync.source.type)!.source(sync, ctx);
 }
 
-export class Daemon {
+export class Daemon implements RunningDaemon {
   readonly config: Config;
   readonly log: Logger;
   readonly redis: RedisClient;
@@ -152,12 +153,18 @@ export class Daemon {
     }
     await d.redis.ping();
     await d.checkRedis();
+    // Before anything reads the state: a newer one is refused, an older one migrated (one process; the others wait).
     // (Routed syncs are new since the layout changed: their routes have no old keys.)
-    await upgradeLayout(d.redis, d.keys, config.syncs.filter((sync) => !sync.routes).map((sync) => {
-      const dialer = dialerOf(config, sync);
-      const campaign = campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId);
-      return { id: sync.id, campaign, keys: d.keys.sync(sync.id, campaign) };
-    }), log);
+    try {
+      await openState(d.redis, d.keys, config.syncs.filter((sync) => !sync.routes).map((sync) => {
+        const dialer = dialerOf(config, sync);
+        const campaign = campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId);
+        return { id: sync.id, campaign, keys: d.keys.sync(sync.id, campaign) };
+      }), log);
+    } catch (err) {
+      d.redis.disconnect();
+      throw err;
+    }
     for (const sync of config.syncs) {
       // One push queue per API key: syncs sharing a key share its queue, so its rate limit holds for all of them.
       const dialer = dialerOf(config, sync);

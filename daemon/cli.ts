@@ -109,8 +109,9 @@ if (command === 'start') {
   try {
     daemon = await DaemonClass.start(config, { log });
   } catch (err) {
-    // A dialer clock that cannot be read or is too fast for the window's checks: a sentence, not a stack.
-    if (err instanceof ConfigError || (err as Error).message.startsWith('dialerClock:')) fail((err as Error).message, 1);
+    // A dialer clock that cannot be read or is too fast for the window's checks, a Redis state of a newer version: a
+    // sentence, not a stack.
+    if (err instanceof ConfigError || (err as Error).message.startsWith('dialerClock:') || (err as Error).name === 'NewerStateError') fail((err as Error).message, 1);
     throw err;
   }
   let stopping = false;

@@ -8,7 +8,7 @@ import { clockOf } from './compliance/clocks.ts';
 import { complianceSchema, type Compliance } from './compliance/config.ts';
 import { rulesInForce } from './compliance/in-force.ts';
 import { STATE_RULE_BY_STATE } from '../api/calling-window/rules.ts';
-import { CRMS, crmOf, crmSchemas } from './crm/registry.ts';
+import { CRM_DO_NOT_CALL, CRM_TYPES, crmSchemas } from './crm/schemas.ts';
 import type { DoNotCallField } from './sync/do-not-call.ts';
 import { isTimeZone } from './local-time.ts';
 import { OUTCOMES, ruleSchema } from './outcomes.ts';
@@ -52,7 +52,7 @@ const csvSource = z.strictObject({
   delimiter: z.string().length(1).default(','),
 });
 
-const SOURCE_TYPES = [...CRMS.map((c) => c.type), 'webhook', 'csv'].join(', ');
+const SOURCE_TYPES = [...CRM_TYPES, 'webhook', 'csv'].join(', ');
 const source = z.discriminatedUnion('type', [...crmSchemas, webhookSource, csvSource], {
   error: (issue) => issue.code === 'invalid_union' ? `type must be one of ${SOURCE_TYPES}` : undefined,
 });
@@ -207,7 +207,7 @@ function routeProblems(routes: z.output<typeof route>[], s: { compliance?: unkno
 }
 
 function doNotCallFields(sourceType: string, configured: DoNotCallField | undefined): DoNotCallField[] {
-  const own = crmOf(sourceType)?.doNotCall;
+  const own = CRM_DO_NOT_CALL[sourceType];
   const fields: DoNotCallField[] = own ? [{ field: own }] : [];
   if (configured && configured.field !== own) fields.push(configured);
   return fields;

@@ -4,7 +4,6 @@ import multipart from '@fastify/multipart';
 import { createHash } from 'node:crypto';
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Operation } from '../api/enums.ts';
 import { AllowedMethods } from './allowed-methods.ts';
 import { docsRoutes } from './api-docs.ts';
 import { authenticate, authorize } from './auth.ts';
@@ -23,29 +22,12 @@ import { CsvThread } from './csv-thread.ts';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitPolicy } from './rate-limit.ts';
 import type { Account, KeyRecord } from './store/accounts.ts';
 import type { Store } from './store/store.ts';
+import { DEFAULT_LIMITS, type Deps, type Limits } from './deps.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { consoleRoutes } from './routes/console.ts';
 import { consolePageRoutes } from './routes/console-page.ts';
 import { numberRoutes } from './routes/numbers.ts';
 import { reportRoutes } from './routes/reports.ts';
-
-export interface Limits {
-  /** Largest JSON body. */
-  jsonBodyBytes: number;
-  /** Largest CSV upload (the whole multipart body). */
-  uploadBytes: number;
-  /** Most numbers in one POST .../numbers. */
-  numbersPerRequest: number;
-  /** Most campaign ids in one DELETE .../campaigns, and number ids in one DELETE .../numbers. */
-  idsPerDelete: number;
-}
-
-export const DEFAULT_LIMITS: Limits = {
-  jsonBodyBytes: 10 * 1024 * 1024,
-  uploadBytes: 512 * 1024 * 1024,
-  numbersPerRequest: 10_000,
-  idsPerDelete: 10_000,
-};
 
 export interface ServerOptions {
   store: Store;
@@ -77,23 +59,6 @@ export interface ServerOptions {
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** What goes to stdout as JSON lines: every request, or only failures (a 500 with its stack); nothing without. */
   log?: 'requests' | 'errors';
-}
-
-export interface Deps {
-  store: Store;
-  clock: SimulationClock;
-  clockMode: 'manual' | 'realtime';
-  /** Simulated seconds per real second of a real-time clock. */
-  clockSpeed: number;
-  dialer: Dialer;
-  events: Events;
-  validator: PhoneValidator;
-  /** Parses CSV uploads off the event loop. */
-  csv: CsvThread;
-  limits: Limits;
-  now: () => Date;
-  /** The account and key of an API request, after 401/403 checks for the operation. */
-  guard(request: FastifyRequest, op: Operation): { account: Account; key: KeyRecord };
 }
 
 const CORS_HEADERS = {

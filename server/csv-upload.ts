@@ -2,13 +2,12 @@
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
 import type { UploadResult } from '../api/records.ts';
-import type { Deps } from './app.ts';
+import type { Deps } from './deps.ts';
 import { counted, listing } from '../api/problems.ts';
 import { ApiError, invalid } from './errors.ts';
 import { booleanParam, integerParam, onlyParams, params } from './http.ts';
-import { admit, MAX_VARIABLES, type Candidate, type Rejection } from './numbers-intake.ts';
+import { admit, assertAcceptsNumbers, MAX_VARIABLES, type Candidate, type Rejection } from './numbers-intake.ts';
 import type { CsvBatch, CsvSettings } from './csv-protocol.ts';
-import { assertAcceptsNumbers } from './routes/numbers.ts';
 import type { CampaignRow } from './store/campaigns.ts';
 
 /** Rejected rows listed in the response; all of them are counted. */

@@ -1,9 +1,20 @@
 // Admits new numbers into a campaign: validates and normalises each, drops duplicates, inserts, reports rejections.
 import type { AddNumbersResult, RejectionCode } from '../api/records.ts';
+import { ApiError } from './errors.ts';
 import { checkPhoneNumber, type PhoneCheck } from './phone-numbers.ts';
+import type { CampaignRow } from './store/campaigns.ts';
 import type { Store } from './store/store.ts';
 
 export { MAX_VARIABLES, MAX_VAR_VALUE } from '../api/limits.ts';
+
+/** Only an Active Dynamic campaign takes numbers (by JSON or CSV): 409 otherwise. */
+export function assertAcceptsNumbers(row: CampaignRow): void {
+  if (row.type !== 'Dynamic' || row.state !== 'Active') {
+    throw new ApiError('conflict',
+      `Numbers can be added only to a Dynamic campaign that is Active; campaign ${JSON.stringify(row.name)} is ${row.type} and ${row.state}`,
+      { extensions: { campaignType: row.type, state: row.state } });
+  }
+}
 
 export interface Candidate {
   /** Where the entry came from: its index in a JSON body or its line in a CSV file. */

@@ -13,10 +13,8 @@ import type { DaemonKeys } from '../state/keys.ts';
 export interface CrmContext { redis: RedisClient; keys: DaemonKeys; log: Logger; metrics: Metrics }
 
 export interface Crm {
-  /** The `source.type` that selects it in a sync's configuration (its schema, in its config.ts, is listed in the registry). */
+  /** The `source.type` that selects it in a sync's configuration (its schema, in its config.ts, is listed in schemas.ts). */
   readonly type: string;
-  /** The CRM's own Do Not Call field, honoured by every sync besides `mapping.doNotCall` (Salesforce's DoNotCall). */
-  readonly doNotCall?: string;
   /** Reads the sync's selection and verifies the CRM's webhooks. */
   source(sync: SyncConfig, ctx: CrmContext): Source;
   /** Writes the sync's call activities back into the CRM (`mirror.sink: {type: source}`). */

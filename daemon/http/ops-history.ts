@@ -2,7 +2,7 @@
 // and its runs within the window; and the charting library (uPlot) read from node_modules.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import type { Daemon } from '../app.ts';
+import type { RunningDaemon } from './running-daemon.ts';
 import { dialerOf } from '../config.ts';
 import { budgetLimits, RESOLUTIONS, type HistoryView, type View } from '../history/history.ts';
 import type { SyncRuntime } from '../sync/run.ts';
@@ -23,7 +23,7 @@ export interface SyncHistoryBody extends HistoryView {
   runs: RunMark[];
 }
 
-export async function syncHistory(d: Daemon, rt: SyncRuntime, view: View): Promise<SyncHistoryBody> {
+export async function syncHistory(d: RunningDaemon, rt: SyncRuntime, view: View): Promise<SyncHistoryBody> {
   const now = Date.now();
   const { redis, keys } = rt.state;
   const [history, ids] = await Promise.all([d.history.read(rt.config.id, view, now), redis.lrange(keys.runs, 0, RUNS - 1)]);

@@ -5,7 +5,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Daemon } from '../app.ts';
+import type { RunningDaemon } from './running-daemon.ts';
 import { countryCode, toE164 } from '../phone.ts';
 import { campaignsOf } from '../sync/run.ts';
 import { numberStatusOf, syncStatus } from '../sync/status.ts';
@@ -52,7 +52,7 @@ function sameOrigin(req: FastifyRequest): boolean {
 }
 
 /** Registers /ops: the page, its JSON API and bull-board, or, without http.adminToken, a 404 that says how to turn it on. */
-export async function registerOps(app: FastifyInstance, d: Daemon): Promise<void> {
+export async function registerOps(app: FastifyInstance, d: RunningDaemon): Promise<void> {
   const token = d.config.http.adminToken;
   if (!token) {
     const off = async (_req: FastifyRequest, reply: FastifyReply) => reply.code(404).send({

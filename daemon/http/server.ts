@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { currentTraceparent, inSpan } from '../telemetry.ts';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Daemon } from '../app.ts';
+import type { RunningDaemon } from './running-daemon.ts';
 import type { SyncKeys } from '../state/keys.ts';
 import { verifyStandardWebhook } from '../signing.ts';
 import type { InboxItem } from '../sync/run.ts';
@@ -17,7 +17,7 @@ const EVENT_TTL_S = 3 * 86_400;
 const REPLAY_TTL_MS = 10 * 60_000;
 const REPLAYED = 'replayed: this exact signed request was already received';
 
-export async function buildHttp(d: Daemon): Promise<HttpServer> {
+export async function buildHttp(d: RunningDaemon): Promise<HttpServer> {
   const app = Fastify({ logger: false, bodyLimit: 10 * 1024 * 1024 });
   const prefix = d.config.redis.prefix;
 

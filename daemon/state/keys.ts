@@ -21,8 +21,19 @@ export class DaemonKeys {
   get schedulersLock() { return `${this.prefix}:{daemon}:lock:schedulers`; }
   /** hash: scheduler key -> the schedule it was upserted with. */
   get schedulers() { return `${this.prefix}:{daemon}:schedulers`; }
-  /** Which key layout this Redis holds (layout.ts moves an older one). */
+  /** Which key layout this Redis holds (layout.ts moves an older one); kept for processes of 0.1.0, which read it. */
   get layout() { return `${this.prefix}:{daemon}:layout`; }
+  /**
+   * hash: the state's version (`version`, the layout number state-version.ts knows), the package version of the
+   * process that last opened it (`writtenBy`) and when (`at`). Tagged {daemon} like the daemon's other own keys: on a
+   * Redis Cluster one slot holds it, which every process reads.
+   */
+  get stateVersion() { return `${this.prefix}:{daemon}:state-version`; }
+  /**
+   * The lease of the one process migrating the state (state-version.ts). The name of 0.1.0's layout lock, so a process
+   * of that version starting meanwhile waits for it too.
+   */
+  get stateLock() { return `${this.prefix}:{daemon}:layout:lock`; }
   /** A CRM gate (the next free slot of a paced budget), one per CRM account and budget. */
   gate(name: string, account: string) { return `${this.prefix}:{gate-${name}-${account}}:gate:${name}:${account}`; }
   /** A CRM's daily budget counter, one per CRM account (a day's suffix is added to it). */

@@ -1,7 +1,7 @@
 // The one loader of the state's Lua scripts (commands/<name>-<number of keys>.lua, as BullMQ lays out its own):
 // reads them once, inlines their `--- @include "includes/x"` lines, and defines each as an ioredis command on a
-// connection. The typed calls are in sync-state.ts, lease.ts, window-state.ts and crm/http.ts (the gates); nothing else
-// runs Lua.
+// connection. The typed calls are in sync-state.ts, lease.ts, window-state.ts, state-version.ts and crm/http.ts (the
+// gates); nothing else runs Lua.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, Redis, Result } from 'ioredis';
@@ -43,6 +43,7 @@ declare module 'ioredis' {
     cdsWindowRelease(capped: string, takenOut: string, dirty: string, now: number): Result<number, Context>;
     cdsWindowProbe(have: string, inflight: string, batches: string): Result<[number, number, number], Context>;
     cdsWindowJudge(held: string, foreign: string, meta: string, ...args: Arg[]): Result<number, Context>;
+    cdsStateOpen(stateVersion: string, version: number, writtenBy: string, at: string): Result<[number, string], Context>;
     cdsClaim(inflight: string, batches: string, batchId: string, token: string, seen: string, deadAfterMs: number): Result<[string, number], Context>;
   }
 }

@@ -1,7 +1,8 @@
 // The dialer's number writes while the clock applies events, held in memory and written in batches: the
 // last status of each number, with the counters moved once per bucket from what the table held before.
 import { NUMBER_DETAIL_STATUSES, type NumberDetailStatus } from '../../api/enums.ts';
-import type { CountKey, Numbers, StatusChange } from '../store/numbers.ts';
+import type { CountKey } from '../store/number-pages.ts';
+import type { Numbers, StatusChange } from '../store/numbers.ts';
 
 interface Pending extends StatusChange {
   campaignPk: number;

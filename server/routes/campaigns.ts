@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DELETABLE_CAMPAIGN_STATES, NUMBER_STATUSES, SETTABLE_STATES, type NumberStatus, type Operation, type SettableState } from '../../api/enums.ts';
 import { LIST_SPECS, isPlainObject } from '../../api/list-query.ts';
-import type { Deps } from '../app.ts';
+import type { Deps } from '../deps.ts';
 import { authorizeCampaign } from '../auth.ts';
 import { canMove, isNoOp, setCampaignState, TRANSITIONS } from '../campaign-states.ts';
 import { listing } from '../../api/problems.ts';

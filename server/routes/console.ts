@@ -7,7 +7,7 @@ import { DEFAULT_SETTINGS } from '../dialer/model.ts';
 import { checkPhoneNumber } from '../phone-numbers.ts';
 import type { FieldError } from '../../api/problems.ts';
 import { formatUtc, parseTimestamp, timestampToUtcMillis } from '../../api/timestamps.ts';
-import type { Deps } from '../app.ts';
+import type { Deps } from '../deps.ts';
 import { ApiError, invalid, notFound } from '../errors.ts';
 import { admit, rejectedEntry } from '../numbers-intake.ts';
 import { publicKey, type Account } from '../store/accounts.ts';

@@ -4,11 +4,11 @@ import { DELETABLE_NUMBER_STATUSES } from '../../api/enums.ts';
 import { LIST_SPECS, isPlainObject } from '../../api/list-query.ts';
 import { counted, listing, type FieldError } from '../../api/problems.ts';
 import type { AddNumbersResult } from '../../api/records.ts';
-import type { Deps } from '../app.ts';
+import type { Deps } from '../deps.ts';
 import { uploadCsv } from '../csv-upload.ts';
 import { ApiError, invalid } from '../errors.ts';
 import { jsonParam, listQuery, onlyParams, params, sendListJson } from '../http.ts';
-import { admit, MAX_VAR_VALUE, MAX_VARIABLES, rejectedEntry, type Candidate, type Rejection } from '../numbers-intake.ts';
+import { admit, assertAcceptsNumbers, MAX_VAR_VALUE, MAX_VARIABLES, rejectedEntry, type Candidate, type Rejection } from '../numbers-intake.ts';
 import type { CampaignRow } from '../store/campaigns.ts';
 import { inRequestSpan } from '../telemetry.ts';
 import { numberRecord, type NumberRow } from '../store/numbers.ts';
@@ -121,14 +121,6 @@ function deleteNumbers(deps: Deps, row: CampaignRow, ids: string[]): NumberRow[]
 }
 
 /** 409 unless numbers may be added now (§1, §4.7, §4.8). */
-export function assertAcceptsNumbers(row: CampaignRow): void {
-  if (row.type !== 'Dynamic' || row.state !== 'Active') {
-    throw new ApiError('conflict',
-      `Numbers can be added only to a Dynamic campaign that is Active; campaign ${JSON.stringify(row.name)} is ${row.type} and ${row.state}`,
-      { extensions: { campaignType: row.type, state: row.state } });
-  }
-}
-
 export function varNamesParam(value: unknown): string[] | undefined {
   if (value === undefined) return undefined;
   const ok = Array.isArray(value) && value.length <= MAX_VARIABLES &&

@@ -1,7 +1,7 @@
 // Routes of §4.10–§4.11: the call-details and number-details reports of a campaign.
 import type { FastifyInstance } from 'fastify';
 import { LIST_SPECS } from '../../api/list-query.ts';
-import type { Deps } from '../app.ts';
+import type { Deps } from '../deps.ts';
 import { listQuery, sendList, sendListJson } from '../http.ts';
 import { callDetailRecord } from '../store/call-details.ts';
 import { campaignFor } from './campaigns.ts';

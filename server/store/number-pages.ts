@@ -1,11 +1,17 @@
 // Pages of a campaign's numbers list (§4.6) and number-details report (§4.11): the statements, the index each
 // order reads, continuation past an earlier page, X-Total-Count from the counters, the records as JSON text. Read on
 // the server's connection, or on a reader's own on a thread of its own (./page-reader.ts).
+import type { NumberDetailStatus } from '../../api/enums.ts';
 import type { Condition, ListQuery } from '../../api/list-query.ts';
 import type { SQLInputValue } from 'node:sqlite';
 import type { Connection } from './db.ts';
 import { limitOffset, orderBy, where, type ListTable } from './list-sql.ts';
-import type { CountKey } from './numbers.ts';
+
+/** A bucket of the counters: numbers with this status and this many attempts. */
+export interface CountKey {
+  status: NumberDetailStatus;
+  attempts: number;
+}
 
 // Filters are written `+column`: SQLite then checks them on the index entry it is reading instead of
 // using them to seek, which would cost the index's order (a sort of every match). Only the status of a

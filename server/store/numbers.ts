@@ -3,7 +3,7 @@
 import type { NumberDetailStatus, NumberStatus } from '../../api/enums.ts';
 import type { CampaignNumber } from '../../api/records.ts';
 import type { Database } from './db.ts';
-import { numberBuckets } from './number-pages.ts';
+import { numberBuckets, type CountKey } from './number-pages.ts';
 
 export interface NumberRow {
   id: number; campaign_pk: number; number: string; status: NumberDetailStatus; attempts: number;
@@ -15,12 +15,6 @@ export interface NewNumber {
   varNames: string[];
   /** The values, or their JSON text. */
   varValues: readonly string[] | string;
-}
-
-/** A bucket of the counters: numbers with this status and this many attempts. */
-export interface CountKey {
-  status: NumberDetailStatus;
-  attempts: number;
 }
 
 /** One status change of the dialer's batches (setStatuses). */

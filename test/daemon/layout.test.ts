@@ -36,7 +36,8 @@ describe('the key layout of an earlier version', () => {
     expect(held).toBeGreaterThan(20);
     await d.close(2000);
 
-    // What an earlier version left: the same contents under the names without hash tags, and its queue.
+    // What an earlier version left (before the hash tags, and before the state's version was recorded): the same
+    // contents under the names without hash tags, and its queue.
     const ck = campaignKey(f.server.url, f.accountId, f.campaignId);
     const renamed: string[] = [];
     for (const [base, old] of [[keys.sync, `${t.prefix}:sync:hs`], [keys.campaign, `${t.prefix}:campaign:${ck}`]] as const) {
@@ -48,7 +49,7 @@ describe('the key layout of an earlier version', () => {
       } while (cursor !== '0');
     }
     expect(renamed.length).toBeGreaterThan(5);
-    await redis.del(`${t.prefix}:{daemon}:layout`);
+    await redis.del(`${t.prefix}:{daemon}:layout`, `${t.prefix}:{daemon}:state-version`);
     const oldQueue = new Queue('syncs', { connection: redis, prefix: t.prefix });
     await oldQueue.add('pull', { syncId: 'hs' });
     await oldQueue.close();

@@ -122,14 +122,17 @@ export interface DaemonProcess {
   stop(): Promise<number | null>;
 }
 
-/** Writes the configuration to a file and runs `daemon/cli.ts start` on it in its own process. */
-export async function spawnDaemon(config: Record<string, unknown>, dir: string, env: Record<string, string> = {}): Promise<DaemonProcess> {
+/**
+ * Writes the configuration to a file and runs `daemon/cli.ts start` on it in its own process (`cli`: another
+ * version's, e.g. the previous one's for the rolling-upgrade test).
+ */
+export async function spawnDaemon(config: Record<string, unknown>, dir: string, env: Record<string, string> = {}, cli?: string): Promise<DaemonProcess> {
   const { spawn } = await import('node:child_process');
   const { writeFileSync } = await import('node:fs');
   const { join } = await import('node:path');
   const file = join(dir, `daemon-${randomBytes(3).toString('hex')}.json`);
   writeFileSync(file, JSON.stringify(rulesOff(config), null, 2));
-  const child = spawn(process.execPath, [join(import.meta.dirname, '../../daemon/cli.ts'), 'start', '--config', file], {
+  const child = spawn(process.execPath, [cli ?? join(import.meta.dirname, '../../daemon/cli.ts'), 'start', '--config', file], {
     env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

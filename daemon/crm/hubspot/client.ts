@@ -11,12 +11,6 @@ import { burstFor, CrmHttp, RateGate, spacing, type CrmRequest } from '../http.t
 /** The search API answers at most 10,000 results per query; paging past them is a 400. */
 export const SEARCH_CAP = 10_000;
 
-/**
- * The versions HubSpot publishes the contacts, calls and lists APIs in (its OpenAPI collection): the date-versioned
- * ones, and v3 for the legacy paths. Any other segment is a path HubSpot does not serve.
- */
-export const HUBSPOT_API_VERSIONS = ['2025-09', '2026-03', '2026-09', 'v3'] as const;
-
 export interface HubSpotAccount {
   baseUrl: string;
   accessToken: string;

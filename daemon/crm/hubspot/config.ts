@@ -1,7 +1,12 @@
 // HubSpot's part of a sync's configuration: the account, its budgets, and the selection (filterGroups or a list).
 import { z } from 'zod/v4';
 import { duration, secret, url } from '../../config-fields.ts';
-import { HUBSPOT_API_VERSIONS } from './client.ts';
+
+/**
+ * The versions HubSpot publishes the contacts, calls and lists APIs in (its OpenAPI collection): the date-versioned
+ * ones, and v3 for the legacy paths. Any other segment is a path HubSpot does not serve.
+ */
+export const HUBSPOT_API_VERSIONS = ['2025-09', '2026-03', '2026-09', 'v3'] as const;
 
 // HubSpot's Filter takes value, highValue and values as strings: numbers (and booleans) written in the configuration
 // are turned into their text here, so every request carries strings.

@@ -3,6 +3,9 @@
 import { z } from 'zod/v4';
 import { duration, secret, url } from '../../config-fields.ts';
 
+/** Salesforce's own Do Not Call checkbox (Lead and Contact): every Salesforce sync honours it, besides mapping.doNotCall. */
+export const SALESFORCE_DO_NOT_CALL = 'DoNotCall';
+
 /** A Salesforce record id: 15 characters (case-sensitive) or 18 (with the case-safe suffix). */
 const recordId = (prefix: string, what: string) =>
   z.string().regex(new RegExp(`^${prefix}[A-Za-z0-9]{${15 - prefix.length}}([A-Za-z0-9]{3})?$`), `${what}: a Salesforce id of 15 or 18 characters starting with ${prefix}`);

@@ -8,7 +8,6 @@ import { SalesforceSource } from './source.ts';
 
 export const salesforce: Crm = {
   type: 'salesforce',
-  doNotCall: 'DoNotCall',
   source: (sync, ctx) => new SalesforceSource(sync, new SalesforceApi(sync.source as SalesforceConfig, ctx)),
   sink: (sync, ctx) => new SalesforceSink(new SalesforceApi(sync.source as SalesforceConfig, ctx),
     sync.mirror?.dispositions ?? {}, sync.mirror?.statusProperty ?? null),
