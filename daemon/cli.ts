@@ -1,4 +1,4 @@
-// `./dev daemon start|sync|status --config FILE`: the sync daemon's command line.
+// `./dev daemon start|sync|status|check --config FILE`: the sync daemon's command line.
 // Each command imports what it needs when it runs (`trace` reads a file and loads no queue, Redis or HTTP code), and
 // the daemon's modules load after tracing has started, as the OpenTelemetry SDK wants.
 import { parseArgs } from 'node:util';
@@ -9,6 +9,7 @@ const HELP: Record<string, string> = {
   main: `usage: ./dev daemon <command> --config FILE [options]
 
 commands:
+  check                 try every connection and permission each sync needs, read-only; exit 1 when anything fails  [--json]
   start                 run the daemon: workers, schedules, webhooks, /health, /metrics (SIGTERM stops it gracefully)
   sync SYNC_ID          run one sync now and wait until its numbers are pushed  [--full] [--compare] [--dry-run]
   status                each sync: last runs with counts, contacts and numbers held, parked records
@@ -19,6 +20,12 @@ commands:
   start: `usage: ./dev daemon start --config FILE
   Runs until SIGTERM/SIGINT; then finishes running jobs within shutdownTimeout. Several processes may run on one
   Redis with the same configuration: they share the queues.`,
+  check: `usage: ./dev daemon check --config FILE [--json]
+  Every connection and permission each sync needs, tried read-only and cheaply (a few requests a sync): Redis, the
+  dialer key's roles and campaigns, the CRM's login, permissions, selection and mapped fields, webhooks, calling
+  windows. One line each, with what is wrong and how to fix it. Exit code 0 when nothing failed (warnings allowed), 1
+  when something did, 2 when the configuration does not load.
+  --json      the results as JSON: { ok, durationMs, checks: [{ sync, check, status, message, fix?, refuses? }], syncs }`,
   sync: `usage: ./dev daemon sync SYNC_ID --config FILE [--full] [--compare] [--dry-run]
   --full      read the whole selection (not only what changed) and compare with the campaign
   --compare   read what changed and the whole selection's ids: contacts gone without a webhook leave (the comparison
@@ -87,6 +94,12 @@ try {
 const [{ pino }, { createLogger }, { redisUnreachable }, { Daemon: DaemonClass }] = await Promise.all([
   import('pino'), import('./log.ts'), import('./state/connection.ts'), import('./app.ts')]);
 const log = command === 'start' ? createLogger(config.log.level) : createLogger(config.log.level, pino.destination({ dest: 2, sync: true }));
+
+if (command === 'check') {
+  // Redis is one of the checks: an unreachable one is a result, not the end of the command.
+  const { checkCommand } = await import('./check/command.ts');
+  process.exit(await checkCommand(config, log, values.json ?? false));
+}
 
 /** How long a one-shot command waits for Redis before it says so and exits. */
 const REDIS_WAIT_MS = 5000;
