@@ -19,7 +19,10 @@ commands:
 ./dev daemon <command> --help shows the command's options.`,
   start: `usage: ./dev daemon start --config FILE
   Runs until SIGTERM/SIGINT; then finishes running jobs within shutdownTimeout. Several processes may run on one
-  Redis with the same configuration: they share the queues.`,
+  Redis with the same configuration: they share the queues.
+  Runs the checks of \`check\` first: a sync they find would make a rule fail open (a Do Not Call field the CRM does
+  not have, a windowed sync whose key cannot pause its campaign, a cap with no way to count calls) is refused (it adds
+  no numbers; status and /ops say why) while the others run; refused syncs are checked again every 5 minutes.`,
   check: `usage: ./dev daemon check --config FILE [--json]
   Every connection and permission each sync needs, tried read-only and cheaply (a few requests a sync): Redis, the
   dialer key's roles and campaigns, the CRM's login, permissions, selection and mapped fields, webhooks, calling
@@ -120,7 +123,7 @@ function syncArg(): string {
 if (command === 'start') {
   let daemon: Daemon;
   try {
-    daemon = await DaemonClass.start(config, { log });
+    daemon = await DaemonClass.start(config, { log, check: true });
   } catch (err) {
     // A dialer clock that cannot be read or is too fast for the window's checks: a sentence, not a stack.
     if (err instanceof ConfigError || (err as Error).message.startsWith('dialerClock:')) fail((err as Error).message, 1);
@@ -153,6 +156,15 @@ if (command === 'start') {
   const { readRun } = await import('./sync/run.ts');
   const daemon = await DaemonClass.start(config, { log, http: false, schedules: false });
   const rt = daemon.runtimes.get(id)!;
+  // The sync's checks first: a refused sync is checked again here, and one that is (still) refused runs nothing.
+  const [{ refusalOf }, { resultLine }] = await Promise.all([import('./check/refusals.ts'), import('./check/report.ts')]);
+  const checked = await daemon.refusals.check([id]);
+  const refusal = await refusalOf(daemon.redis, rt.state.keys.meta);
+  if (refusal) {
+    await daemon.close();
+    fail([`sync "${id}" is refused: it adds no numbers until this is fixed`, ...checked.syncs[id]!.refusals.map(resultLine),
+      ...refusal.problems.filter((p) => p.observed).map((p) => `FAIL  ${id} ${p.check}: ${p.message}\n        fix: ${p.fix ?? ''}`)].join('\n'), 1);
+  }
   await daemon.triggerPull(id, 'command line', values.full ?? false, values.compare ? 'compare' : 'pull');
   // Waits for a run of this sync that started after the trigger, then for its batches to be pushed.
   const since = Date.now();
@@ -211,6 +223,10 @@ function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').sy
   const to = s.routes ? `${s.routes.length} campaigns by zone: ${s.routes.map((r) => r.campaignId).join(', ')}` : `campaign ${s.campaignId}`;
   const lines = [`${s.sync}  (${s.source} → ${to})`,
     `  contacts held ${s.contacts}, numbers in the campaign ${s.numbers}, webhook deliveries waiting ${s.inbox}, dirty ${s.dirty}, open batches ${s.openBatches}, parked ${s.parked}, held by Do Not Call ${s.doNotCall}`];
+  if (s.refused) {
+    lines.push(`  REFUSED since ${s.refused.at} (checked ${s.refused.checkedAt}): it adds no numbers until this is fixed`);
+    for (const p of s.refused.problems) lines.push(`    ${p.check}: ${p.message}${p.fix ? `\n      fix: ${p.fix}` : ''}`);
+  }
   if (s.compareEvery !== null) lines.push(`  last comparison with the whole selection ${s.lastCompareAt ?? 'never'} (every ${Math.round(s.compareEvery / 60_000)} min)`);
   for (const r of s.runs.slice(0, 5)) {
     lines.push(`  run ${r.id} ${r.mode} ${r.status} ${r.startedAt} ${r.durationMs ?? '-'} ms  seen ${r.seen} changed ${r.changed} left ${r.left} ` +

@@ -133,7 +133,7 @@ async function checkCampaign(client: DialerClient, sync: SyncConfig, campaignId:
 /** Calling windows pause and resume the campaign: Campaign Admin (spec §5: state changes are no other role's). */
 async function checkStateChange(client: DialerClient, sync: SyncConfig, path: string, named: string, cannotList: boolean, listRefusal: string): Promise<CheckResult> {
   const fix = 'give the key the Campaign Admin role, or turn the rules off for this sync with compliance: { off: "<reason>" } (if its calls are not telemarketing)';
-  const cannot = `the calling window cannot pause ${named} when its callees' window closes, so numbers would be called outside it`;
+  const cannot = 'the calling window could not pause the campaign when its callees\' window closes, so numbers would be called outside it';
   if (cannotList) {
     return fail(sync.id, 'dialer.state', `the key may not change ${named}'s state: it may not even list campaigns (${listRefusal}), so it lacks Campaign Admin; ${cannot}`, fix, true);
   }

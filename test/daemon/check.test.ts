@@ -205,7 +205,7 @@ describe('check names what is wrong, with the fix', () => {
     const report = await runChecks(config([webhookSync()], { dialer }), quietLog);
     const [state] = find(report, 'web', 'dialer.state');
     expect(state).toMatchObject({ status: 'fail', refuses: true });
-    expect(state!.message).toMatch(/^the key may not change campaign \S+ \("web"\)'s state \(403: .*\): the calling window cannot pause/);
+    expect(state!.message).toMatch(/^the key may not change campaign \S+ \("web"\)'s state \(403: .*\): the calling window could not pause the campaign/);
     expect(state!.fix).toMatch(/Campaign Admin role, or turn the rules off for this sync with compliance: \{ off: "<reason>" \}/);
     expect(find(report, 'web', 'dialer.numbers')[0]).toMatchObject({ status: 'ok' });
     expect(find(report, 'web', 'dialer.reports')[0]).toMatchObject({ status: 'ok' });
