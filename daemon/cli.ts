@@ -1,4 +1,4 @@
-// `./dev daemon start|sync|status|check --config FILE`: the sync daemon's command line.
+// `./dev daemon start|sync|status|check --config FILE`, `init --source TYPE`: the sync daemon's command line.
 // Each command imports what it needs when it runs (`trace` reads a file and loads no queue, Redis or HTTP code), and
 // the daemon's modules load after tracing has started, as the OpenTelemetry SDK wants.
 import { parseArgs } from 'node:util';
@@ -9,6 +9,7 @@ const HELP: Record<string, string> = {
   main: `usage: ./dev daemon <command> --config FILE [options]
 
 commands:
+  init --source TYPE    write a commented configuration for a source (hubspot, pipedrive, salesforce, webhook, csv)  [--out FILE]
   check                 try every connection and permission each sync needs, read-only; exit 1 when anything fails  [--json]
   start                 run the daemon: workers, schedules, webhooks, /health, /metrics (SIGTERM stops it gracefully)
   sync SYNC_ID          run one sync now and wait until its numbers are pushed  [--full] [--compare] [--dry-run]
@@ -29,6 +30,9 @@ commands:
   windows. One line each, with what is wrong and how to fix it. Exit code 0 when nothing failed (warnings allowed), 1
   when something did, 2 when the configuration does not load.
   --json      the results as JSON: { ok, durationMs, checks: [{ sync, check, status, message, fix?, refuses? }], syncs }`,
+  init: `usage: ./dev daemon init --source hubspot|pipedrive|salesforce|webhook|csv [--out FILE]
+  Writes a commented configuration (to stdout, or to FILE, never over an existing file) with a \${ENV} reference for
+  every secret and every default spelled out; then fill in the values marked "your-" and run check on it.`,
   sync: `usage: ./dev daemon sync SYNC_ID --config FILE [--full] [--compare] [--dry-run]
   --full      read the whole selection (not only what changed) and compare with the campaign
   --compare   read what changed and the whole selection's ids: contacts gone without a webhook leave (the comparison
@@ -55,12 +59,12 @@ function fail(message: string, code = 2): never {
 
 const argv = process.argv.slice(2);
 const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : 'help';
-let values: { config?: string; full?: boolean; compare?: boolean; 'dry-run'?: boolean; json?: boolean; help?: boolean; since?: string; file?: string; country?: string };
+let values: { config?: string; full?: boolean; compare?: boolean; 'dry-run'?: boolean; json?: boolean; help?: boolean; since?: string; file?: string; country?: string; source?: string; out?: string };
 let positionals: string[];
 try {
   ({ values, positionals } = parseArgs({
     args: argv.slice(command === 'help' ? 0 : 1), allowPositionals: true,
-    options: { config: { type: 'string', short: 'c' }, full: { type: 'boolean' }, compare: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, since: { type: 'string' }, file: { type: 'string' }, country: { type: 'string' } },
+    options: { config: { type: 'string', short: 'c' }, full: { type: 'boolean' }, compare: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, since: { type: 'string' }, file: { type: 'string' }, country: { type: 'string' }, source: { type: 'string' }, out: { type: 'string' } },
   }));
 } catch (err) {
   fail(`${(err as Error).message}\n\n${HELP[command] ?? HELP.main}`);
@@ -78,6 +82,23 @@ if (command === 'trace') {
   const answer = await traceNumber({ phone: positionals.join(' '), file: values.file ?? 'traces.jsonl', since: values.since, country: values.country });
   (answer.code === 0 ? console.log : console.error)(answer.text);
   process.exit(answer.code);
+}
+if (command === 'init') {
+  // Writes a file only: no configuration, no Redis.
+  const { configTemplate, INIT_SOURCES } = await import('./config-template.ts');
+  if (!values.source || !(INIT_SOURCES as readonly string[]).includes(values.source)) fail(`--source is one of ${INIT_SOURCES.join(', ')}\n\n${HELP.init}`);
+  const { text, env } = configTemplate(values.source);
+  if (values.out) {
+    const { writeFileSync } = await import('node:fs');
+    try {
+      writeFileSync(values.out, text, { flag: 'wx', mode: 0o600 });
+    } catch (err) {
+      fail((err as NodeJS.ErrnoException).code === 'EEXIST' ? `${values.out} exists: init never writes over a file (remove it, or give another --out)` : `cannot write ${values.out}: ${(err as Error).message}`, 1);
+    }
+  } else process.stdout.write(text);
+  console.error([`${values.out ? `wrote ${values.out}; ` : ''}set these in the daemon's environment:`, ...Object.entries(env).map(([k, v]) => `  ${k}  ${v}`),
+    `then: ./dev daemon check --config ${values.out ?? 'FILE'}`].join('\n'));
+  process.exit(0);
 }
 if (!values.config) fail(`--config FILE is required\n\n${HELP[command]}`);
 

@@ -31,7 +31,7 @@ export const salesforce: Crm = {
       compareEvery: {{source.compareEvery|duration}}
       # Which people: a Campaign's members (its id, 701..., is in its URL), or records of one object:
       # selection: { object: Contact, where: "LeadSource = 'Web'" }
-      selection: { campaignId: 701000000000000 }
+      selection: { campaignId: "701000000000000" }   # your Campaign's id
       # taskExternalIdField: Dialer_Call_Id__c   # a Task field marked External ID: calls are upserted on it`,
     mapping: `    mapping:
       phone: [Phone, MobilePhone]           # fields on both Contact and Lead for a Campaign's members
