@@ -1,4 +1,4 @@
-// Stand-in for HubSpot's CRM API (contact search, read, batch read, update, list memberships (by id, in join order, per record), call logging, rate limits, v3-signed webhooks) seeded with generated contacts,
+// Stand-in for HubSpot's CRM API (contact search, read, batch read, update, contact properties, lists and their memberships (by id, in join order, per record), call logging, a private app token's scopes, rate limits, v3-signed webhooks) seeded with generated contacts,
 // as strict as HubSpot's OpenAPI files: a drifting request is refused as HubSpot refuses it, and counted.
 import { createHmac, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -39,6 +39,13 @@ export interface HubSpotStandInOptions {
   requestsPer10Seconds?: number;
   /** When set, createContact / updateContact / deleteContact POST signed webhook events here. */
   webhookUrl?: string;
+  /**
+   * The private app's scopes (POST /oauth/v2/private-apps/get/access-token-info answers them); a request that needs
+   * one the app lacks is answered 403 MISSING_SCOPES, as HubSpot does. Default: DEFAULT_SCOPES.
+   */
+  scopes?: readonly string[];
+  /** Custom contact properties besides HubSpot's default ones (and the Do Not Call one seeded with doNotCallShare). */
+  properties?: readonly PropertyInput[];
   /** Clock in ms; default Date.now. */
   now?: () => number;
 }
@@ -121,6 +128,20 @@ export interface HubSpotStandInStats {
 
 /** One refused request, as `refusals()` lists it. */
 export type HubSpotRefusal = Refusal;
+
+/** A contact property as the properties API gives it (its `type` and `fieldType`; an enumeration's options). */
+export interface PropertyInput {
+  name: string;
+  label?: string;
+  type: 'string' | 'number' | 'date' | 'datetime' | 'enumeration' | 'bool' | 'phone_number';
+  fieldType: 'text' | 'textarea' | 'number' | 'date' | 'booleancheckbox' | 'select' | 'radio' | 'checkbox' | 'phonenumber' | 'calculation_equation';
+  options?: readonly { label: string; value: string }[];
+  /** A value HubSpot computes (hs_object_id, createdate): it cannot be written. */
+  readOnlyValue?: boolean;
+}
+
+/** What a private app token may do, for the tests that take some away. */
+export const DEFAULT_SCOPES = ['oauth', 'crm.objects.contacts.read', 'crm.objects.contacts.write', 'crm.lists.read', 'crm.schemas.contacts.read'] as const;
 
 export interface HubSpotStandIn {
   /** Base URL, e.g. http://127.0.0.1:PORT */
@@ -425,6 +446,37 @@ class ObjectStore {
 /** The custom Do Not Call property seeded with `doNotCallShare` (a booleancheckbox: HubSpot gives its values as "true"/"false"). */
 export const DO_NOT_CALL_PROPERTY = 'do_not_call';
 
+const YES_NO = [{ label: 'Yes', value: 'true' }, { label: 'No', value: 'false' }] as const;
+
+/** HubSpot's default contact properties that the daemon and its tests touch (HubSpot has some hundreds more). */
+const DEFAULT_PROPERTIES: readonly PropertyInput[] = [
+  { name: 'hs_object_id', label: 'Record ID', type: 'number', fieldType: 'number', readOnlyValue: true },
+  { name: 'createdate', label: 'Create Date', type: 'datetime', fieldType: 'date', readOnlyValue: true },
+  { name: 'lastmodifieddate', label: 'Last Modified Date', type: 'datetime', fieldType: 'date', readOnlyValue: true },
+  { name: 'firstname', label: 'First Name', type: 'string', fieldType: 'text' },
+  { name: 'lastname', label: 'Last Name', type: 'string', fieldType: 'text' },
+  { name: 'email', label: 'Email', type: 'string', fieldType: 'text' },
+  { name: 'phone', label: 'Phone Number', type: 'string', fieldType: 'phonenumber' },
+  { name: 'mobilephone', label: 'Mobile Phone Number', type: 'string', fieldType: 'phonenumber' },
+  { name: 'fax', label: 'Fax Number', type: 'string', fieldType: 'phonenumber' },
+  { name: 'company', label: 'Company Name', type: 'string', fieldType: 'text' },
+  { name: 'jobtitle', label: 'Job Title', type: 'string', fieldType: 'text' },
+  { name: 'address', label: 'Street Address', type: 'string', fieldType: 'text' },
+  { name: 'city', label: 'City', type: 'string', fieldType: 'text' },
+  { name: 'state', label: 'State/Region', type: 'string', fieldType: 'text' },
+  { name: 'zip', label: 'Postal Code', type: 'string', fieldType: 'text' },
+  { name: 'country', label: 'Country/Region', type: 'string', fieldType: 'text' },
+  {
+    name: 'hs_timezone', label: 'Time Zone', type: 'enumeration', fieldType: 'select',
+    options: ['America/New_York', 'America/Chicago', 'America/Denver', 'America/Phoenix', 'America/Los_Angeles', 'America/Anchorage', 'Pacific/Honolulu']
+      .map((z) => ({ label: z, value: z.toLowerCase().replace(/\//g, '_slash_') })),
+  },
+  { name: 'hs_email_optout', label: 'Unsubscribed from all email', type: 'bool', fieldType: 'booleancheckbox', options: YES_NO },
+  {
+    name: 'lifecyclestage', label: 'Lifecycle Stage', type: 'enumeration', fieldType: 'radio',
+    options: ['subscriber', 'lead', 'marketingqualifiedlead', 'salesqualifiedlead', 'opportunity', 'customer', 'evangelist', 'other'].map((v) => ({ label: v, value: v })),
+  },
+];
 function seedContacts(store: ObjectStore, count: number, seed: number, doNotCallShare: number | undefined, areaCodes?: readonly number[]): void {
   for (const p of generatePeople(count, seed, 0, areaCodes)) {
     const dnc: Record<string, string> = doNotCallShare === undefined ? {} : { [DO_NOT_CALL_PROPERTY]: String(seededDoNotCall(p.index, doNotCallShare, seed)) };
@@ -1030,7 +1082,20 @@ class RollingWindow {
 // ---------------------------------------------------------------------------------------------------------------
 // Server
 
-type ErrorCategory = 'VALIDATION_ERROR' | 'RATE_LIMITS' | 'OBJECT_NOT_FOUND' | 'INVALID_AUTHENTICATION';
+type ErrorCategory = 'VALIDATION_ERROR' | 'RATE_LIMITS' | 'OBJECT_NOT_FOUND' | 'INVALID_AUTHENTICATION' | 'MISSING_SCOPES';
+
+/** Where a private app asks for its token's scopes (HubSpot's private apps guide). */
+const TOKEN_INFO_PATH = '/oauth/v2/private-apps/get/access-token-info';
+
+/** The scope a route needs (HubSpot's reference lists these; contact writes and calls both need contacts.write). */
+function requiredScope(method: string, route: string): string | null {
+  if (route === TOKEN_INFO_PATH) return null;
+  if (/\/lists(\/|$)/.test(route)) return 'crm.lists.read';
+  if (/\/properties\//.test(route)) return 'crm.objects.contacts.read';
+  const calls = /\/calls(\/|$)/.test(route);
+  if (method === 'GET' || route.endsWith('/search') || route.endsWith('/batch/read')) return 'crm.objects.contacts.read';
+  return calls || /\/contacts(\/|$)/.test(route) ? 'crm.objects.contacts.write' : null;
+}
 
 function errorBody(category: ErrorCategory, message: string, extra: Record<string, unknown> = {}) {
   return { status: 'error', message, correlationId: randomUUID(), category, ...extra };
@@ -1097,6 +1162,10 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
   const refuse = (request: FastifyRequest, status: number, message: string) => refusals.record(request, status, message);
   const lists = new Map<string, ContactList>();
   let nextListId = 1;
+  const scopes = new Set<string>(opts.scopes ?? DEFAULT_SCOPES);
+  const definedProperties = new Map<string, PropertyInput>([...DEFAULT_PROPERTIES, ...(opts.doNotCallShare === undefined ? [] : [{
+    name: DO_NOT_CALL_PROPERTY, label: 'Do not call', type: 'bool' as const, fieldType: 'booleancheckbox' as const, options: YES_NO,
+  }]), ...(opts.properties ?? [])].map((p) => [p.name, p]));
   let failRemaining = 0;
   let failRetryAfter = 1;
   let nextEventId = 1;
@@ -1148,12 +1217,20 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
       failRemaining--;
       return tooMany(reply, failRetryAfter, 'You have reached your secondly limit.', 'SECONDLY');
     }
+    // The token-info endpoint takes the token in its body, not as a bearer.
+    if (request.routeOptions.url === TOKEN_INFO_PATH) return;
     const auth = request.headers.authorization;
     if (!auth) {
       return reply.code(401).send(errorBody('INVALID_AUTHENTICATION', 'Authentication credentials not found. This API supports OAuth 2.0 authentication and private app access tokens (Authorization: Bearer <token>).'));
     }
     if (auth !== `Bearer ${token}`) {
       return reply.code(401).send(errorBody('INVALID_AUTHENTICATION', 'The access token provided is invalid or expired. Send the private app access token as Authorization: Bearer <token>.'));
+    }
+    const needed = requiredScope(request.method, request.routeOptions.url ?? '');
+    if (needed && !scopes.has(needed)) {
+      return reply.code(403).send(errorBody('MISSING_SCOPES', 'This app hasn\'t been granted all required scopes to make this call. Read more about required scopes here: https://developers.hubspot.com/scopes.', {
+        errors: [{ message: 'One or more of the following scopes are required.', context: { requiredGranularScopes: [needed] } }],
+      }));
     }
     const t = now();
     if (request.routeOptions.url?.endsWith('/search')) {
@@ -1504,6 +1581,51 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     return { results: ids.map((id) => ({ id, type: 'call_to_contact' })) };
   }
 
+  /** A list's definition (GET /crm/v3/lists/{listId}): its name, object type and size. */
+  async function listById(request: FastifyRequest<{ Params: { listId: string } }>, reply: FastifyReply) {
+    const list = lists.get(request.params.listId);
+    if (!list) return reply.code(404).send(errorBody('OBJECT_NOT_FOUND', `No list with id ${request.params.listId}`));
+    return {
+      list: {
+        listId: request.params.listId, listVersion: list.version, name: list.name, objectTypeId: CONTACT_OBJECT_TYPE_ID,
+        processingType: 'MANUAL', processingStatus: 'COMPLETE', size: list.members.size,
+      },
+    };
+  }
+
+  /** Every defined contact property: the default ones, the custom ones, and any a stored contact holds (as text). */
+  function allProperties(): PropertyInput[] {
+    const all = new Map(definedProperties);
+    for (const rec of store.liveInIdOrder()) {
+      for (const name of Object.keys(rec.properties)) if (!all.has(name)) all.set(name, { name, label: name, type: 'string', fieldType: 'text' });
+    }
+    return [...all.values()];
+  }
+  const propertyView = (p: PropertyInput) => ({
+    name: p.name, label: p.label ?? p.name, type: p.type, fieldType: p.fieldType, description: '', groupName: 'contactinformation',
+    options: (p.options ?? []).map((o, i) => ({ label: o.label, value: o.value, displayOrder: i, hidden: false })),
+    calculated: false, externalOptions: false, hasUniqueValue: p.name === 'hs_object_id', hidden: false, formField: !p.readOnlyValue,
+    hubspotDefined: DEFAULT_PROPERTIES.some((d) => d.name === p.name),
+    modificationMetadata: { archivable: !p.readOnlyValue, readOnlyDefinition: DEFAULT_PROPERTIES.some((d) => d.name === p.name), readOnlyValue: p.readOnlyValue === true },
+  });
+  async function contactProperties() {
+    return { results: allProperties().map(propertyView) };
+  }
+  async function contactProperty(request: FastifyRequest<{ Params: { propertyName: string } }>, reply: FastifyReply) {
+    const p = allProperties().find((x) => x.name === request.params.propertyName);
+    if (!p) return reply.code(404).send(errorBody('OBJECT_NOT_FOUND', `Unable to find property with name: ${request.params.propertyName}`));
+    return propertyView(p);
+  }
+
+  /** What HubSpot tells about a private app's token: the account, the app and the scopes. */
+  async function tokenInfo(request: FastifyRequest<{ Body: { tokenKey: string } }>, reply: FastifyReply) {
+    if (request.body.tokenKey !== token) return reply.code(401).send(errorBody('INVALID_AUTHENTICATION', 'The access token provided is invalid or expired.'));
+    return { userId: 7_000_001, hubId: PORTAL_ID, appId: APP_ID, scopes: [...scopes] };
+  }
+  const tokenInfoSchema = {
+    body: { title: 'TokenInfoRequest', type: 'object', additionalProperties: false, required: ['tokenKey'], properties: { tokenKey: { type: 'string', minLength: 1 } } },
+  };
+
   const objectPaths = (type: string) => [...HUBSPOT_DATE_VERSIONS.map((v) => `/crm/objects/${v}/${type}`), `/crm/v3/objects/${type}`];
   for (const base of objectPaths('contacts')) {
     app.post(`${base}/search`, { schema: { body: searchBodySchema } }, searchOf(store));
@@ -1522,7 +1644,11 @@ export async function startHubSpotStandIn(opts: HubSpotStandInOptions = {}): Pro
     app.get(`${base}/:listId/memberships`, { schema: membershipsSchema }, memberships);
     app.get(`${base}/:listId/memberships/join-order`, { schema: membershipsSchema }, joinOrder);
     app.post(`${base}/records/memberships/batch/read`, { schema: recordMembershipsSchema }, recordMemberships);
+    app.get(`${base}/:listId`, listById);
   }
+  app.get('/crm/v3/properties/contacts', contactProperties);
+  app.get('/crm/v3/properties/contacts/:propertyName', contactProperty);
+  app.post(TOKEN_INFO_PATH, { schema: tokenInfoSchema }, tokenInfo);
 
   await app.listen({ port: opts.port ?? 0, host });
   const address = app.server.address();

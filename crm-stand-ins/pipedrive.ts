@@ -1,4 +1,4 @@
-// A stand-in for the parts of Pipedrive's API a sync daemon uses: persons (API v2, cursor paging, update), call logs (add, list, read), v2 webhooks, token-budget rate limits;
+// A stand-in for the parts of Pipedrive's API a sync daemon uses: persons (API v2, cursor paging, update), person fields, filters, call logs (add, list, read), v2 webhooks, token-budget rate limits;
 // a request that drifts from Pipedrive's v1/v2 API description is refused as Pipedrive refuses it, and counted.
 import { randomBytes, randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
@@ -75,6 +75,31 @@ export type CallLogFailurePredicate = (log: StoredCallLog) => boolean | string;
 
 export type WebhookAction = 'create' | 'change' | 'delete';
 
+/** A custom person field: its key (Pipedrive's 40-character hash), name, type and an option field's options. */
+export interface PersonFieldInput {
+  key: string;
+  name: string;
+  field_type: 'varchar' | 'varchar_auto' | 'text' | 'double' | 'monetary' | 'date' | 'set' | 'enum' | 'user' | 'org' | 'people' | 'phone' | 'time' | 'timerange' | 'daterange' | 'address';
+  options?: readonly { id: number; label: string }[];
+}
+
+/** A person's standard fields as GET /api/v2/personFields names them (field_code) and types them. */
+const STANDARD_PERSON_FIELDS: readonly { code: string; name: string; type: string }[] = [
+  { code: 'id', name: 'ID', type: 'int' },
+  { code: 'name', name: 'Name', type: 'varchar' },
+  { code: 'first_name', name: 'First name', type: 'varchar' },
+  { code: 'last_name', name: 'Last name', type: 'varchar' },
+  { code: 'label_ids', name: 'Labels', type: 'set' },
+  { code: 'phone', name: 'Phone', type: 'phone' },
+  { code: 'email', name: 'Email', type: 'varchar' },
+  { code: 'owner_id', name: 'Owner', type: 'user' },
+  { code: 'org_id', name: 'Organization', type: 'org' },
+  { code: 'add_time', name: 'Person created', type: 'date' },
+  { code: 'update_time', name: 'Update time', type: 'date' },
+  { code: 'visible_to', name: 'Visible to', type: 'visible_to' },
+  { code: 'picture_id', name: 'Profile picture', type: 'picture' },
+];
+
 export interface WebhookTarget { url: string; user: string; password: string }
 
 export interface PipedriveStandInOptions {
@@ -97,6 +122,8 @@ export interface PipedriveStandInOptions {
   dailyTokens?: number;
   /** When set, createPerson/updatePerson/deletePerson POST a v2 webhook here with HTTP Basic auth. */
   webhook?: WebhookTarget;
+  /** Custom person fields besides the standard ones (and DO_NOT_CALL_FIELD when doNotCallShare is set). */
+  personFields?: readonly PersonFieldInput[];
   /** Milliseconds since the epoch; drives update_time, the burst window and the daily budget. */
   now?: () => number;
 }
@@ -131,7 +158,8 @@ export interface PipedriveStandIn {
   /** In id order. */
   persons(): StoredPerson[];
   callLogs(): StoredCallLog[];
-  filters: { create(name: string, predicate: (p: StoredPerson) => boolean): number };
+  /** A filter of persons (its `type` as Pipedrive's filters have one: people, deals, org, ...; default people). */
+  filters: { create(name: string, predicate: (p: StoredPerson) => boolean, type?: string): number };
   sendWebhook(
     action: WebhookAction, person: StoredPerson, previous?: StoredPerson | null, opts?: Partial<WebhookTarget>,
   ): Promise<{ status: number; body: string }>;
@@ -179,6 +207,8 @@ const TOKEN_COSTS: Record<string, number> = {
   'GET /v1/callLogs': 20,
   'GET /api/v1/callLogs': 20,
   'GET /v1/callLogs/:id': 2,
+  'GET /api/v2/personFields': 10,
+  'GET /v1/filters/:id': 2,
   'GET /api/v1/callLogs/:id': 2,
 };
 
@@ -190,6 +220,7 @@ const CALL_LOG_KEYS = new Set(['outcome', 'to_phone_number', 'start_time', 'end_
 const PERSONS_QUERY = new Set(['filter_id', 'ids', 'owner_id', 'org_id', 'deal_id', 'updated_since', 'updated_until', 'sort_by', 'sort_direction',
   'include_fields', 'custom_fields', 'limit', 'cursor']);
 const CALL_LOGS_QUERY = new Set(['start', 'limit']);
+const PERSON_FIELDS_QUERY = new Set(['include_fields', 'limit', 'cursor']);
 const PERSON_KEYS = new Set(['name', 'first_name', 'last_name', 'owner_id', 'org_id', 'visible_to', 'phones', 'emails', 'custom_fields']);
 const VISIBLE_TO = [1, 3, 5, 7];
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
@@ -399,7 +430,16 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
   const byId: Entry[] = [];
   /** Sorted by (update_time, id), so updated_since starts with a binary search. */
   const byUpdate: Entry[] = [];
-  const filterPredicates = new Map<number, { name: string; predicate: (p: StoredPerson) => boolean }>();
+  const filterPredicates = new Map<number, { name: string; predicate: (p: StoredPerson) => boolean; type: string }>();
+  /** Custom person fields: the configured ones, the seeded Do Not Call one, and any key a person's custom_fields holds (as text). */
+  function customFields(): PersonFieldInput[] {
+    const all = new Map<string, PersonFieldInput>((opts.personFields ?? []).map((f) => [f.key, f]));
+    if (opts.doNotCallShare !== undefined && !all.has(DO_NOT_CALL_FIELD.key)) {
+      all.set(DO_NOT_CALL_FIELD.key, { key: DO_NOT_CALL_FIELD.key, name: DO_NOT_CALL_FIELD.name, field_type: 'enum', options: DO_NOT_CALL_FIELD.options });
+    }
+    for (const e of byId) for (const key of Object.keys(e.person.custom_fields)) if (!all.has(key)) all.set(key, { key, name: key, field_type: 'varchar' });
+    return [...all.values()];
+  }
   const callLogs: StoredCallLog[] = [];
   const callLogsById = new Map<string, StoredCallLog>();
   let callLogFailure: CallLogFailurePredicate | null = null;
@@ -803,6 +843,33 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
     return { success: true, data: items, additional_data: { next_cursor: next } };
   });
 
+  /** Every person field: the standard ones, then the custom ones (cursor paging as the other v2 lists). */
+  app.get('/api/v2/personFields', async (request) => {
+    const query = request.query as Record<string, unknown>;
+    knownQuery(query, PERSON_FIELDS_QUERY);
+    const limitRaw = single(query, 'limit');
+    const limit = limitRaw === undefined ? 100 : positiveInt('limit', limitRaw);
+    if (limit > MAX_LIMIT) throw new BadRequest(`limit: must be an integer from 1 to ${MAX_LIMIT}; got "${limitRaw}"`);
+    const cursorRaw = single(query, 'cursor');
+    const start = cursorRaw ? Number(Buffer.from(cursorRaw, 'base64url').toString('utf8')) : 0;
+    if (!Number.isInteger(start) || start < 0) throw new BadRequest(`cursor: '${cursorRaw}' is not a cursor this endpoint returned`);
+    const all = [
+      ...STANDARD_PERSON_FIELDS.map((f) => ({ field_name: f.name, field_code: f.code, field_type: f.type, options: null, is_custom_field: false })),
+      ...customFields().map((f) => ({ field_name: f.name, field_code: f.key, field_type: f.field_type, options: f.options ? f.options.map((o) => ({ id: o.id, label: o.label })) : null, is_custom_field: true })),
+    ].map((f) => ({ ...f, subfields: null, is_optional_response_field: false }));
+    const page = all.slice(start, start + limit);
+    const next = start + limit < all.length ? Buffer.from(String(start + limit)).toString('base64url') : null;
+    return { success: true, data: page, additional_data: { next_cursor: next } };
+  });
+
+  /** A filter's definition (v1: filters have no v2 endpoint): its name and the object type it selects. */
+  app.get('/v1/filters/:id', async (request, reply) => {
+    const id = positiveInt('id', (request.params as { id: string }).id);
+    const f = filterPredicates.get(id);
+    if (!f) return reply.code(404).send(errorBody(404, 'Filter not found'));
+    return { success: true, data: { id, name: f.name, active_flag: true, type: f.type, temporary_flag: null, user_id: USER_ID, add_time: '2026-01-01 00:00:00', update_time: '2026-01-01 00:00:00', visible_to: '7', custom_view_id: null } };
+  });
+
   app.get('/api/v2/persons/:id', async (request, reply) => {
     const raw = (request.params as { id: string }).id;
     const e = byIdMap.get(positiveInt('id', raw));
@@ -893,9 +960,9 @@ export async function startPipedriveStandIn(opts: PipedriveStandInOptions = {}):
     persons: () => byId.map((e) => e.person),
     callLogs: () => [...callLogs],
     filters: {
-      create(name, predicate) {
+      create(name, predicate, type = 'people') {
         const id = nextFilterId++;
-        filterPredicates.set(id, { name, predicate });
+        filterPredicates.set(id, { name, predicate, type });
         return id;
       },
     },

@@ -1,4 +1,4 @@
-// Stand-in for Salesforce's REST API (OAuth client credentials and JWT bearer, SOQL query/queryAll with cursors, getDeleted, sObject rows and collections, API limits, Outbound Messages) seeded with generated leads and contacts.
+// Stand-in for Salesforce's REST API (OAuth client credentials and JWT bearer, SOQL query/queryAll with cursors, getDeleted, sObject rows, describe and collections, the user's object permissions, API limits, Outbound Messages) seeded with generated leads and contacts.
 import { createHash, createHmac, randomBytes, timingSafeEqual, verify, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
@@ -56,6 +56,12 @@ export interface SalesforceStandInOptions {
   outboundRetryDelayMs?: (retry: number) => number;
   /** Clock in ms; default Date.now. Drives SystemModstamp, the deleted window, sessions and the API allowance. */
   now?: () => number;
+  /**
+   * The integration user's permission on each object (its profile and permission sets): `edit` (the default) reads and
+   * writes; `read` reads, its writes are refused INSUFFICIENT_ACCESS_OR_READONLY and describe says createable false;
+   * `none` hides the object (describe answers NOT_FOUND, a query INVALID_TYPE).
+   */
+  objectAccess?: Partial<Record<SObjectName, 'none' | 'read' | 'edit'>>;
 }
 
 export interface SalesforceStandInStats {
@@ -214,6 +220,9 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
   const sessionTimeoutMs = opts.sessionTimeoutMs ?? 2 * 60 * MINUTE_MS;
   const schema = defineSchema({ customPhoneField, statusField }, taskExternalIdField);
   const defOf = (type: string): SObjectDef | undefined => schema.get(type.toLowerCase());
+  const access = (type: SObjectName): 'none' | 'read' | 'edit' => opts.objectAccess?.[type] ?? 'edit';
+  /** The objects the user may see, as SOQL resolves names: a hidden one is not supported. */
+  const visibleSchema = new Map([...schema].filter(([, d]) => access(d.name) !== 'none'));
 
   // ---- store ----
   const serials = new Map<string, number>();
@@ -558,7 +567,7 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
       const q = single(request, 'q');
       if (!q) throw new SfError(400, 'MALFORMED_QUERY', `${kind}: the SOQL goes in the q parameter, e.g. ?q=SELECT+Id+FROM+Contact`);
       const batch = batchSize(request) ?? DEFAULT_BATCH;
-      const compiled = compileSoql(q, schema, (id) => byId.get(id));
+      const compiled = compileSoql(q, visibleSchema, (id) => byId.get(id));
       if (!guardedRead(request, reply)) return undefined;
       stats.queries++;
       const records = compiled.run(byType.get(compiled.def.name)!, kind === 'queryAll').map((r) => compiled.project(r, version.slice(1)));
@@ -637,6 +646,35 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
     for (const f of fields) out[f.name] = jsonValue(f, r);
     return out;
   }
+
+  /** The field type describe gives: phone and email fields are text to SOQL, but typed so in the org's metadata. */
+  function describedType(f: FieldDef): string {
+    if (f.type !== 'string') return f.type === 'int' ? 'int' : f.type;
+    if (f.name === 'Phone' || f.name === 'MobilePhone' || f.name === customPhoneField) return 'phone';
+    if (f.name === 'Email') return 'email';
+    return f.name === 'Description' ? 'textarea' : 'string';
+  }
+
+  // An object's metadata as the user sees it: its fields, and what the user's permissions let it do with them.
+  app.get('/services/data/:v/sobjects/:type/describe', async (request, reply) => {
+    versionOf(request);
+    const def = typeOf((request.params as { type: string }).type);
+    if (access(def.name) === 'none') throw notFound();
+    if (!guardedRead(request, reply)) return undefined;
+    const edit = access(def.name) === 'edit';
+    return {
+      name: def.name, label: def.name, keyPrefix: def.keyPrefix, custom: false,
+      createable: edit && def.name !== 'CampaignMember', updateable: edit, deletable: edit, queryable: true, retrieveable: true, searchable: true,
+      fields: [...def.fields.values()].map((f) => ({
+        name: f.name, label: f.name, type: describedType(f), length: f.length ?? (f.type === 'string' ? 255 : 0),
+        createable: edit && f.createable && !f.computed, updateable: edit && f.updateable && !f.computed, nillable: !['Id', 'LastName'].includes(f.name),
+        externalId: f.externalId === true, idLookup: f.name === 'Id' || f.externalId === true, calculated: f.computed !== undefined,
+        referenceTo: f.relationship ? [...f.relationship.to] : [], relationshipName: f.relationship?.name ?? null,
+        picklistValues: (f.values ?? []).map((v) => ({ value: v, label: v, active: true, defaultValue: false })),
+        filterable: true, sortable: true,
+      })),
+    };
+  });
 
   app.get('/services/data/:v/sobjects/:type/:id', async (request, reply) => {
     const version = versionOf(request).slice(1);
@@ -851,6 +889,7 @@ export async function startSalesforceStandIn(opts: SalesforceStandInOptions = {}
 
   /** The checks Salesforce makes per record: writable fields, restricted picklists, references, required fields. */
   function checkValues(def: SObjectDef, values: Record<string, FieldValue>, mode: 'create' | 'update', current: SfRecord | null): RecordError | null {
+    if (access(def.name) !== 'edit') return { statusCode: 'INSUFFICIENT_ACCESS_OR_READONLY', message: `insufficient access rights on object ${def.name}: the user may not ${mode} it`, fields: [] };
     for (const [name, v] of Object.entries(values)) {
       const f = def.fields.get(name.toLowerCase())!;
       const writable = mode === 'create' ? f.createable : f.updateable;

@@ -35,6 +35,9 @@ import { WorkerWatchdog } from './worker-watchdog.ts';
 import { inSpan, queueTelemetry } from './telemetry.ts';
 import { SyncState } from './state/sync-state.ts';
 import { Schedules, wantedSchedulers, type SyncJobData } from './schedules.ts';
+import { checkConfig } from './check/checks.ts';
+import { refusalOf, Refusals } from './check/refusals.ts';
+import { fail } from './check/result.ts';
 
 /** Two mirror runs' results as one (a routed sync's campaigns). */
 function sumResults(a: MirrorRunResult, b: MirrorRunResult): MirrorRunResult {
@@ -67,6 +70,12 @@ export interface DaemonOptions {
   schedules?: boolean;
   /** The clock calling windows are judged by (tests: the reference server's simulation clock); default Date.now. */
   now?: () => number;
+  /**
+   * Run `check`'s checks before any work (the `start` command) and refuse the syncs they find would make a rule fail
+   * open, re-checking them periodically (check/refusals.ts). Without it a refusal is still kept when the dialer
+   * refuses a campaign's pause (403), and honoured whoever recorded it.
+   */
+  check?: boolean;
 }
 
 /**
@@ -120,6 +129,8 @@ export class Daemon implements RunningDaemon {
   private clock: DialerClock | null = null;
   /** Aborted by close(): running pulls stop at the next page and their jobs go back to the queue. */
   private readonly stopping = new AbortController();
+  /** The syncs refused for what would make a rule fail open (check/refusals.ts). */
+  refusals!: Refusals;
 
   private constructor(config: Config, log: Logger) {
     this.config = config;
@@ -223,6 +234,16 @@ export class Daemon implements RunningDaemon {
       d.targets.set(sync.id, d.pushTarget(sync, sync.id, sync.campaignId, state));
     }
     await d.noticeRedisRestart();
+    d.refusals = new Refusals({
+      redis: d.redis, log, syncIds: config.syncs.map((s) => s.id), metaOf: (id) => d.runtimes.get(id)!.state.keys.meta,
+      check: (ids) => checkConfig(config, { redis: d.redis, redisProblem: null, keys: d.keys, log, metrics: d.metrics }, { syncs: ids, shared: false }),
+      lifted: (id) => d.triggerPull(id, 'refusal lifted'),
+    });
+    // `start` fails closed on configuration: the checks run before any work, and again for the syncs they refuse.
+    if (options.check) {
+      await d.refusals.check();
+      d.refusals.repeat();
+    }
     // A window edge missed while no process ran (or that Redis forgot) is made good before any other work (by a
     // process that works: `status` and `--dry-run` change nothing).
     const works = options.workers !== false;
@@ -387,6 +408,11 @@ export class Daemon implements RunningDaemon {
   private async process(job: Job<SyncJobData>, token?: string): Promise<unknown> {
     const rt = this.runtimes.get(job.data.syncId);
     if (!rt) return 'unknown sync (removed from the configuration)';
+    // A refused sync adds no numbers: its reads and plans wait for the refusal to be lifted (its window and mirror go on).
+    if (job.name === 'pull' || job.name === 'plan') {
+      const refused = await refusalOf(this.redis, rt.state.keys.meta);
+      if (refused) return `refused: ${refused.problems.map((p) => p.message).join('; ')}`;
+    }
     // Scheduler jobs skip deduplication: they only queue a pull, which deduplicates.
     if (job.name === 'tick') {
       // A trace of its own per check (linked to the scheduler's): the runs and plans it asks for are not chained into
@@ -481,6 +507,7 @@ export class Daemon implements RunningDaemon {
       const released = await rt.window.releaseCapped();
       // Numbers whose record called past what the mirror has read, at their cap: taken out (the plan deletes them).
       const taken = await rt.window.watchCaps();
+      await this.refusals?.passed(syncId, 'dialer.state');
       if (r.changed && r.state === 'Active') await this.triggerPull(syncId, 'window opened');
       else if (released || taken) await this.triggerPlan(syncId);
       return r.state;
@@ -489,6 +516,9 @@ export class Daemon implements RunningDaemon {
         // The key may add numbers but not pause the campaign: the window cannot hold it (the `check` issue refuses this at start).
         this.log.error({ sync: syncId, campaign: rt.config.campaignId, err: err.message, why }, `sync "${syncId}" is under the calling-window rules, but its dialer key may not ` +
           `pause or resume campaign ${rt.config.campaignId} (403): give the key the Campaign Admin role, or turn the rules off for the sync with compliance: { off: "<reason>" }`);
+        // Its window cannot hold the campaign: the sync adds no numbers until a state change passes.
+        await this.refusals?.refuseObserved(syncId, fail(syncId, 'dialer.state', `the dialer refused to pause or resume campaign ${rt.config.campaignId} (403): the calling window cannot hold it`,
+          'give the key the Campaign Admin role, or turn the rules off for the sync with compliance: { off: "<reason>" }', true)).catch(() => {});
       } else this.log.warn({ sync: rt.config.id, err: (err as Error).message, why }, 'calling window: could not set the campaign state; the next check tries again');
       if (rethrow) throw err;
       return 'failed';
@@ -523,6 +553,7 @@ export class Daemon implements RunningDaemon {
     }
     this.schedules?.stop();
     this.clock?.stop();
+    await this.refusals?.stop();
     const graceful = (async () => {
       await this.http?.close();
       await Promise.all([this.syncWorker?.close(), ...[...this.pushQueues.values()].map((q) => q.close())]);

@@ -1,4 +1,4 @@
-// `./dev daemon start|sync|status --config FILE`: the sync daemon's command line.
+// `./dev daemon start|sync|status|check --config FILE`, `init --source TYPE`: the sync daemon's command line.
 // Each command imports what it needs when it runs (`trace` reads a file and loads no queue, Redis or HTTP code), and
 // the daemon's modules load after tracing has started, as the OpenTelemetry SDK wants.
 import { parseArgs } from 'node:util';
@@ -9,6 +9,8 @@ const HELP: Record<string, string> = {
   main: `usage: ./dev daemon <command> --config FILE [options]
 
 commands:
+  init --source TYPE    write a commented configuration for a source (hubspot, pipedrive, salesforce, webhook, csv)  [--out FILE]
+  check                 try every connection and permission each sync needs, read-only; exit 1 when anything fails  [--json]
   start                 run the daemon: workers, schedules, webhooks, /health, /metrics (SIGTERM stops it gracefully)
   sync SYNC_ID          run one sync now and wait until its numbers are pushed  [--full] [--compare] [--dry-run]
   status                each sync: last runs with counts, contacts and numbers held, parked records
@@ -18,7 +20,19 @@ commands:
 ./dev daemon <command> --help shows the command's options.`,
   start: `usage: ./dev daemon start --config FILE
   Runs until SIGTERM/SIGINT; then finishes running jobs within shutdownTimeout. Several processes may run on one
-  Redis with the same configuration: they share the queues.`,
+  Redis with the same configuration: they share the queues.
+  Runs the checks of \`check\` first: a sync they find would make a rule fail open (a Do Not Call field the CRM does
+  not have, a windowed sync whose key cannot pause its campaign, a cap with no way to count calls) is refused (it adds
+  no numbers; status and /ops say why) while the others run; refused syncs are checked again every 5 minutes.`,
+  check: `usage: ./dev daemon check --config FILE [--json]
+  Every connection and permission each sync needs, tried read-only and cheaply (a few requests a sync): Redis, the
+  dialer key's roles and campaigns, the CRM's login, permissions, selection and mapped fields, webhooks, calling
+  windows. One line each, with what is wrong and how to fix it. Exit code 0 when nothing failed (warnings allowed), 1
+  when something did, 2 when the configuration does not load.
+  --json      the results as JSON: { ok, durationMs, checks: [{ sync, check, status, message, fix?, refuses? }], syncs }`,
+  init: `usage: ./dev daemon init --source hubspot|pipedrive|salesforce|webhook|csv [--out FILE]
+  Writes a commented configuration (to stdout, or to FILE, never over an existing file) with a \${ENV} reference for
+  every secret and every default spelled out; then fill in the values marked "your-" and run check on it.`,
   sync: `usage: ./dev daemon sync SYNC_ID --config FILE [--full] [--compare] [--dry-run]
   --full      read the whole selection (not only what changed) and compare with the campaign
   --compare   read what changed and the whole selection's ids: contacts gone without a webhook leave (the comparison
@@ -45,12 +59,12 @@ function fail(message: string, code = 2): never {
 
 const argv = process.argv.slice(2);
 const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : 'help';
-let values: { config?: string; full?: boolean; compare?: boolean; 'dry-run'?: boolean; json?: boolean; help?: boolean; since?: string; file?: string; country?: string };
+let values: { config?: string; full?: boolean; compare?: boolean; 'dry-run'?: boolean; json?: boolean; help?: boolean; since?: string; file?: string; country?: string; source?: string; out?: string };
 let positionals: string[];
 try {
   ({ values, positionals } = parseArgs({
     args: argv.slice(command === 'help' ? 0 : 1), allowPositionals: true,
-    options: { config: { type: 'string', short: 'c' }, full: { type: 'boolean' }, compare: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, since: { type: 'string' }, file: { type: 'string' }, country: { type: 'string' } },
+    options: { config: { type: 'string', short: 'c' }, full: { type: 'boolean' }, compare: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, since: { type: 'string' }, file: { type: 'string' }, country: { type: 'string' }, source: { type: 'string' }, out: { type: 'string' } },
   }));
 } catch (err) {
   fail(`${(err as Error).message}\n\n${HELP[command] ?? HELP.main}`);
@@ -68,6 +82,23 @@ if (command === 'trace') {
   const answer = await traceNumber({ phone: positionals.join(' '), file: values.file ?? 'traces.jsonl', since: values.since, country: values.country });
   (answer.code === 0 ? console.log : console.error)(answer.text);
   process.exit(answer.code);
+}
+if (command === 'init') {
+  // Writes a file only: no configuration, no Redis.
+  const { configTemplate, INIT_SOURCES } = await import('./config-template.ts');
+  if (!values.source || !(INIT_SOURCES as readonly string[]).includes(values.source)) fail(`--source is one of ${INIT_SOURCES.join(', ')}\n\n${HELP.init}`);
+  const { text, env } = configTemplate(values.source);
+  if (values.out) {
+    const { writeFileSync } = await import('node:fs');
+    try {
+      writeFileSync(values.out, text, { flag: 'wx', mode: 0o600 });
+    } catch (err) {
+      fail((err as NodeJS.ErrnoException).code === 'EEXIST' ? `${values.out} exists: init never writes over a file (remove it, or give another --out)` : `cannot write ${values.out}: ${(err as Error).message}`, 1);
+    }
+  } else process.stdout.write(text);
+  console.error([`${values.out ? `wrote ${values.out}; ` : ''}set these in the daemon's environment:`, ...Object.entries(env).map(([k, v]) => `  ${k}  ${v}`),
+    `then: ./dev daemon check --config ${values.out ?? 'FILE'}`].join('\n'));
+  process.exit(0);
 }
 if (!values.config) fail(`--config FILE is required\n\n${HELP[command]}`);
 
@@ -88,6 +119,12 @@ const [{ pino }, { createLogger }, { redisUnreachable }, { Daemon: DaemonClass }
   import('pino'), import('./log.ts'), import('./state/connection.ts'), import('./app.ts')]);
 const log = command === 'start' ? createLogger(config.log.level) : createLogger(config.log.level, pino.destination({ dest: 2, sync: true }));
 
+if (command === 'check') {
+  // Redis is one of the checks: an unreachable one is a result, not the end of the command.
+  const { checkCommand } = await import('./check/command.ts');
+  process.exit(await checkCommand(config, log, values.json ?? false));
+}
+
 /** How long a one-shot command waits for Redis before it says so and exits. */
 const REDIS_WAIT_MS = 5000;
 
@@ -107,7 +144,7 @@ function syncArg(): string {
 if (command === 'start') {
   let daemon: Daemon;
   try {
-    daemon = await DaemonClass.start(config, { log });
+    daemon = await DaemonClass.start(config, { log, check: true });
   } catch (err) {
     // A dialer clock that cannot be read or is too fast for the window's checks, a Redis state of a newer version: a
     // sentence, not a stack.
@@ -141,6 +178,15 @@ if (command === 'start') {
   const { readRun } = await import('./sync/run.ts');
   const daemon = await DaemonClass.start(config, { log, http: false, schedules: false });
   const rt = daemon.runtimes.get(id)!;
+  // The sync's checks first: a refused sync is checked again here, and one that is (still) refused runs nothing.
+  const [{ refusalOf }, { resultLine }] = await Promise.all([import('./check/refusals.ts'), import('./check/report.ts')]);
+  const checked = await daemon.refusals.check([id]);
+  const refusal = await refusalOf(daemon.redis, rt.state.keys.meta);
+  if (refusal) {
+    await daemon.close();
+    fail([`sync "${id}" is refused: it adds no numbers until this is fixed`, ...checked.syncs[id]!.refusals.map(resultLine),
+      ...refusal.problems.filter((p) => p.observed).map((p) => `FAIL  ${id} ${p.check}: ${p.message}\n        fix: ${p.fix ?? ''}`)].join('\n'), 1);
+  }
   await daemon.triggerPull(id, 'command line', values.full ?? false, values.compare ? 'compare' : 'pull');
   // Waits for a run of this sync that started after the trigger, then for its batches to be pushed.
   const since = Date.now();
@@ -199,6 +245,10 @@ function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').sy
   const to = s.routes ? `${s.routes.length} campaigns by zone: ${s.routes.map((r) => r.campaignId).join(', ')}` : `campaign ${s.campaignId}`;
   const lines = [`${s.sync}  (${s.source} → ${to})`,
     `  contacts held ${s.contacts}, numbers in the campaign ${s.numbers}, webhook deliveries waiting ${s.inbox}, dirty ${s.dirty}, open batches ${s.openBatches}, parked ${s.parked}, held by Do Not Call ${s.doNotCall}`];
+  if (s.refused) {
+    lines.push(`  REFUSED since ${s.refused.at} (checked ${s.refused.checkedAt}): it adds no numbers until this is fixed`);
+    for (const p of s.refused.problems) lines.push(`    ${p.check}: ${p.message}${p.fix ? `\n      fix: ${p.fix}` : ''}`);
+  }
   if (s.compareEvery !== null) lines.push(`  last comparison with the whole selection ${s.lastCompareAt ?? 'never'} (every ${Math.round(s.compareEvery / 60_000)} min)`);
   for (const r of s.runs.slice(0, 5)) {
     lines.push(`  run ${r.id} ${r.mode} ${r.status} ${r.startedAt} ${r.durationMs ?? '-'} ms  seen ${r.seen} changed ${r.changed} left ${r.left} ` +

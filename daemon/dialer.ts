@@ -110,9 +110,9 @@ export class DialerClient {
     return { items: Array.isArray(body) ? body : [], total: Number.isFinite(total) ? total : null };
   }
 
-  /** A page of the call-details report in end order (ties by the server's own order). */
-  async listCallDetails(campaignId: string, first: number, last: number, filter: Record<string, unknown>): Promise<Record<string, unknown>[]> {
-    const searchParams = { range: JSON.stringify([first, last]), sort: JSON.stringify(['endedAtLocal', 'ASC']), filter: JSON.stringify(filter) };
+  /** A page of the call-details report in end order (ties by the server's own order); DESC: the latest first. */
+  async listCallDetails(campaignId: string, first: number, last: number, filter: Record<string, unknown>, direction: 'ASC' | 'DESC' = 'ASC'): Promise<Record<string, unknown>[]> {
+    const searchParams = { range: JSON.stringify([first, last]), sort: JSON.stringify(['endedAtLocal', direction]), filter: JSON.stringify(filter) };
     const { body } = await this.call('GET', `/campaigns/${encodeURIComponent(campaignId)}/reports/callDetails`, { searchParams });
     return Array.isArray(body) ? body : [];
   }
@@ -124,6 +124,36 @@ export class DialerClient {
 
   async deleteNumbers(campaignId: string, ids: string[]): Promise<void> {
     await this.call('DELETE', `/campaigns/${encodeURIComponent(campaignId)}/numbers`, { json: ids });
+  }
+
+  /** The account's campaigns with these ids (§4.2, filter `ids`), for what each is: its type and state. */
+  async campaigns(ids: string[]): Promise<{ id: string; name?: string; state?: string; type?: string; startedAt?: string | null }[]> {
+    const searchParams = { filter: JSON.stringify({ ids }), range: JSON.stringify([0, Math.max(ids.length, 1) - 1]) };
+    const { body } = await this.call('GET', '/campaigns', { searchParams });
+    return Array.isArray(body) ? body : [];
+  }
+
+  /**
+   * The status a request answers that changes nothing whatever the key may do (`check`'s probes of a role: an empty
+   * list of numbers to add, a state no request may set). 2xx to 4xx are answers, not failures; 429, 5xx and network
+   * failures throw as for any call.
+   */
+  async answerTo(method: 'POST' | 'PUT', path: string, body: string): Promise<{ status: number; detail: string }> {
+    let res;
+    try {
+      res = await this.http(`${this.base}${path}`, { method, body, headers: { 'content-type': 'application/json' } });
+    } catch (err) {
+      throw new DialerError('transient', `${method} ${path}: ${(err as Error).message}`, null);
+    }
+    countRequest('dialer');
+    let detail = '';
+    try {
+      const parsed = JSON.parse(res.body) as { detail?: string; title?: string };
+      detail = parsed.detail ?? parsed.title ?? '';
+    } catch { detail = res.body.slice(0, 200); }
+    if (res.statusCode === 429) throw new DialerError('rate-limited', `${method} ${path}: 429 ${detail}`, 429, undefined, retryAfterMs(res.headers['retry-after']));
+    if (res.statusCode >= 500) throw new DialerError('transient', `${method} ${path}: ${res.statusCode} ${detail}`, res.statusCode);
+    return { status: res.statusCode, detail };
   }
 
   /** The campaign's number records (`X-Total-Count` of a one-record page; null when the dialer does not say). */

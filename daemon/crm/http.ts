@@ -79,6 +79,9 @@ export function pathTemplate(url: string): string {
   return new URL(url).pathname.split('/').map((seg) => (/\d/.test(seg) && !/^(v\d+(\.\d+)?|\d{4}-\d{2})$/.test(seg) ? '{id}' : seg)).join('/');
 }
 
+/** How long a CRM's client waits for an answer and how often it tries (`check` waits less than a sync's run). */
+export interface HttpPatience { timeoutMs?: number; attempts?: number }
+
 /** Connection failures that happen before a request leaves: nothing reached the CRM, so sending again is safe. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 

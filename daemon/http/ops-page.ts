@@ -224,6 +224,13 @@ ${CHARTS_SCRIPT}
       r.window ? windowSection(r.window, 'Campaign ' + r.campaignId + ' (' + r.states.concat(r.zones).join(', ') + ')') : null);
   }
 
+  // A refused sync (its checks found what would make a rule fail open): it adds no numbers until each problem is fixed.
+  function refusedSection(r) {
+    return el('div', { class: 'note', 'data-field': 'refused' },
+      el('p', { text: 'REFUSED since ' + when(r.at) + ': this sync adds no numbers until this is fixed (checked again every 5 minutes, at a start and by sync <id>)' }),
+      el('ul', {}, ...r.problems.map((p) => el('li', { text: p.message + (p.fix ? ' \u2014 fix: ' + p.fix : '') }))));
+  }
+
   function syncSection(s) {
     const m = s.mirror;
     const button = el('button', { type: 'button', 'data-action': 'retry', text: 'Retry parked records', disabled: s.parked === 0 && !(m && m.parked) });
@@ -231,6 +238,7 @@ ${CHARTS_SCRIPT}
     return el('section', { class: 'sync', 'data-sync': s.sync },
       el('h2', {}, document.createTextNode(s.sync + ' '), el('span', { class: 'muted', text: '(' + s.source + ' \\u2192 ' +
         (s.routes ? s.routes.length + ' campaigns by zone: ' + s.routes.map((r) => r.campaignId).join(', ') : 'campaign ' + s.campaignId) + ')' })),
+      s.refused ? refusedSection(s.refused) : null,
       el('dl', { class: 'facts' },
         fact('Contacts held', s.contacts, 'contacts'), fact('Numbers held', s.numbers, 'numbers'),
         fact('Inbox', s.inbox + (s.receiving ? ' (+' + s.receiving + ' arriving)' : ''), 'inbox'), fact('Dirty', s.dirty, 'dirty'),

@@ -6,6 +6,7 @@ import type { NumberState, RunRecord } from '../state/sync-state.ts';
 import type { WindowStatus } from '../compliance/campaign-window.ts';
 import { rulesStatus, type RulesStatus } from '../compliance/in-force.ts';
 import { traceIdOf, viewerLink } from '../telemetry.ts';
+import { refusalOf, type Refusal } from '../check/refusals.ts';
 
 export interface SyncStatus {
   /** campaignId: '' for a routed sync (its campaigns are its routes'). */
@@ -36,6 +37,11 @@ export interface SyncStatus {
   mirror: MirrorStatus | null;
   /** Whether the calling-window rules hold the sync, which (federal, state rows, operator window, evidence), or off and why. */
   rules: RulesStatus;
+  /**
+   * Why the sync is refused (it adds no numbers): what its checks found would make a rule fail open, each with its
+   * fix; null when it is not (check/refusals.ts).
+   */
+  refused: Refusal | null;
   /**
    * The calling window (compliance), null without one: the campaign state the daemon set, the next edge, the window
    * groups, numbers held by the window (waiting while it is closed: `dirty`) and by caps, calls inside and outside.
@@ -108,7 +114,7 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
   return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, doNotCall,
     inbox, receiving: rt.arrivals.count, runs: records, parkedRecords, recordErrors,
     lastCompareAt: lastCompareAt && rt.source.compareEvery ? new Date(Number(lastCompareAt)).toISOString() : null, compareEvery: rt.source.compareEvery ?? null,
-    mirror: readMirror(mirror, rt), rules: rulesStatus(rt.config.rules), window: await windowStatus(rt, dirty), routes };
+    mirror: readMirror(mirror, rt), rules: rulesStatus(rt.config.rules), refused: await refusalOf(redis, keys.meta), window: await windowStatus(rt, dirty), routes };
 }
 
 async function windowStatus(rt: SyncRuntime, dirty: number): Promise<SyncStatus['window']> {

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { DaemonKeys } from '../../state/keys.ts';
 import type { Metrics } from '../../metrics.ts';
 import { reword } from '../../errors.ts';
-import { burstFor, CrmHttp, RateGate, spacing, type CrmRequest } from '../http.ts';
+import { burstFor, CrmHttp, RateGate, spacing, type CrmRequest, type HttpPatience } from '../http.ts';
 
 /** The search API answers at most 10,000 results per query; paging past them is a 400. */
 export const SEARCH_CAP = 10_000;
@@ -26,7 +26,8 @@ export class HubSpotApi {
   private readonly gate: RateGate;
   private readonly headers: Record<string, string>;
 
-  constructor(account: HubSpotAccount, redis: RedisClient, keys: DaemonKeys, log: Logger, metrics: Metrics) {
+  /** `http`: `check`'s short timeout and few attempts (a sync's requests use the defaults). */
+  constructor(account: HubSpotAccount, redis: RedisClient, keys: DaemonKeys, log: Logger, metrics: Metrics, http: HttpPatience = {}) {
     this.account = account;
     // Limits are per HubSpot account: one gate per token, shared by every sync, sink and process using it.
     const id = createHash('sha256').update(`${account.baseUrl}\n${account.accessToken}`).digest('hex').slice(0, 12);
@@ -35,7 +36,7 @@ export class HubSpotApi {
     this.http = new CrmHttp('hubspot', log, metrics, (res) => {
       const s = Number(res.headers['retry-after']);
       return Number.isFinite(s) ? s * 1000 : 10_000;
-    });
+    }, http.timeoutMs, http.attempts);
     this.headers = { authorization: `Bearer ${account.accessToken}` };
   }
 

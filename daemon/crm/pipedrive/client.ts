@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { DaemonKeys } from '../../state/keys.ts';
 import type { Metrics } from '../../metrics.ts';
 import { SourceError, reword } from '../../errors.ts';
-import { CrmHttp, RateGate, spacing } from '../http.ts';
+import { CrmHttp, RateGate, spacing, type HttpPatience } from '../http.ts';
 
 export interface PipedriveAccount {
   baseUrl: string;
@@ -25,7 +25,8 @@ export class PipedriveApi {
   private readonly redis: RedisClient;
   private readonly budgetKey: string;
 
-  constructor(account: PipedriveAccount, redis: RedisClient, keys: DaemonKeys, log: Logger, metrics: Metrics) {
+  /** `http`: `check`'s short timeout and few attempts (a sync's requests use the defaults). */
+  constructor(account: PipedriveAccount, redis: RedisClient, keys: DaemonKeys, log: Logger, metrics: Metrics, http: HttpPatience = {}) {
     this.account = account;
     this.redis = redis;
     const id = createHash('sha256').update(`${account.baseUrl}\n${account.apiToken}`).digest('hex').slice(0, 12);
@@ -37,7 +38,7 @@ export class PipedriveApi {
       if (res.headers['x-daily-requests-left'] === '0') return 'the company\'s daily token budget is spent (429, x-daily-requests-left: 0); reading resumes after Pipedrive\'s midnight';
       const s = Number(res.headers['x-ratelimit-reset']);
       return Number.isFinite(s) && s > 0 ? s * 1000 : 2000;
-    });
+    }, http.timeoutMs, http.attempts);
   }
 
   /** Counts the day's tokens (UTC day; Pipedrive resets at its own midnight) and stops before the budget is spent. */

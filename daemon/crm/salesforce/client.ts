@@ -7,7 +7,7 @@ import type { Response } from 'got';
 import { z } from 'zod/v4';
 import { SourceError } from '../../errors.ts';
 import type { CrmContext } from '../crm.ts';
-import { CrmHttp, RateGate, spacing, type CrmRequest } from '../http.ts';
+import { CrmHttp, RateGate, spacing, type CrmRequest, type HttpPatience } from '../http.ts';
 import type { SalesforceConfig } from './config.ts';
 
 const JWT_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
@@ -107,7 +107,8 @@ export class SalesforceApi {
   /** Who the sessions and the usage belong to: the login URL, the app and the user. */
   private readonly account: string;
 
-  constructor(config: SalesforceConfig, ctx: CrmContext) {
+  /** `http`: `check`'s short timeout and few attempts (a sync's requests use the defaults). */
+  constructor(config: SalesforceConfig, ctx: CrmContext, http: HttpPatience = {}) {
     this.config = config;
     this.ctx = ctx;
     const user = config.auth.flow === 'jwt_bearer' ? config.auth.username : 'client_credentials';
@@ -119,7 +120,7 @@ export class SalesforceApi {
     this.http = new CrmHttp('salesforce', ctx.log, ctx.metrics, (res) => {
       const s = Number(res.headers['retry-after']);
       return Number.isFinite(s) ? s * 1000 : 5_000;
-    });
+    }, http.timeoutMs, http.attempts);
   }
 
   /** The org's API usage as last reported (null before any answer). */
