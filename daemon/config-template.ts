@@ -3,7 +3,8 @@
 // `check`. A CRM gives its own source block and mapping (its registry entry's `init`).
 import { parseConfig, type Config } from './config.ts';
 import { DEFAULT_COMPLIANCE } from './compliance/in-force.ts';
-import { CRMS, crmOf, crmSchemas } from './crm/registry.ts';
+import { CRMS, crmOf } from './crm/registry.ts';
+import { crmSchemas } from './crm/schemas.ts';
 
 export const INIT_SOURCES = [...CRMS.map((c) => c.type), 'webhook', 'csv'] as const;
 
