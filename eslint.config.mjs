@@ -27,6 +27,6 @@ const rebase = (entry) => (Array.isArray(entry.files) ? { ...entry, files: entry
 
 export default [
   // The rest of the repository is run from the repository or shipped otherwise: not n8n's to judge.
-  globalIgnores(['**/dist/', 'server/', 'daemon/', 'test/', 'bench/', 'demo/', 'crm-stand-ins/', 'deploy/', 'release/', '.tools/'], 'campaign-dialing/not-in-package'),
+  globalIgnores(['**/dist/', 'server/', 'daemon/', 'test/', 'bench/', 'demo/', 'crm-stand-ins/', 'deploy/', 'packaging/', 'release/', '.tools/'], 'campaign-dialing/not-in-package'),
   ...n8nConfig.map(rebase),
 ];
