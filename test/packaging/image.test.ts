@@ -1,0 +1,119 @@
+// The container images (./dev image, built here from release/'s tarballs) run as an operator runs them: read-only
+// root, a non-root user, configuration from a mounted file and secrets from the environment, state in the declared
+// volumes. The same check as the installed tarballs: a CSV sync fills a campaign, calls are mirrored, and stopping
+// the containers (SIGTERM to tini, forwarded) exits 0, the daemon within its shutdownTimeout. Skipped without podman
+// or docker (./dev test installs podman). The machine's Redis is reached over the host network.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engineRun, engineTry, findEngine } from '../../packaging/engine.ts';
+import { freePort, REDIS_URL, testPrefix, waitFor } from '../support/daemon.ts';
+import { activities, callCount, contactsCsv, csvSyncConfig, dialerAccount, numberCount, releaseTarballs, ROOT, VERSION } from '../support/shipped.ts';
+
+const engine = findEngine();
+const CONTACTS = 40;
+const SHUTDOWN_TIMEOUT_MS = 10_000;
+/** The images' user: the volumes' folders are given to it, as a named volume would be. */
+const UID = 10001;
+const run = randomBytes(3).toString('hex');
+const names = { server: `cds-test-server-${run}`, daemon: `cds-test-daemon-${run}` };
+
+describe.skipIf(!engine)('the container images', () => {
+  const redis = testPrefix();
+  let dir: string;
+
+  beforeAll(() => {
+    releaseTarballs();
+    execFileSync(process.execPath, [join(ROOT, 'packaging/image.ts')], { cwd: ROOT, stdio: 'inherit' });
+    dir = mkdtempSync(join(tmpdir(), 'image-test-'));
+  }, 900_000);
+
+  afterAll(async () => {
+    for (const name of Object.values(names)) engineTry(engine!, ['rm', '--force', '--time', '0', name]);
+    await redis.cleanup();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A folder mounted as a volume, owned by the images' user. */
+  function volume(name: string): string {
+    const path = join(dir, name);
+    mkdirSync(path);
+    chownSync(path, UID, UID);
+    return path;
+  }
+
+  const exitCode = (name: string) => Number(engineRun(engine!, ['inspect', '--format', '{{.State.ExitCode}}', name]).trim());
+  const healthcheck = (name: string) => engineTry(engine!, engine!.name === 'podman' ? ['healthcheck', 'run', name] : ['inspect', '--format', '{{.State.Health.Status}}', name]);
+
+  it('carry their version, OCI labels and a non-root user', () => {
+    for (const image of ['campaign-sync', 'campaign-dialing-server']) {
+      const [config] = JSON.parse(engineRun(engine!, ['image', 'inspect', `${image}:${VERSION}`])) as Array<{ Config: { User: string; Labels: Record<string, string> } }>;
+      expect(config!.Config.User).toBe(`${UID}:${UID}`);
+      expect(config!.Config.Labels).toMatchObject({
+        'org.opencontainers.image.version': VERSION, 'org.opencontainers.image.licenses': 'MIT', 'org.opencontainers.image.title': image,
+        'org.opencontainers.image.source': expect.stringMatching(/^https:\/\/github\.com\//),
+      });
+      expect(engineRun(engine!, ['run', '--rm', `${image}:${VERSION}`, '--version']).trim()).toBe(VERSION);
+    }
+  });
+
+  it('run: healthy, a CSV sync fills the campaign, calls are mirrored, stopping exits 0', async () => {
+    const serverPort = await freePort();
+    const consoleToken = `console_${randomBytes(16).toString('hex')}`;
+    const serverData = volume('server-data');
+    const started = Date.now();
+    engineRun(engine!, ['run', '--detach', '--name', names.server, '--network', 'host', '--read-only',
+      '-e', `PORT=${serverPort}`, '-e', `CONSOLE_TOKEN=${consoleToken}`, '-v', `${serverData}:/var/lib/campaign-dialing-server`,
+      `campaign-dialing-server:${VERSION}`, '--host', '127.0.0.1', '--db', '/var/lib/campaign-dialing-server/server.db', '--speed', '60']);
+    const base = `http://127.0.0.1:${serverPort}`;
+    await waitFor(async () => (await fetch(`${base}/health`)).status === 200, 'the server container to answer /health', 60_000);
+    console.log(`image test: campaign-dialing-server answered /health ${Date.now() - started} ms after \`${engine!.name} run\``);
+    expect(healthcheck(names.server).status).toBe(0);
+    expect(existsSync(join(serverData, 'server.db'))).toBe(true);
+    const a = await dialerAccount(base, consoleToken);
+
+    const daemonPort = await freePort();
+    const data = join(dir, 'data');
+    mkdirSync(data);
+    writeFileSync(join(data, 'contacts.csv'), contactsCsv(CONTACTS));
+    const state = volume('daemon-state');
+    const config = join(dir, 'sync.json');
+    writeFileSync(config, JSON.stringify(csvSyncConfig({
+      redisUrl: REDIS_URL, prefix: redis.prefix, dialer: base, a, csv: '/data/contacts.csv', activities: '/var/lib/campaign-sync/activities.jsonl',
+      port: daemonPort, shutdownTimeout: `${SHUTDOWN_TIMEOUT_MS / 1000}s`,
+    })));
+    const daemonStarted = Date.now();
+    engineRun(engine!, ['run', '--detach', '--name', names.daemon, '--network', 'host', '--read-only',
+      '-e', `DIALER_API_TOKEN=${a.token}`, '-e', `HEALTH_PORT=${daemonPort}`,
+      '-v', `${config}:/etc/campaign-sync/sync.yaml:ro`, '-v', `${data}:/data:ro`, '-v', `${state}:/var/lib/campaign-sync`,
+      `campaign-sync:${VERSION}`]);
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${daemonPort}/health`)).status === 200, 'the daemon container to be healthy', 60_000)
+      .catch((err: Error) => { throw new Error(`${err.message}\n${engineTry(engine!, ['logs', names.daemon]).stdout}`); });
+    console.log(`image test: campaign-sync answered /health 200 ${Date.now() - daemonStarted} ms after \`${engine!.name} run\``);
+    expect(healthcheck(names.daemon).status).toBe(0);
+
+    const sync = engineTry(engine!, ['exec', names.daemon, '/opt/campaign-sync/node_modules/.bin/campaign-sync', 'sync', 'contacts', '--config', '/etc/campaign-sync/sync.yaml']);
+    expect(sync.status, `${sync.stdout}${sync.stderr}`).toBe(0);
+    expect(await numberCount(base, a)).toBe(CONTACTS);
+
+    const sink = join(state, 'activities.jsonl');
+    await waitFor(async () => existsSync(sink) && activities(readFileSync(sink, 'utf8')).length >= 5, 'five calls mirrored', 60_000);
+    const mirrored = activities(readFileSync(sink, 'utf8'));
+    expect(new Set(mirrored.map((x) => x.key)).size).toBe(mirrored.length);
+    expect(await callCount(base, a)).toBeGreaterThanOrEqual(mirrored.length);
+
+    const stats = engineTry(engine!, ['stats', '--no-stream', '--format', '{{.MemUsage}}', names.daemon]);
+    if (stats.status === 0) console.log(`image test: campaign-sync container memory after the sync: ${stats.stdout.trim()}`);
+
+    const stopping = Date.now();
+    engineRun(engine!, ['stop', '--time', '30', names.daemon]);
+    expect(Date.now() - stopping).toBeLessThan(SHUTDOWN_TIMEOUT_MS);
+    expect(exitCode(names.daemon), engineTry(engine!, ['logs', names.daemon]).stdout.slice(-2000)).toBe(0);
+    expect(engineTry(engine!, ['logs', names.daemon]).stdout).toMatch(/"msg":"stopping"/);
+    engineRun(engine!, ['stop', '--time', '30', names.server]);
+    expect(exitCode(names.server)).toBe(0);
+  }, 300_000);
+});
