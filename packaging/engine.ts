@@ -53,5 +53,8 @@ export function imageExists(engine: Engine, image: string): boolean {
 /** The images' names and the base they are built on, for one version. */
 export const IMAGES = ['campaign-sync', 'campaign-dialing-server'] as const;
 export type ImageName = (typeof IMAGES)[number];
-/** The official image's full name: a locally made base is tagged so, and FROM finds it without a registry. */
+/** The official images' full names: one made here is tagged so, and FROM (or compose) finds it without a registry. */
 export const DEFAULT_BASE = 'docker.io/library/node:24-bookworm-slim';
+export const DEBIAN_BASE = 'docker.io/library/debian:bookworm-slim';
+/** The Redis deploy/compose.yaml runs: 7.0 is Debian bookworm's, which a stand-in made here carries. */
+export const REDIS_IMAGE = 'docker.io/library/redis:7.0-bookworm';

