@@ -90,6 +90,8 @@ function haveOrPull(engine: Engine, image: string): boolean {
   return false;
 }
 
+const imageId = (engine: Engine, image: string) => engineRun(engine, ['image', 'inspect', '--format', '{{.Id}}', image]).trim();
+
 export function imageSize(engine: Engine, image: string): number {
   return Number(engineRun(engine, ['image', 'inspect', '--format', '{{.Size}}', image]).trim());
 }
@@ -140,11 +142,15 @@ function main(): void {
   if (!existsSync(hostCa)) writeFileSync(hostCa, '');
   for (const name of IMAGES) {
     const started = Date.now();
+    const previous = imageExists(engine, `${name}:${version}`) ? imageId(engine, `${name}:${version}`) : null;
     // podman writes OCI images unless told; HEALTHCHECK exists only in docker's format.
     engineRun(engine, ['build', ...(engine.name === 'podman' ? ['--format', 'docker'] : []), '--secret', `id=host-ca,src=${hostCa}`,
       '-f', join(ROOT, 'packaging', `${name}.Containerfile`), '--build-arg', `BASE=${base}`, '--build-arg', `VERSION=${version}`,
       '-t', `${name}:${version}`, '-t', `${name}:latest`, release], { inherit: true });
     console.log(`image: ${name}:${version} built in ${seconds(started)}`);
+    // The image this build replaced, now without a name: removed, so that rebuilds (one per test run) do not pile up.
+    // The build stages' layers stay: they are the cache of the next build.
+    if (previous && previous !== imageId(engine, `${name}:${version}`)) engineTry(engine, ['rmi', previous]);
   }
   rmSync(work, { recursive: true, force: true });
   console.log(`images ${version} (${engine.name}, on ${base}):`);
