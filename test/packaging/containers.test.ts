@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engineRun, engineTry, findEngine } from '../../packaging/engine.ts';
 import { freePort, REDIS_URL, testPrefix, waitFor } from '../support/daemon.ts';
-import { activities, callCount, contactsCsv, csvSyncConfig, dialerAccount, numberCount, releaseTarballs, ROOT, VERSION } from '../support/shipped.ts';
+import { activities, answers200, callCount, contactsCsv, csvSyncConfig, dialerAccount, numberCount, releaseTarballs, ROOT, VERSION } from '../support/shipped.ts';
 
 const engine = findEngine();
 
@@ -81,7 +81,7 @@ describe.skipIf(!engine)('the container images', () => {
       '-e', `PORT=${serverPort}`, '-e', `CONSOLE_TOKEN=${consoleToken}`, '-v', `${serverData}:/var/lib/campaign-dialing-server`,
       `campaign-dialing-server:${VERSION}`, '--host', '127.0.0.1', '--db', '/var/lib/campaign-dialing-server/server.db', '--speed', '60']);
     const base = `http://127.0.0.1:${serverPort}`;
-    await waitFor(async () => (await fetch(`${base}/health`)).status === 200, 'the server container to answer /health', 60_000);
+    await waitFor(() => answers200(`${base}/health`), 'the server container to answer /health', 60_000);
     console.log(`image test: campaign-dialing-server answered /health ${Date.now() - started} ms after \`${engine!.name} run\``);
     expect(healthcheck(names.server).status).toBe(0);
     expect(existsSync(join(serverData, 'server.db'))).toBe(true);
@@ -102,7 +102,7 @@ describe.skipIf(!engine)('the container images', () => {
       '-e', `DIALER_API_TOKEN=${a.token}`, '-e', `HEALTH_PORT=${daemonPort}`,
       '-v', `${config}:/etc/campaign-sync/sync.yaml:ro`, '-v', `${data}:/data:ro`, '-v', `${state}:/var/lib/campaign-sync`,
       `campaign-sync:${VERSION}`]);
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${daemonPort}/health`)).status === 200, 'the daemon container to be healthy', 60_000)
+    await waitFor(() => answers200(`http://127.0.0.1:${daemonPort}/health`), 'the daemon container to be healthy', 60_000)
       .catch((err: Error) => { throw new Error(`${err.message}\n${engineTry(engine!, ['logs', names.daemon]).stdout}`); });
     console.log(`image test: campaign-sync answered /health 200 ${Date.now() - daemonStarted} ms after \`${engine!.name} run\``);
     expect(healthcheck(names.daemon).status).toBe(0);
@@ -172,7 +172,7 @@ describe.skipIf(!engine?.compose)('deploy/compose.yaml', () => {
     compose(['up', '-d']);
 
     const daemon = `http://127.0.0.1:${e.DAEMON_PORT}`;
-    await waitFor(async () => (await fetch(`${daemon}/health`)).status === 200, 'the daemon to be healthy (Redis and the dialer reached)', 90_000)
+    await waitFor(() => answers200(`${daemon}/health`), 'the daemon to be healthy (Redis and the dialer reached)', 90_000)
       .catch((err: Error) => { throw new Error(`${err.message}\n${engineTry(engine!, ['logs', container('daemon')]).stdout.slice(-3000)}`); });
 
     const server = `http://127.0.0.1:${e.SERVER_PORT}`;

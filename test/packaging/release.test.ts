@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_URL, testPrefix, waitFor } from '../support/daemon.ts';
-import { activities, callCount, contactsCsv, csvSyncConfig, dialerAccount, numberCount, releaseTarballs, VERSION, type DialerAccount } from '../support/shipped.ts';
+import { activities, answers200, callCount, contactsCsv, csvSyncConfig, dialerAccount, numberCount, releaseTarballs, VERSION, type DialerAccount } from '../support/shipped.ts';
 
 const CONTACTS = 40;
 const SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -64,14 +64,19 @@ describe('the installed packages', () => {
   });
 
   it('run: a CSV sync fills the campaign, calls are mirrored, SIGTERM exits 0 within shutdownTimeout', async () => {
+    // How long each step took, printed at the end: a slow run says where.
+    let last = Date.now();
+    const steps: string[] = [];
+    const step = (what: string) => { steps.push(`${what} ${Date.now() - last} ms`); last = Date.now(); };
     // The server with a file database (its checkpoint and page-reader threads start), on a clock at 60x.
     const server = start('campaign-dialing-server', ['--port', '0', '--db', join(dir, 'server.db'), '--speed', '60'], { CONSOLE_TOKEN });
     const base = (await server.line(/^Web console: (http:\/\/\S+)\/console /m))[1]!;
-    expect((await fetch(`${base}/health`)).status).toBe(200);
+    expect(await answers200(`${base}/health`)).toBe(true);
     // The /docs page (swagger-ui-dist from node_modules) and the console's files are served from the install.
-    expect((await fetch(`${base}/docs/swagger-ui-bundle.js`)).status).toBe(200);
-    expect((await fetch(`${base}/console/assets/console.js`)).status).toBe(200);
+    expect(await answers200(`${base}/docs/swagger-ui-bundle.js`)).toBe(true);
+    expect(await answers200(`${base}/console/assets/console.js`)).toBe(true);
     const a: DialerAccount = await dialerAccount(base, CONSOLE_TOKEN);
+    step('server up');
 
     // The server's CSV worker thread, through the console's upload, into a Static campaign of its own.
     const asConsole = { authorization: `Bearer ${CONSOLE_TOKEN}` };
@@ -81,6 +86,7 @@ describe('the installed packages', () => {
     const uploaded = await fetch(`${base}/console/accounts/${a.accountId}/campaigns/${list.id}/numbers/upload`, { method: 'POST', headers: asConsole, body: upload });
     expect(uploaded.status, await uploaded.clone().text()).toBe(201);
     expect(await uploaded.json()).toMatchObject({ createdCount: 2 });
+    step('upload');
 
     const csv = join(dir, 'contacts.csv');
     writeFileSync(csv, contactsCsv(CONTACTS));
@@ -91,28 +97,34 @@ describe('the installed packages', () => {
 
     const daemon = start('campaign-sync', ['start', '--config', config], env);
     const address = JSON.parse((await daemon.line(/^.*"msg":"daemon listening".*$/m))[0]) as { address: string };
-    await waitFor(async () => (await fetch(`${address.address}/health`)).status === 200, 'the daemon to be healthy');
+    await waitFor(() => answers200(`${address.address}/health`), 'the daemon to be healthy');
+    step('daemon healthy');
 
     // The one-shot command from the same install: runs the sync and waits until its numbers are pushed.
     const sync = start('campaign-sync', ['sync', 'contacts', '--config', config], env);
     const [code] = await sync.exited;
     expect(code, sync.output()).toBe(0);
     expect(await numberCount(base, a)).toBe(CONTACTS);
+    step('sync');
 
     // Calls on the simulated dialer, mirrored by the daemon's file sink: each call-detail record once.
     await waitFor(async () => existsSync(sink) && activities(readFileSync(sink, 'utf8')).length >= 5, 'five calls mirrored', 60_000);
     const mirrored = activities(readFileSync(sink, 'utf8'));
     expect(new Set(mirrored.map((x) => x.key)).size).toBe(mirrored.length);
     expect(await callCount(base, a)).toBeGreaterThanOrEqual(mirrored.length);
+    step('calls mirrored');
 
     const stopping = Date.now();
     daemon.child.kill('SIGTERM');
     const [daemonCode, daemonSignal] = await daemon.exited;
     expect({ code: daemonCode, signal: daemonSignal }, daemon.output().slice(-2000)).toEqual({ code: 0, signal: null });
     expect(Date.now() - stopping).toBeLessThan(SHUTDOWN_TIMEOUT_MS);
+    step('daemon stopped');
 
     server.child.kill('SIGTERM');
     const [serverCode] = await server.exited;
     expect(serverCode, server.output()).toBe(0);
+    step('server stopped');
+    console.log(`release test: ${steps.join(', ')}`);
   }, 180_000);
 });

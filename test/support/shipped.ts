@@ -50,6 +50,13 @@ export function contactsCsv(count: number, first = 0): string {
   return `id,phone,first\n${rows.join('\n')}\n`;
 }
 
+/** Whether GET url answers 200 (the body read to its end: one left unread keeps a connection busy, and a server's close waits for it). */
+export async function answers200(url: string): Promise<boolean> {
+  const res = await fetch(url);
+  await res.arrayBuffer();
+  return res.status === 200;
+}
+
 /** How many live numbers the campaign holds (X-Total-Count). */
 export async function numberCount(base: string, a: DialerAccount): Promise<number> {
   const res = await fetch(`${base}/v1/accounts/${a.accountId}/campaigns/${a.campaignId}/numbers?range=[0,0]`, { headers: { authorization: `Bearer ${a.token}` } });
