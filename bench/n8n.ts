@@ -5,7 +5,7 @@
 // the 429s it was answered, and the heap each item of the output holds. Then where a Return All's time goes, node and
 // plain client side by side: server, transfer, JSON parsing, credentials, the node's code, n8n's engine, GC pauses.
 //
-// Runs the built package (./dev build first; this command builds it when dist/ is missing) through
+// Runs the built package (./dev build first; this command builds it when n8n/dist/ is missing) through
 // test/support/n8n.ts (n8n-core's WorkflowExecute and PollTriggerExecutor), with the server in this process on a
 // manual clock and SQLite in memory. Each measurement gets an API key of its own, so each starts with a full bucket,
 // as a workflow run with a key nobody else uses. Results go to bench/results/n8n.json.
@@ -40,7 +40,7 @@ const sizes = opts.sizes.split(',').map((v) => Number(v.trim()));
 if (!sizes.every((n) => Number.isInteger(n) && n >= 1 && n <= MAX_PAGE_SIZE)) throw new Error(`--sizes must be page sizes from 1 to ${MAX_PAGE_SIZE}; got ${opts.sizes}`);
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-if (!existsSync(`${ROOT}dist/nodes/CampaignDialing/CampaignDialing.node.js`)) execFileSync('./dev', ['build'], { cwd: ROOT, stdio: 'inherit' });
+if (!existsSync(`${ROOT}n8n/dist/n8n/nodes/CampaignDialing/CampaignDialing.node.js`)) execFileSync('./dev', ['build'], { cwd: ROOT, stdio: 'inherit' });
 
 // A full collection before and after a run tells the heap its output holds.
 setFlagsFromString('--expose-gc');
@@ -66,7 +66,7 @@ const server = await startServer(store, { clock, clockMode: 'manual', seed: opts
   });
 });
 const account = await openAccount(server, 'Bench n8n', 'UTC');
-const pkg = await loadPackage(ROOT);
+const pkg = await loadPackage(`${ROOT}n8n`);
 let keys = 0;
 /** A fresh API key of the account: a full bucket of the rate limit. */
 async function freshToken(): Promise<string> {

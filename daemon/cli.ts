@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // `./dev daemon start|sync|status|check --config FILE`, `init --source TYPE`: the sync daemon's command line.
 // Each command imports what it needs when it runs (`trace` reads a file and loads no queue, Redis or HTTP code), and
 // the daemon's modules load after tracing has started, as the OpenTelemetry SDK wants.
@@ -17,7 +18,7 @@ commands:
   backfill SYNC_ID      mirror every call-detail record since a time again, adding only what the CRM lacks  --since ISO-TIME
   trace PHONE           a phone number's traces as timelines, from a trace receiver's file (no --config)  [--file traces.jsonl]
 
-./dev daemon <command> --help shows the command's options.`,
+./dev daemon <command> --help shows the command's options; --version prints the version.`,
   start: `usage: ./dev daemon start --config FILE
   Runs until SIGTERM/SIGINT; then finishes running jobs within shutdownTimeout. Several processes may run on one
   Redis with the same configuration: they share the queues.
@@ -58,6 +59,11 @@ function fail(message: string, code = 2): never {
 }
 
 const argv = process.argv.slice(2);
+if (argv[0] === '--version') {
+  // The repository's version (one for every part) in a checkout, the installed package's in an install.
+  console.log((await import('./version.ts')).VERSION);
+  process.exit(0);
+}
 const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : 'help';
 let values: { config?: string; full?: boolean; compare?: boolean; 'dry-run'?: boolean; json?: boolean; help?: boolean; since?: string; file?: string; country?: string; source?: string; out?: string };
 let positionals: string[];

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // `npm run server -- --port <n> --db <file|:memory:> [--seed demo] [--rate-limit 10/s,burst=50]`: starts the reference server.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { startTelemetry, stopTelemetry } from './telemetry.ts';
 
 const USAGE = 'usage: npm run server -- [--port 4000] [--host 127.0.0.1] [--db :memory:|FILE] [--seed demo] [--seed N]\n' +
   '  [--clock realtime|manual] [--speed 1] [--start 2026-01-05T09:00:00Z] [--outcomes FILE.json] [--rate-limit 10/s,burst=50|off] [--log]\n' +
-  '  [--trust-proxy ADDRESS[,ADDRESS|CIDR…]] [--tls-cert FILE.pem --tls-key FILE.pem]';
+  '  [--trust-proxy ADDRESS[,ADDRESS|CIDR…]] [--tls-cert FILE.pem --tls-key FILE.pem] [--version]';
 
 /** Where a manual clock starts unless told: fixed, so that one seed and one set of requests repeat exactly. */
 const MANUAL_START = '2026-01-05T09:00:00Z';
@@ -43,12 +44,15 @@ try {
       'tls-key': { type: 'string' },
       log: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
+      version: { type: 'boolean', default: false },
     },
   }).values;
 } catch (err) {
   fail((err as Error).message);
 }
 if (args.help) { console.log(USAGE); process.exit(0); }
+// The package.json above this folder: the repository's (the one version of every part) or the installed package's.
+if (args.version) { console.log((JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version); process.exit(0); }
 const port = Number(args.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be 0-65535; got ${args.port}`);
 const seeds = args.seed;
@@ -108,6 +112,8 @@ const app = await buildServer({ store, consoleToken, rateLimit, log: args.log ? 
   seed: randomSeed, webhookSigningKey: process.env.WEBHOOK_SIGNING_KEY || undefined, outcomes, trustProxy, tls });
 const driver = args.clock === 'realtime' ? new RealTimeDriver(clock, speed) : null;
 driver?.start();
+// For container health checks and load balancers: public (no key, no rate-limit token), like /docs.
+app.get('/health', { config: { public: true } }, async () => ({ status: 'ok' }));
 const address = await app.listen({ port, host: args.host });
 const base = address.replace('[::1]', 'localhost');
 

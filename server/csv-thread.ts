@@ -3,6 +3,9 @@
 import { Worker } from 'node:worker_threads';
 import type { CsvBatch, CsvFromMain, CsvSettings, CsvToMain } from './csv-protocol.ts';
 
+/** A worker's file has this module's extension: .ts run from the repository, .js compiled into the package. */
+const SOURCE = import.meta.url.slice(import.meta.url.lastIndexOf('.'));
+
 /** File chunks sent and not yet parsed, and parsed batches not yet taken, before reading the file waits. */
 const CHUNKS_AHEAD = 4;
 const BATCHES_AHEAD = 2;
@@ -17,7 +20,7 @@ export class CsvThread {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL('./csv-worker.ts', import.meta.url));
+    const worker = new Worker(new URL(`./csv-worker${SOURCE}`, import.meta.url));
     worker.unref();
     worker.on('message', (m: CsvToMain) => this.sessions.get(m.id)?.(m));
     // A crashed thread fails the uploads it held (each answers 500; what they inserted stays); the next upload starts a new one.

@@ -7,6 +7,9 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { checkPhoneNumber, checkQuickly, type PhoneCheck } from './phone-numbers.ts';
 
+/** A worker's file has this module's extension: .ts run from the repository, .js compiled into the package. */
+const SOURCE = import.meta.url.slice(import.meta.url.lastIndexOf('.'));
+
 /** Fewer numbers than this left for libphonenumber-js (under ~0.5 ms of work) are checked inline, without a worker's round trip. */
 const INLINE_BELOW = 16;
 
@@ -24,7 +27,7 @@ export class PhoneValidator {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(new URL('./phone-worker.ts', import.meta.url));
+    const worker = new Worker(new URL(`./phone-worker${SOURCE}`, import.meta.url));
     worker.unref();
     const slot: Slot = { worker, inFlight: 0 };
     worker.on('message', (msg: { id: number; checks: PhoneCheck[] }) => {

@@ -5,6 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type { CheckpointerData, CheckpointerRequest, WalReport } from './checkpoint-worker.ts';
 
+/** A worker's file has this module's extension: .ts run from the repository, .js compiled into the package. */
+const SOURCE = import.meta.url.slice(import.meta.url.lastIndexOf('.'));
+
 const SCHEMA_VERSION = 1;
 
 /** How a file database's write-ahead log is kept; the defaults are the server's, tests shrink them. */
@@ -175,7 +178,7 @@ export class Database extends Connection {
         path, intervalMs: checkpointMs, idleTicks: Math.max(1, Math.ceil(idleMs / checkpointMs)), truncateBytes,
         writes: this.writes.buffer as SharedArrayBuffer,
       };
-      this.checkpointer = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), { workerData });
+      this.checkpointer = new Worker(new URL(`./checkpoint-worker${SOURCE}`, import.meta.url), { workerData });
       this.checkpointer.unref();
       // Without the checkpointer the log only grows until a restart: worth a warning, not a crash.
       this.checkpointer.on('error', (err) => process.emitWarning(`WAL checkpointer stopped: ${err.message}`));

@@ -9,6 +9,9 @@ import { Worker } from 'node:worker_threads';
 import type { Database } from './db.ts';
 import { NumberPages, type NumbersPage, type PageRequest } from './number-pages.ts';
 
+/** A worker's file has this module's extension: .ts run from the repository, .js compiled into the package. */
+const SOURCE = import.meta.url.slice(import.meta.url.lastIndexOf('.'));
+
 export interface PageWorkerData { path: string }
 export interface PageQuestion { id: number; request: PageRequest }
 export type PageAnswer = { id: number; page: NumbersPage } | { id: number; error: string };
@@ -28,7 +31,7 @@ export class PageReader {
   constructor(db: Database, path: string) {
     this.local = new NumberPages(db);
     if (path === ':memory:') return;
-    const worker = new Worker(new URL('./page-worker.ts', import.meta.url), { workerData: { path } satisfies PageWorkerData });
+    const worker = new Worker(new URL(`./page-worker${SOURCE}`, import.meta.url), { workerData: { path } satisfies PageWorkerData });
     worker.unref();
     worker.on('message', (answer: PageAnswer) => {
       const p = this.pending.get(answer.id);

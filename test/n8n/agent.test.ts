@@ -6,7 +6,8 @@ import { loadPackage, runAgent, runAsTool, type N8nPackage } from '../support/n8
 import { createAccount, createCampaign, createKey, startServer, type TestServer } from '../support/server.ts';
 import { startModelStandIn, type ModelStandIn } from './model-stand-in.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+/** The n8n package's folder (its package.json's n8n block names the built files in n8n/dist/). */
+const PACKAGE = new URL('../../n8n/', import.meta.url).pathname;
 
 let pkg: N8nPackage;
 let s: TestServer;
@@ -15,7 +16,7 @@ let admin: string;
 const models: ModelStandIn[] = [];
 
 beforeAll(async () => {
-  pkg = await loadPackage(ROOT);
+  pkg = await loadPackage(PACKAGE);
   s = await startServer({ seed: 26 });
   acc = (await createAccount(s, 'Agent')).id;
   admin = await createKey(s, acc, ['CampaignAdmin']);

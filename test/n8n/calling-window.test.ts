@@ -14,11 +14,12 @@ import { toE164 } from '../../daemon/phone.ts';
 import { loadPackage, runNode, type N8nPackage } from '../support/n8n.ts';
 import { phoneSamples } from '../support/phone-samples.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+/** The n8n package's folder (its package.json's n8n block names the built files in n8n/dist/). */
+const PACKAGE = new URL('../../n8n/', import.meta.url).pathname;
 let pkg: N8nPackage;
 
 beforeAll(async () => {
-  pkg = await loadPackage(ROOT);
+  pkg = await loadPackage(PACKAGE);
 });
 
 /** Every parameter read from the item, so one run answers for many numbers, fields, instants and options. */

@@ -8,7 +8,8 @@ import { loadPackage, nodeSubtitle, runAsTool, runNode, testCredential, type N8n
 import { startProxy, type Proxy } from '../support/proxy.ts';
 import { addNumbers, createAccount, createCampaign, createKey, phoneNumbers, q, setNumber, startServer, type TestServer } from '../support/server.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+/** The n8n package's folder (its package.json's n8n block names the built files in n8n/dist/). */
+const PACKAGE = new URL('../../n8n/', import.meta.url).pathname;
 const NODE = 'campaignDialing';
 
 let pkg: N8nPackage;
@@ -42,7 +43,7 @@ function run(parameters: Record<string, unknown>, options: { items?: INodeExecut
 }
 
 beforeAll(async () => {
-  pkg = await loadPackage(ROOT);
+  pkg = await loadPackage(PACKAGE);
   s = await startServer({ seed: 11, clockStart: '2026-01-05T09:00:00Z' });
   proxy = await startProxy(s.url);
   acc = (await createAccount(s, 'n8n', 'Europe/Berlin')).id;

@@ -1,5 +1,5 @@
-// The published package as n8n judges it: the tarball `npm pack` makes from the built dist/ (./dev test builds it
-// first), checked the way n8n checks a community package when it installs and loads one, when it verifies one
+// The published package as n8n judges it: the tarball `npm pack` makes in n8n/ from the built n8n/dist/ (./dev test
+// builds it first; `./dev release` packs the same folder), checked the way n8n checks a community package when it installs and loads one, when it verifies one
 // (the verification guidelines and @n8n/scan-community-package, whose ESLint analysis runs here on the extracted
 // tarball and on the sources), and with the package.json rules of n8n's community-node lint.
 import { execFileSync } from 'node:child_process';
@@ -12,6 +12,8 @@ import { checkNodesApiVersion } from 'n8n-workflow';
 import { loadPackage, type N8nPackage } from '../support/n8n.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The package's own folder in the repository (a workspace: n8n/package.json, n8n/nodes, n8n/credentials). */
+const PACKAGE = join(ROOT, 'n8n');
 
 interface PackageJson {
   name: string;
@@ -44,7 +46,7 @@ beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'n8n-package-'));
   // --ignore-scripts: nothing of ours runs at pack time anyway (and .npmrc says so too).
   const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], {
-    cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: PACKAGE, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
   });
   const [result] = JSON.parse(out) as Array<{ filename: string; files: Array<{ path: string }> }>;
   if (!result) throw new Error(`npm pack answered no package: ${out}`);
@@ -203,19 +205,22 @@ describe('@n8n/scan-community-package analysis', () => {
   // comments ignored (allowInlineConfig: false). Its provenance check cannot run before publishing.
   // It runs in a child process without NODE_ENV: under NODE_ENV=test (as vitest sets it) eslint-plugin-n8n-nodes-base
   // takes every file for "Test.node.ts" and reports file-name and trigger-naming errors that are not there.
-  function analyze(dir: string, patterns?: string[]): ScanResult {
+  // A checkout (`source`) is first narrowed, as the scanner does with the repository its provenance names, to the
+  // folder whose package.json has the package's name (findPackageRoot: n8n/ in this monorepo).
+  function analyze(dir: string, patterns?: string[], source = false): ScanResult & { dir?: string } {
     const script = `
-      const { analyzePackage, SOURCE_FILE_PATTERNS } = await import('@n8n/scan-community-package/scanner/scanner.mjs');
-      const [dir, patterns] = JSON.parse(process.argv[1]);
-      const { passed, message, details } = await analyzePackage(dir, patterns ?? SOURCE_FILE_PATTERNS);
-      process.stdout.write(JSON.stringify({ passed, message, details }));`;
+      const { analyzePackage, findPackageRoot, SOURCE_FILE_PATTERNS } = await import('@n8n/scan-community-package/scanner/scanner.mjs');
+      const [dir, patterns, name] = JSON.parse(process.argv[1]);
+      const root = name ? findPackageRoot(dir, name) : dir;
+      const { passed, message, details } = root ? await analyzePackage(root, patterns ?? SOURCE_FILE_PATTERNS) : { passed: false, message: 'no package.json named ' + name };
+      process.stdout.write(JSON.stringify({ passed, message, details, dir: root }));`;
     // TMPDIR: the scanner makes a temporary directory when loaded and leaves it; it goes with ours.
     const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: work };
     delete env.NODE_ENV;
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify([dir, patterns ?? null])], {
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify([dir, patterns ?? null, source ? manifest.name : null])], {
       cwd: ROOT, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
     });
-    return JSON.parse(out) as ScanResult;
+    return JSON.parse(out) as ScanResult & { dir?: string };
   }
 
   it('passes on the tarball (compiled JavaScript and the published package.json)', () => {
@@ -224,8 +229,9 @@ describe('@n8n/scan-community-package analysis', () => {
     expect(result.passed, `${result.message}\n${result.details ?? ''}`).toBe(true);
   });
 
-  it('passes on the sources it would fetch from the repository', () => {
-    const result = analyze(ROOT);
+  it('passes on the sources it would fetch from the repository (the n8n/ folder, found by the package\'s name)', () => {
+    const result = analyze(ROOT, undefined, true);
+    expect(result.dir).toBe(PACKAGE.replace(/\/$/, ''));
     expect(result.passed, `${result.message}\n${result.details ?? ''}`).toBe(true);
   });
 });

@@ -6,7 +6,8 @@ import type { CallDetail, Campaign, CampaignNumber } from '../../api/records.ts'
 import { listSearch, loadPackage, nodeSubtitle, pollTrigger, testCredential, type N8nPackage } from '../support/n8n.ts';
 import { addNumbers, createAccount, createCampaign, createKey, phoneNumbers, q, startServer, type TestServer } from '../support/server.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+/** The n8n package's folder (its package.json's n8n block names the built files in n8n/dist/). */
+const PACKAGE = new URL('../../n8n/', import.meta.url).pathname;
 const AROUND_THE_CLOCK = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] };
 /** Where n8n keeps the trigger's getWorkflowStaticData('node'): under its node's name. */
 const NODE_DATA = 'node:Campaign Dialing Trigger';
@@ -55,7 +56,7 @@ function poller(campaignId: string, event: string, options: { pollBudgetMs?: num
 }
 
 beforeAll(async () => {
-  pkg = await loadPackage(ROOT);
+  pkg = await loadPackage(PACKAGE);
   ({ s, acc, token } = await openSite('2026-01-05T09:00:00Z'));
 });
 afterAll(async () => { await s?.close(); });
