@@ -58,6 +58,13 @@ function fail(message: string, code = 2): never {
   process.exit(code);
 }
 
+// A Redis state of a newer version ends every command with its sentence (which names both versions), not a stack.
+process.on('uncaughtException', (err) => {
+  if (err.name === 'NewerStateError') fail(err.message, 1);
+  console.error(err);
+  process.exit(1);
+});
+
 const argv = process.argv.slice(2);
 if (argv[0] === '--version') {
   // The repository's version (one for every part) in a checkout, the installed package's in an install.

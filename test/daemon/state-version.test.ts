@@ -2,7 +2,9 @@
 // both versions (by Daemon.start and by the command line), an older one migrated by one process while the others wait.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -172,6 +174,20 @@ describe('a process started on a newer state', () => {
     // The record as it found it, and no state of its own (BullMQ's queue object may have written its meta).
     expect(await redis.hgetall(keys.stateVersion)).toEqual({ version: String(STATE_VERSION + 1), writtenBy: '7.0.0' });
     expect((await redis.keys(`${keys.prefix}:*`)).filter((k) => k !== keys.stateVersion && !k.endsWith(':{syncs}:meta'))).toEqual([]);
+  });
+
+  it('the one-shot commands (status, sync) exit 1 with the same sentence, not a stack', async () => {
+    const keys = fresh();
+    await redis.hset(keys.stateVersion, 'version', STATE_VERSION + 1, 'writtenBy', '7.0.0');
+    const file = join(dir, `one-shot-${keys.prefix}.json`);
+    writeFileSync(file, JSON.stringify(raw(keys.prefix)));
+    const cli = join(import.meta.dirname, '../../daemon/cli.ts');
+    for (const args of [['status'], ['sync', 'csv']]) {
+      const done = await promisify(execFile)(process.execPath, [cli, ...args, '--config', file], { encoding: 'utf8', timeout: 60_000 }).then(() => null, (e: unknown) => e as { code: number; stderr: string });
+      expect(done?.code, args.join(' ')).toBe(1);
+      expect(done!.stderr).toContain(`is state version ${STATE_VERSION + 1}, written by campaign-sync 7.0.0`);
+      expect(done!.stderr).not.toMatch(/^\s+at /m);
+    }
   });
 });
 
