@@ -53,6 +53,11 @@ commands:
   --country   the country of a number given without its country code (default US)`,
 };
 
+// Installed from the tarball the command is the package's bin, not the checkout's ./dev.
+if (import.meta.dirname.split(/[\\/]/).includes('node_modules')) {
+  for (const k of Object.keys(HELP)) HELP[k] = HELP[k]!.replaceAll('./dev daemon', 'campaign-sync');
+}
+
 function fail(message: string, code = 2): never {
   console.error(message);
   process.exit(code);

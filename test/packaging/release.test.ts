@@ -61,6 +61,10 @@ describe('the installed packages', () => {
     for (const tool of ['typescript', 'vitest', 'tsx', 'n8n-workflow']) expect(existsSync(join(dir, 'node_modules', tool)), tool).toBe(false);
     expect(execFileSync(join(dir, 'node_modules/.bin/campaign-sync'), ['--version'], { encoding: 'utf8' }).trim()).toBe(VERSION);
     expect(execFileSync(join(dir, 'node_modules/.bin/campaign-dialing-server'), ['--version'], { encoding: 'utf8' }).trim()).toBe(VERSION);
+    // Its help names the installed command, not the checkout's ./dev.
+    const help = execFileSync(join(dir, 'node_modules/.bin/campaign-sync'), ['help'], { encoding: 'utf8' });
+    expect(help).toContain('usage: campaign-sync <command>');
+    expect(help).not.toContain('./dev daemon');
   });
 
   it('run: a CSV sync fills the campaign, calls are mirrored, SIGTERM exits 0 within shutdownTimeout', async () => {
