@@ -16,7 +16,8 @@ import { startTelemetry, stopTelemetry } from './telemetry.ts';
 
 const USAGE = 'usage: npm run server -- [--port 4000] [--host 127.0.0.1] [--db :memory:|FILE] [--seed demo] [--seed N]\n' +
   '  [--clock realtime|manual] [--speed 1] [--start 2026-01-05T09:00:00Z] [--outcomes FILE.json] [--rate-limit 10/s,burst=50|off] [--log]\n' +
-  '  [--trust-proxy ADDRESS[,ADDRESS|CIDR…]] [--tls-cert FILE.pem --tls-key FILE.pem] [--version]';
+  '  [--trust-proxy ADDRESS[,ADDRESS|CIDR…]] [--tls-cert FILE.pem --tls-key FILE.pem] [--version]\n' +
+  '  (PORT, HOST, DB and TRUST_PROXY in the environment set the defaults of --port, --host, --db and --trust-proxy)';
 
 /** Where a manual clock starts unless told: fixed, so that one seed and one set of requests repeat exactly. */
 const MANUAL_START = '2026-01-05T09:00:00Z';
@@ -31,8 +32,9 @@ try {
   args = parseArgs({
     options: {
       port: { type: 'string', default: process.env.PORT ?? '4000' },
-      host: { type: 'string', default: '127.0.0.1' },
-      db: { type: 'string', default: ':memory:' },
+      // From the environment too, as PORT: an image sets them, so that flags given to `podman run` add to them.
+      host: { type: 'string', default: process.env.HOST ?? '127.0.0.1' },
+      db: { type: 'string', default: process.env.DB ?? ':memory:' },
       seed: { type: 'string', multiple: true, default: [] },
       clock: { type: 'string', default: 'realtime' },
       speed: { type: 'string', default: '1' },
