@@ -155,6 +155,12 @@ const sync = z.strictObject({
   schedule: schedule.default({ every: 900_000 }),
   /** What happens to a number whose contact left the selection or was deleted in the CRM. */
   onLeave: z.enum(['delete', 'keep']).default('delete'),
+  /**
+   * The sync owns its campaign alone: numbers no sync of the daemon added (in the campaign before its first run, or
+   * added by another key, the console, an upload or n8n) are taken as its own, replaced and deleted like those it
+   * added. Off by default: they are the operator's, kept as they are (still held to the calling window).
+   */
+  ownsCampaign: z.boolean().default(false),
   /** Call-detail records of the campaign, mirrored back as call activities. */
   mirror: mirror.optional(),
   /** This sync's calling-window rules, or `{ off: "<reason>" }` (default: the daemon's `compliance`, else the rules on). */
@@ -268,6 +274,15 @@ export const configSchema = z.strictObject({
   /** OpenTelemetry traces (off unless an endpoint is set here or in OTEL_EXPORTER_OTLP_ENDPOINT); see telemetry.ts. */
   telemetry: telemetrySchema.optional(),
 }).superRefine((c, ctx) => {
+  // ownsCampaign takes the numbers no sync added: with two syncs feeding the campaign, one would take the other's.
+  const campaignsOf = (s: (typeof c.syncs)[number]) => (s.routes ? s.routes.map((r) => r.campaignId) : [s.campaignId!])
+    .map((id) => ({ id, key: `${s.dialer?.baseUrl ?? c.dialer.baseUrl}\n${s.dialer?.accountId ?? c.dialer.accountId}\n${id}` }));
+  const feeding = new Map<string, number>();
+  for (const s of c.syncs) for (const { key } of campaignsOf(s)) feeding.set(key, (feeding.get(key) ?? 0) + 1);
+  c.syncs.forEach((s, i) => {
+    const shared = s.ownsCampaign ? campaignsOf(s).find(({ key }) => feeding.get(key)! > 1) : undefined;
+    if (shared) ctx.addIssue({ code: 'custom', path: ['syncs', i, 'ownsCampaign'], input: true, message: `campaign "${shared.id}" is fed by another sync too: a sync owns a campaign only alone (leave ownsCampaign out, and the numbers no sync added are kept)` });
+  });
   // Routes follow the callees' zones: with the rules off there is nothing to place a number by.
   c.syncs.forEach((s, i) => {
     const rules = rulesInForce(s.compliance, c.compliance);

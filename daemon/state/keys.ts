@@ -154,6 +154,13 @@ export class SyncKeys {
    * the push batch span that added the number (a call's mirror write links to it).
    */
   get have() { return `${this.campaign}:have`; }
+  /**
+   * hash: phone number -> how the campaign came to hold it without any sync of the daemon adding it (`found`: a
+   * reconcile found it in the campaign; `replaced`: its record was deleted and added again outside the daemon;
+   * `duplicate`: the dialer already held it when a sync sent it). Its held record carries `f`; the plan leaves such a
+   * number alone unless the sync owns the campaign (ownsCampaign). Counted by `status`, /ops and the dry run.
+   */
+  get others() { return `${this.campaign}:others`; }
   /** hash: phone number -> the open batch acting on it. */
   get claims() { return `${this.campaign}:claims`; }
   /** hash: batch id -> batch JSON, from plan until its answer is recorded. */

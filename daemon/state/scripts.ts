@@ -33,8 +33,8 @@ declare module 'ioredis' {
     cdsPlan(...keysAndArgs: Arg[]): Result<[string[], number, number, string[]], Context>;
     cdsDryPlan(have: string, ...args: Arg[]): Result<string[], Context>;
     cdsRecord(...keysAndArgs: Arg[]): Result<[number, number, number, number], Context>;
-    cdsReconcile(have: string, dirty: string, ...args: Arg[]): Result<[number, number], Context>;
-    cdsForget(have: string, claims: string, dirty: string, ...args: Arg[]): Result<number, Context>;
+    cdsReconcile(...keysAndArgs: Arg[]): Result<[number, number, number], Context>;
+    cdsForget(...keysAndArgs: Arg[]): Result<number, Context>;
     cdsGateTake(gate: string, intervalMs: number, burst: number): Result<[number, number], Context>;
     cdsGateHold(gate: string, ms: number): Result<number, Context>;
     cdsLease(lease: string, token: string, ms: number): Result<[string, number], Context>;

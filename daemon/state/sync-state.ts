@@ -25,6 +25,11 @@ export interface HeldNumber {
   refusedHash: string | null;
   /** The W3C traceparent of the push that added it (only while tracing). */
   traceparent: string | null;
+  /**
+   * No sync of the daemon added it (the campaign held it before, or another key, the console, an upload or n8n added
+   * it): the sync leaves it as it is unless it owns the campaign (ownsCampaign).
+   */
+  foreign: boolean;
 }
 
 /** A number the dialer refused. */
@@ -78,13 +83,22 @@ export interface BatchOutcome {
  */
 export interface StoredContact { id: string; phones: string[]; varValues: string[]; hash: string; doNotCall?: boolean }
 
-/** A dry run's finding for one phone number. */
-export interface DryAction { phone: string; action: 'add' | 'replace' | 'delete'; heldContact: string | null }
+/**
+ * A dry run's finding for one phone number: a change, or `others`: the campaign holds it, no sync of the daemon added
+ * it, and the sync leaves it as it is.
+ */
+export interface DryAction { phone: string; action: 'add' | 'replace' | 'delete' | 'others'; heldContact: string | null }
+
+/**
+ * What the campaign holds for a phone number as a start will know it once it has read the campaign (dryPlan): the
+ * record in Redis (undefined), none (null: the campaign no longer holds it), or one the daemon has no record of.
+ */
+export type KnownHeld = undefined | null | { numberId: string; hash: string; foreign: boolean };
 
 export function decodeHeld(raw: string): HeldNumber {
-  const h = JSON.parse(raw) as { i: string; h: string; c: string | false | null; s: string; t: number; k?: string; x?: string; p?: string };
+  const h = JSON.parse(raw) as { i: string; h: string; c: string | false | null; s: string; t: number; k?: string; x?: string; p?: string; f?: 1 };
   return { numberId: h.i, hash: h.h, contactId: typeof h.c === 'string' ? h.c : null, syncId: h.s, recordedAt: h.t, keptBecause: h.k ?? null,
-    refusedHash: h.x ?? null, traceparent: h.p ?? null };
+    refusedHash: h.x ?? null, traceparent: h.p ?? null, foreign: h.f === 1 };
 }
 
 export function decodeParked(raw: string): ParkedNumber {
@@ -143,58 +157,81 @@ export class SyncState {
    * `whole`: adds short of a full batch are not written but left dirty and returned as `held`. `traceparent`: the
    * planning span, kept with each batch (tracing on only).
    */
-  async plan(phones: string[], onLeave: 'delete' | 'keep', maxBatch: number, runId: string, whole = false, traceparent?: string): Promise<{ batchIds: string[]; skipped: number; planned: number; held: string[] }> {
+  async plan(phones: string[], onLeave: 'delete' | 'keep', maxBatch: number, runId: string, whole = false, traceparent?: string, owns = false): Promise<{ batchIds: string[]; skipped: number; planned: number; held: string[] }> {
     if (!phones.length) return { batchIds: [], skipped: 0, planned: 0, held: [] };
     const k = this.keys;
     const [batchIds, skipped, planned, held] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter, k.doNotCall, k.window.takenOut,
-      this.syncId, onLeave, maxBatch, Date.now(), runId, whole ? 1 : 0, traceparent ?? '', ...phones);
+      this.syncId, onLeave, maxBatch, Date.now(), runId, whole ? 1 : 0, traceparent ?? '', owns ? 1 : 0, ...phones);
     return { batchIds, skipped, planned, held };
   }
 
   /**
    * What plan would do, writing nothing, for a desired state given in full (phone number -> the contact wanting it and
    * its variables' hash, or `blocked` when a contact holding it is marked Do Not Call): numbers wanted, and numbers
-   * held but not wanted, go through the plan's own decision.
+   * held but not wanted, go through the plan's own decision. `known`: what the campaign holds, as the start will know
+   * it after reading the campaign (see KnownHeld); numbers in it but not wanted are decided too.
    */
-  async dryPlan(wanted: Map<string, { contactId: string; hash: string; blocked?: boolean }>, onLeave: 'delete' | 'keep'): Promise<DryAction[]> {
+  async dryPlan(wanted: Map<string, { contactId: string; hash: string; blocked?: boolean }>, onLeave: 'delete' | 'keep', owns = false, known = new Map<string, KnownHeld>()): Promise<DryAction[]> {
     const out: DryAction[] = [];
-    const ask = async (triples: string[]) => {
-      if (!triples.length) return;
-      const flat = await this.redis.cdsDryPlan(this.keys.have, this.syncId, onLeave, ...triples);
+    const ask = async (args: string[]) => {
+      if (!args.length) return;
+      const flat = await this.redis.cdsDryPlan(this.keys.have, this.syncId, onLeave, owns ? 1 : 0, ...args);
       for (let i = 0; i < flat.length; i += 3) out.push({ phone: flat[i]!, action: flat[i + 1] as DryAction['action'], heldContact: flat[i + 2] || null });
     };
+    const asKnown = (phone: string): string => {
+      const k = known.get(phone);
+      if (k === undefined) return '';
+      if (k === null) return '-';
+      return JSON.stringify({ i: k.numberId, h: k.hash, c: false, s: this.syncId, t: 0, ...(k.foreign ? { f: 1 } : {}) });
+    };
     let chunk: string[] = [];
-    for (const [phone, w] of wanted) {
-      chunk.push(phone, w.blocked ? '' : w.contactId, w.blocked ? '' : w.hash, w.blocked ? '1' : '0');
-      if (chunk.length >= 4000) { await ask(chunk); chunk = []; }
-    }
-    await ask(chunk);
+    const add = async (...args: string[]) => {
+      chunk.push(...args);
+      if (chunk.length >= 5000) { await ask(chunk); chunk = []; }
+    };
+    for (const [phone, w] of wanted) await add(phone, w.blocked ? '' : w.contactId, w.blocked ? '' : w.hash, w.blocked ? '1' : '0', asKnown(phone));
     for await (const page of this.scanHeld()) {
-      const gone = page.filter(([phone]) => !wanted.has(phone)).flatMap(([phone]) => [phone, '', '', '0']);
-      await ask(gone);
+      for (const [phone] of page) if (!wanted.has(phone)) await add(phone, '', '', '0', asKnown(phone));
     }
+    for (const [phone, k] of known) if (k && !wanted.has(phone)) await add(phone, '', '', '0', asKnown(phone));
+    await ask(chunk);
     return out;
   }
 
   /** `traceparent`: the span that sent the batch, kept with each number added or parked (tracing on only). */
   async record(batchId: string, outcome: BatchOutcome, traceparent?: string): Promise<{ pushed: number; deleted: number; rejected: number; kept: number }> {
     const k = this.keys;
-    const [pushed, deleted, rejected, kept] = await this.redis.cdsRecord(k.have, k.claims, k.batches, k.inflight, k.parked, k.dirty,
+    const [pushed, deleted, rejected, kept] = await this.redis.cdsRecord(k.have, k.claims, k.batches, k.inflight, k.parked, k.dirty, k.others,
       batchId, Date.now(), JSON.stringify(outcome), traceparent ?? '');
     return { pushed, deleted, rejected, kept };
   }
 
-  /** Adopts or updates numbers a scan of the campaign (started at `startedAt`) found: [e164, number id, hash]. */
-  async reconcile(startedAt: number, numbers: [string, string, string][]): Promise<{ adopted: number; updated: number }> {
-    if (!numbers.length) return { adopted: 0, updated: 0 };
-    const [adopted, updated] = await this.redis.cdsReconcile(this.keys.have, this.keys.dirty, this.syncId, startedAt, ...numbers.flat());
-    return { adopted, updated };
+  /**
+   * Records the numbers a scan of the campaign (started at `startedAt`) found: [e164, number id, hash]. One the daemon
+   * had no record of is the sync's (`adopted`) only when an open add batch of the sync claims it (its answer was lost);
+   * any other is `found`: not added by the daemon, left alone by the plan (see reconcile-5.lua).
+   */
+  async reconcile(startedAt: number, numbers: [string, string, string][]): Promise<{ adopted: number; updated: number; found: number }> {
+    if (!numbers.length) return { adopted: 0, updated: 0, found: 0 };
+    const k = this.keys;
+    const [adopted, updated, found] = await this.redis.cdsReconcile(k.have, k.dirty, k.claims, k.batches, k.others, this.syncId, startedAt, ...numbers.flat());
+    return { adopted, updated, found };
+  }
+
+  /** Whether an open add batch of this sync claims each phone number (its push may have added it: it is the sync's). */
+  async pushedBySync(phones: string[]): Promise<boolean[]> {
+    if (!phones.length) return [];
+    const ids = await this.redis.hmget(this.keys.claims, ...phones);
+    const open = [...new Set(ids.filter((id): id is string => id !== null))];
+    const batches = new Map<string, Batch | null>();
+    for (const id of open) batches.set(id, await this.batch(id));
+    return ids.map((id) => { const b = id ? batches.get(id) : null; return !!b && b.kind === 'add' && b.syncId === this.syncId; });
   }
 
   /** Forgets numbers of this sync a scan started at `startedAt` did not find (they go back to dirty). */
   async forget(startedAt: number, phones: string[]): Promise<number> {
     if (!phones.length) return 0;
-    return this.redis.cdsForget(this.keys.have, this.keys.claims, this.keys.dirty, this.syncId, startedAt, ...phones);
+    return this.redis.cdsForget(this.keys.have, this.keys.claims, this.keys.dirty, this.keys.others, this.syncId, startedAt, ...phones);
   }
 
   /**

@@ -1,63 +1,97 @@
-// `sync --dry-run`: reads the whole selection and prints what a sync would change in the campaign, writing nothing;
-// the decision is the real plan's own (the state's dryPlan script shares it), so the two cannot disagree. A routed
-// sync's selection is read once and each number routed as a run routes it (numbers in no route enter none).
+// `sync --dry-run`: the plan the start will carry out, writing nothing. It reads the whole selection and what the
+// campaign holds, as a start does (a first start reads the campaign before its plan), places every number as a run
+// places it (the calling window, the routes), and decides each through the real plan's own decision (the state's
+// dryPlan script shares it): add, replace, delete, keep (in the campaign, not this sync's), held out by a Do Not Call
+// mark or a per-number cap, and the record errors the run would report.
 import { rulesStatus } from '../compliance/in-force.ts';
-import { mapContact, redactPhone } from './contacts.ts';
-import { campaignsOf, routeIndex, type SyncRuntime } from './run.ts';
+import { redactPhone, type RecordError } from './contacts.ts';
+import { campaignsOf, heldHash, mapPage, placeContact, reconcileDue, routeContact, type SyncRuntime } from './run.ts';
+import type { KnownHeld } from '../state/sync-state.ts';
 
 type Wanted = Map<string, { contactId: string; hash: string; blocked?: boolean }>;
 
-/** One campaign's side of a dry run: what it holds now, and what the read wants it to hold. */
+/** One campaign's side of a dry run: what it holds now, as the start will know it, and what the read wants it to hold. */
 interface CampaignPlan {
   rt: SyncRuntime;
   heldBy: Map<string, string | null>;
   heldOf: Map<string, [string, string][]>;
+  /** What the campaign holds, where the start will know it otherwise than Redis does now (see KnownHeld). */
+  known: Map<string, KnownHeld>;
+  /** Phone numbers the campaign holds. */
+  inCampaign: number;
   wanted: Wanted;
 }
 
-async function campaignPlan(rt: SyncRuntime): Promise<CampaignPlan> {
+export interface DryRunCounts {
+  add: number; replace: number; remove: number; invalid: number;
+  /** Numbers the campaign holds that no sync of the daemon added, kept as they are (ownsCampaign off). */
+  others: number;
+  /** Wanted numbers kept out of the campaign because a contact holding them is marked Do Not Call. */
+  doNotCall: number;
+}
+
+async function campaignPlan(rt: SyncRuntime, reader: SyncRuntime): Promise<CampaignPlan> {
   // Who holds each number now decides between two contacts sharing it, as the real plan's owner order does.
   const heldBy = new Map<string, string | null>();
   const heldOf = new Map<string, [string, string][]>();
+  const mine = new Map<string, { numberId: string; foreign: boolean; recordedAt: number; syncId: string }>();
   for await (const page of rt.state.scanHeld()) {
     for (const [phone, h] of page) {
       heldBy.set(phone, h.contactId);
+      mine.set(phone, h);
       if (h.contactId) heldOf.set(h.contactId, [...heldOf.get(h.contactId) ?? [], [phone, h.hash]]);
     }
   }
-  return { rt, heldBy, heldOf, wanted: new Map() };
-}
-
-/** The phone numbers of a routed sync's contact that go to each route (as the run routes them). */
-function routed(rt: SyncRuntime, fields: Record<string, unknown>, phones: string[]): string[][] {
-  const routes = rt.routes!;
-  const out = routes.map((): string[] => []);
-  for (const l of routes[0]!.window!.locate(fields, phones)) {
-    const i = routeIndex(routes, l);
-    if (i >= 0) out[i]!.push(l.phone);
+  // The campaign as the start will see it: a number the daemon has no record of (or whose record id changed outside
+  // it) is not the sync's unless an open add batch of the sync claims it, as reconcile-5.lua records it. A start that
+  // does not read the campaign sends such a number if wanted, and the dialer's "duplicate" records it the same way.
+  const known = new Map<string, KnownHeld>();
+  const seen = new Set<string>();
+  for await (const page of rt.push.scanNumbers(rt.config.campaignId)) {
+    const unknown = page.filter((n) => { const h = mine.get(n.number); return !h || (h.numberId !== String(n.id) && !h.foreign); });
+    const ours = await rt.state.pushedBySync(unknown.map((n) => n.number));
+    unknown.forEach((n, i) => known.set(n.number, { numberId: String(n.id), hash: heldHash(n), foreign: !ours[i] }));
+    for (const n of page) seen.add(n.number);
   }
-  return out;
+  // Numbers the daemon holds that left the campaign: a start that reads the campaign forgets them (and adds them again
+  // if wanted); one that does not still takes them as held.
+  if (await reconcileDue(reader, rt)) {
+    for (const [phone, h] of mine) if (!seen.has(phone) && h.syncId === rt.config.id) known.set(phone, null);
+  }
+  return { rt, heldBy, heldOf, known, inCampaign: seen.size, wanted: new Map() };
 }
 
-export async function dryRun(rt: SyncRuntime, print: (line: string) => void, show = 20): Promise<{ add: number; replace: number; remove: number; invalid: number }> {
-  const plans = await Promise.all(campaignsOf(rt).map(campaignPlan));
+export async function dryRun(rt: SyncRuntime, print: (line: string) => void, show = 20): Promise<DryRunCounts> {
+  const plans = await Promise.all(campaignsOf(rt).map((c) => campaignPlan(c, rt)));
   // The desired state as a full read gives it; a number two contacts share goes to the one holding it now, else the first read.
   let invalid = 0;
   const examples: string[] = [];
+  const refuse = (errors: RecordError[]) => {
+    invalid += errors.length;
+    for (const e of errors) if (examples.length < show) examples.push(`  invalid  contact ${e.contactId}${e.line ? ` (line ${e.line})` : ''} ${e.field}=${e.value}: ${e.reason}`);
+  };
   if (rt.source.pulls) {
     const pages = rt.source.pull({ full: true, compare: false, since: null, resume: null, checkpoint: async () => {}, known: async () => new Set(), position: null, savePosition: async () => {} });
     for await (const page of pages) {
-      invalid += page.errors?.length ?? 0;
+      const { mapped, errors } = mapPage(rt, page);
+      refuse(errors);
+      const mappedIds = new Set(mapped.map(([c]) => c.id));
       for (const c of page.contacts) {
-        const { contact, errors } = mapContact(c, rt.config.mapping);
-        invalid += errors.length;
-        for (const e of errors) if (examples.length < show) examples.push(`  invalid  contact ${e.contactId}${e.line ? ` (line ${e.line})` : ''} ${e.field}=${e.value}: ${e.reason}`);
-        if (!contact) {
-          // Refused whole, as the real run refuses it: what the campaign holds for it stays as it is.
-          for (const { heldOf, wanted } of plans) for (const [p, hash] of heldOf.get(c.id) ?? []) wanted.set(p, { contactId: c.id, hash });
-          continue;
+        if (mappedIds.has(c.id)) continue;
+        // Refused whole, as the real run refuses it: what the campaign holds for it stays as it is.
+        for (const { heldOf, wanted } of plans) for (const [p, hash] of heldOf.get(c.id) ?? []) wanted.set(p, { contactId: c.id, hash });
+      }
+      for (const [c, contact] of mapped) {
+        let phones: string[][];
+        if (rt.routes) {
+          const routed = routeContact(rt, rt.routes, c, contact);
+          refuse(routed.errors);
+          phones = routed.located.map((ls) => ls.map((l) => l.phone));
+        } else {
+          const placed = placeContact(rt, c, contact);
+          refuse(placed.errors);
+          phones = [placed.phones];
         }
-        const phones = rt.routes ? routed(rt, c.fields, contact.phones) : [contact.phones];
         plans.forEach(({ heldBy, wanted }, i) => {
           for (const p of phones[i]!) {
             // Do Not Call blocks a number whoever else wants it, as the plan decides.
@@ -69,16 +103,27 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
     }
   }
   const lines: string[] = [];
-  const count = { add: 0, replace: 0, delete: 0 };
-  for (const { rt: campaign, wanted, heldBy } of plans) {
+  const others: string[] = [];
+  const count = { add: 0, replace: 0, delete: 0, others: 0 };
+  let doNotCall = 0, capped = 0, waiting = 0;
+  for (const { rt: campaign, wanted, heldBy, known } of plans) {
     // A source that does not pull (webhooks, a CSV run) gives no full selection: nothing can be said to have left it.
     // A number taken out at its per-number cap is blocked, as the plan decides.
     const out = campaign.window ? await campaign.window.takenOut([...wanted.keys()]) : new Set<string>();
     for (const p of out) wanted.set(p, { ...wanted.get(p)!, hash: '', blocked: true });
-    const actions = await campaign.state.dryPlan(wanted, rt.source.pulls ? rt.config.onLeave : 'keep');
+    capped += out.size;
+    const actions = await campaign.state.dryPlan(wanted, rt.source.pulls ? rt.config.onLeave : 'keep', rt.config.ownsCampaign, known);
+    const deleted = new Set(actions.filter((a) => a.action === 'delete').map((a) => a.phone));
+    for (const [p, w] of wanted) if (w.blocked && !out.has(p) && !deleted.has(p)) doNotCall++;
     const to = rt.routes ? `  (campaign ${campaign.config.campaignId})` : '';
+    let adds = 0;
     for (const a of actions) {
-      count[a.action]++;
+      count[a.action === 'delete' ? 'delete' : a.action]++;
+      if (a.action === 'add') adds++;
+      if (a.action === 'others') {
+        if (others.length < show) others.push(`  keep     ${redactPhone(a.phone)}  (in the campaign, not this sync's${wanted.has(a.phone) ? `; contact ${wanted.get(a.phone)!.contactId} wants it` : ''})${to}`);
+        continue;
+      }
       if (lines.length >= show) continue;
       if (a.action === 'add') lines.push(`  add      ${redactPhone(a.phone)}  contact ${wanted.get(a.phone)!.contactId}${to}`);
       else if (a.action === 'replace') lines.push(`  replace  ${redactPhone(a.phone)}  contact ${wanted.get(a.phone)!.contactId} (variables changed)${to}`);
@@ -86,16 +131,24 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
       else if (wanted.get(a.phone)?.blocked) lines.push(`  delete   ${redactPhone(a.phone)}  (contact ${wanted.get(a.phone)!.contactId} is marked Do Not Call)${to}`);
       else lines.push(`  delete   ${redactPhone(a.phone)}  (contact ${a.heldContact ?? '?'} left the selection)${to}`);
     }
+    // A campaign its window holds Paused takes no numbers: the adds wait for it to open (the start says so too).
+    if (adds && campaign.window && await campaign.window.closed()) waiting += adds;
     if (rt.routes) print(`route to campaign ${campaign.config.campaignId}: ${wanted.size} phone numbers selected, ${heldBy.size} held in the campaign`);
   }
   const { add, replace, delete: remove } = count;
   const selected = plans.reduce((n, p) => n + p.wanted.size, 0);
-  const held = plans.reduce((n, p) => n + p.heldBy.size, 0);
-  print(`dry run of ${rt.config.id}: ${selected} phone numbers selected, ${held} held in the campaign${plans.length > 1 ? 's' : ''}`);
+  const inCampaigns = plans.reduce((n, p) => n + p.inCampaign, 0);
+  const s = plans.length > 1 ? 's' : '';
+  print(`dry run of ${rt.config.id}: ${selected} phone numbers selected, ${inCampaigns} in the campaign${s} now`);
   print(`would add ${add}, replace ${replace}, delete ${remove}; ${invalid} invalid records`);
+  print(`in the campaign${s}, not this sync's: ${count.others} (${rt.config.ownsCampaign ? 'taken as its own: ownsCampaign' : 'kept as they are; a sync deletes and replaces only the numbers it added'})`);
+  print(`held out: ${doNotCall} by a Do Not Call mark, ${capped} at a per-number cap`);
+  if (waiting) print(`the calling window holds the campaign${s} Paused now: ${waiting} of the adds wait until it opens`);
   // What the campaign then does with them: held to their callees' windows (paused outside), or not, and why.
   print(`calling-window rules ${rulesStatus(rt.config.rules).summary}`);
-  for (const l of [...lines, ...examples]) print(l);
-  if (add + replace + remove > lines.length) print(`  … (${add + replace + remove - lines.length} more)`);
-  return { add, replace, remove, invalid };
+  for (const l of [...lines, ...others, ...examples]) print(l);
+  const listed = lines.length + others.length;
+  if (add + replace + remove + count.others > listed) print(`  … (${add + replace + remove + count.others - listed} more)`);
+  return { add, replace, remove, invalid, others: count.others, doNotCall };
 }
+

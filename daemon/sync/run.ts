@@ -145,7 +145,7 @@ async function planNow(rt: SyncRuntime, phones: string[], runId: string, carry?:
   let planned = 0;
   let held: string[] = [];
   for (let i = 0; i < all.length; i += 1000) {
-    const r = await rt.state.plan([...held, ...all.slice(i, i + 1000)], rt.config.onLeave, max, runId, carry !== undefined, currentTraceparent());
+    const r = await rt.state.plan([...held, ...all.slice(i, i + 1000)], rt.config.onLeave, max, runId, carry !== undefined, currentTraceparent(), rt.config.ownsCampaign);
     await rt.push.enqueue(rt.config.id, r.batchIds);
     planned += r.planned;
     held = r.held;
@@ -235,24 +235,25 @@ export async function resumeBatches(rt: SyncRuntime): Promise<number> {
 }
 
 /**
- * Rebuilds what the daemon believes the campaign holds from the campaign itself: numbers it did not know (added
- * by a push whose answer was lost, or before this sync existed) are adopted, numbers gone from the campaign are
- * forgotten and planned again.
+ * Rebuilds what the daemon believes the campaign holds from the campaign itself. A number it had no record of is the
+ * sync's only when an open add batch of the sync claims it (a push whose answer was lost); any other (there before
+ * this sync existed, or added by another key, the console, an upload or n8n) is recorded as not added by the daemon and
+ * kept as it is, unless the sync owns the campaign (ownsCampaign). Numbers gone from the campaign are forgotten and
+ * planned again.
  */
-export async function reconcileCampaign(rt: SyncRuntime): Promise<{ adopted: number; updated: number; forgotten: number; numbers: number }> {
+export async function reconcileCampaign(rt: SyncRuntime): Promise<{ adopted: number; updated: number; found: number; forgotten: number; numbers: number }> {
   const started = Date.now();
   const seen = new Set<string>();
   let chunk: [string, string, string][] = [];
-  let adopted = 0, updated = 0;
+  let adopted = 0, updated = 0, found = 0;
   const flush = async () => {
     const r = await rt.state.reconcile(started, chunk);
-    adopted += r.adopted; updated += r.updated; chunk = [];
+    adopted += r.adopted; updated += r.updated; found += r.found; chunk = [];
   };
   for await (const page of rt.push.scanNumbers(rt.config.campaignId)) {
     for (const n of page) {
       seen.add(n.number);
-      // A server that does not list variables gives no hash: the number is taken as it is ('?').
-      chunk.push([n.number, String(n.id), Array.isArray(n.varValues) ? hashValues(n.varValues) : '?']);
+      chunk.push([n.number, String(n.id), heldHash(n)]);
     }
     if (chunk.length >= 500) await flush();
   }
@@ -262,14 +263,28 @@ export async function reconcileCampaign(rt: SyncRuntime): Promise<{ adopted: num
     // The script checks again, atomically, that each is still this sync's, older than the scan and unclaimed.
     forgotten += await rt.state.forget(started, page.filter(([phone, h]) => h.syncId === rt.config.id && h.recordedAt < started && !seen.has(phone)).map(([phone]) => phone));
   }
-  rt.log.info({ sync: rt.config.id, numbers: seen.size, adopted, updated, forgotten, ms: Date.now() - started }, 'reconciled with the campaign');
-  return { adopted, updated, forgotten, numbers: seen.size };
+  const others = await rt.state.redis.hlen(rt.state.keys.others);
+  rt.log.info({ sync: rt.config.id, campaign: rt.config.campaignId, numbers: seen.size, adopted, updated, found, forgotten, notThisSyncs: others, ms: Date.now() - started },
+    others ? `reconciled with the campaign: ${others} of its numbers were not added by this sync and ${rt.config.ownsCampaign ? 'are taken as its own (ownsCampaign)' : 'are kept as they are'}`
+      : 'reconciled with the campaign');
+  return { adopted, updated, found, forgotten, numbers: seen.size };
+}
+
+/** The hash a campaign's number record is held with: of its variables, or '?' for a server that does not list them. */
+export function heldHash(n: { varValues?: unknown }): string {
+  return Array.isArray(n.varValues) ? hashValues(n.varValues as string[]) : '?';
+}
+
+/** Whether a start's run reads the campaign first (its first run, or a batch's answer was lost since). */
+export async function reconcileDue(rt: SyncRuntime, campaign: SyncRuntime): Promise<boolean> {
+  const [fullDone, flagged] = await Promise.all([rt.state.redis.hget(rt.state.keys.meta, 'fullDone'), rt.state.redis.hget(campaign.state.keys.meta, 'reconcile')]);
+  return !fullDone || flagged !== null;
 }
 
 interface PageCounts { seen: number; changed: number; left: number; invalid: number }
 
 /** The page's contacts that can be stored, mapped; the record errors of the others (and of the page's own). */
-function mapPage(rt: SyncRuntime, page: PullPage): { mapped: [SourceContact, MappedContact][]; errors: RecordError[] } {
+export function mapPage(rt: SyncRuntime, page: PullPage): { mapped: [SourceContact, MappedContact][]; errors: RecordError[] } {
   const errors: RecordError[] = (page.errors ?? []).map((e) => ({ contactId: '', line: e.line, field: '', value: '', reason: e.reason, code: 'bad_record' }));
   const mapped: [SourceContact, MappedContact][] = [];
   for (const c of page.contacts) {
@@ -305,6 +320,34 @@ async function countPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey
   return counts;
 }
 
+/**
+ * Where a mapped contact's numbers may go, as a run decides it (and the dry run with it): with a calling window, a number
+ * whose callee cannot be placed in any zone has no window and never enters the campaign (a record error); one outside
+ * the sync's compliance.zones is another sync's, left out without an error.
+ */
+export function placeContact(rt: SyncRuntime, c: SourceContact, contact: MappedContact): { phones: string[]; located: Located[]; errors: RecordError[] } {
+  if (!rt.window) return { phones: contact.phones, located: [], errors: [] };
+  const where = rt.window.locate(c.fields, contact.phones).filter((l) => !l.elsewhere);
+  const errors = where.filter((l) => !l.group).map((l) => placeError(rt, c, l, 'no_window', 'no calling window'));
+  return { phones: where.filter((l) => l.group).map((l) => l.phone), located: where, errors };
+}
+
+/**
+ * A routed sync's contact: the numbers each route takes (the route whose zones hold all of the callee's zones), and a
+ * record error for each number in no route (or with no window).
+ */
+export function routeContact(rt: SyncRuntime, routes: readonly SyncRuntime[], c: SourceContact, contact: MappedContact): { located: Located[][]; errors: RecordError[] } {
+  const located = routes.map((): Located[] => []);
+  const errors: RecordError[] = [];
+  // Every route has the sync's rule set: any of them places the callee.
+  for (const l of routes[0]!.window!.locate(c.fields, contact.phones)) {
+    const i = routeIndex(routes, l);
+    if (i >= 0) located[i]!.push(l);
+    else errors.push(l.group ? placeError(rt, c, l, 'no_route', 'in no route: no route holds all of its callee\'s zones') : placeError(rt, c, l, 'no_window', 'no calling window'));
+  }
+  return { located, errors };
+}
+
 /** Maps, applies and plans one page (in whole batches when given a `carry`, see plan); returns its counts. */
 async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey: string | null, carry?: Carry): Promise<PageCounts> {
   if (rt.routes) return applyRoutedPage(rt, rt.routes, runId, page, seenKey, carry);
@@ -313,14 +356,10 @@ async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey
   const phones = new Set<string>();
   const located: Located[] = [];
   for (const [c, contact] of mapped) {
-    if (rt.window) {
-      // A number whose callee cannot be placed in any zone has no calling window: it never enters the campaign.
-      // One outside the sync's compliance.zones is another sync's: left out, without an error.
-      const where = rt.window.locate(c.fields, contact.phones).filter((l) => !l.elsewhere);
-      for (const l of where) if (!l.group) errors.push(placeError(rt, c, l, 'no_window', 'no calling window'));
-      contact.phones = where.filter((l) => l.group).map((l) => l.phone);
-      located.push(...where);
-    }
+    const placed = placeContact(rt, c, contact);
+    errors.push(...placed.errors);
+    located.push(...placed.located);
+    contact.phones = placed.phones;
     changes.push({ contact });
     for (const p of contact.phones) phones.add(p);
   }
@@ -344,14 +383,9 @@ async function applyRoutedPage(rt: SyncRuntime, routes: SyncRuntime[], runId: st
   const { mapped, errors } = mapPage(rt, page);
   const per = routes.map(() => ({ changes: [] as ({ contact: MappedContact } | { deleted: string })[], phones: new Set<string>(), located: [] as Located[] }));
   for (const [c, contact] of mapped) {
-    const mine = routes.map((): Located[] => []);
-    // Every route has the sync's rule set: any of them places the callee.
-    for (const l of routes[0]!.window!.locate(c.fields, contact.phones)) {
-      const i = routeIndex(routes, l);
-      if (i >= 0) mine[i]!.push(l);
-      else errors.push(l.group ? placeError(rt, c, l, 'no_route', 'in no route: no route holds all of its callee\'s zones') : placeError(rt, c, l, 'no_window', 'no calling window'));
-    }
-    mine.forEach((located, i) => {
+    const routed = routeContact(rt, routes, c, contact);
+    errors.push(...routed.errors);
+    routed.located.forEach((located, i) => {
       const to = per[i]!;
       if (!located.length) { to.changes.push({ deleted: c.id }); return; }
       to.changes.push({ contact: { ...contact, phones: located.map((l) => l.phone) } });
@@ -522,7 +556,7 @@ async function runSyncNow(rt: SyncRuntime, runId: string, trigger: string, fence
     const meta = await redis.hgetall(keys.meta);
     // (A route's reconcile flag is its own: its campaign's batches set it.)
     for (const campaign of campaignsOf(rt)) {
-      if (!meta.fullDone || await redis.hget(campaign.state.keys.meta, 'reconcile')) {
+      if (await reconcileDue(rt, campaign)) {
         await reconcileCampaign(campaign);
         await redis.hdel(campaign.state.keys.meta, 'reconcile');
       }

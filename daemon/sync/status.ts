@@ -16,6 +16,13 @@ export interface SyncStatus {
   /** Phone numbers held out of the campaign because a contact holding them is marked Do Not Call. */
   doNotCall: number;
   /**
+   * Numbers the campaign holds that no sync of the daemon added (there before the sync's first run, or added by another
+   * key, the console, an upload or n8n): kept as they are unless the sync owns the campaign (`ownsCampaign`).
+   */
+  notThisSyncs: number;
+  /** The sync owns its campaign alone (`ownsCampaign`): the numbers no sync added are taken as its own. */
+  ownsCampaign: boolean;
+  /**
    * Webhook deliveries waiting in the sync's inbox for a run (a burst drains through it), and the sync's webhook
    * requests this process is receiving at this moment.
    */
@@ -57,7 +64,7 @@ export interface SyncStatus {
 export interface RouteStatus {
   /** The route's id (`<sync>@<campaign>`), as its batches and push jobs name it. */
   id: string; campaignId: string; zones: string[]; states: string[];
-  contacts: number; numbers: number; dirty: number; openBatches: number; parked: number; doNotCall: number;
+  contacts: number; numbers: number; dirty: number; openBatches: number; parked: number; doNotCall: number; notThisSyncs: number;
   window: (WindowStatus & { heldByWindow: number }) | null;
   /** The route's mirror (its campaign's call-detail records), null without one or before it ran. */
   mirror: MirrorStatus | null;
@@ -66,10 +73,11 @@ export interface RouteStatus {
 /** What one campaign runtime holds (a sync's own, or one route's). */
 async function holdings(rt: SyncRuntime): Promise<Omit<RouteStatus, 'id' | 'campaignId' | 'zones' | 'states' | 'window' | 'mirror'>> {
   const { redis, keys } = rt.state;
-  const [contacts, numbers, dirty, openBatches, parked, doNotCall] = await Promise.all([
+  const [contacts, numbers, dirty, openBatches, parked, doNotCall, notThisSyncs] = await Promise.all([
     redis.hlen(keys.contacts), redis.hlen(keys.have), redis.scard(keys.dirty), redis.hlen(keys.batches), redis.hlen(keys.parked), redis.hlen(keys.doNotCall),
+    redis.hlen(keys.others),
   ]);
-  return { contacts, numbers, dirty, openBatches, parked, doNotCall };
+  return { contacts, numbers, dirty, openBatches, parked, doNotCall, notThisSyncs };
 }
 
 export interface MirrorStatus {
@@ -94,7 +102,7 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
   })) : null;
   const own = routes ?? [await holdings(rt)];
   const sum = (k: keyof Awaited<ReturnType<typeof holdings>>) => own.reduce((n, h) => n + h[k], 0);
-  const [contacts, numbers, dirty, openBatches, parkedCount, doNotCall] = [sum('contacts'), sum('numbers'), sum('dirty'), sum('openBatches'), sum('parked'), sum('doNotCall')];
+  const [contacts, numbers, dirty, openBatches, parkedCount, doNotCall, notThisSyncs] = [sum('contacts'), sum('numbers'), sum('dirty'), sum('openBatches'), sum('parked'), sum('doNotCall'), sum('notThisSyncs')];
   const lastCompareAt = await redis.hget(keys.meta, 'lastCompareAt');
   const records = (await Promise.all(runIds.map((id) => readRun(redis, keys.run(id))))).filter((r): r is RunRecord => r !== null);
   const recordErrors: SyncStatus['recordErrors'] = [];
@@ -111,7 +119,7 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
       if (parkedRecords.length >= parked) break;
     }
   }
-  return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, doNotCall,
+  return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, doNotCall, notThisSyncs, ownsCampaign: rt.config.ownsCampaign,
     inbox, receiving: rt.arrivals.count, runs: records, parkedRecords, recordErrors,
     lastCompareAt: lastCompareAt && rt.source.compareEvery ? new Date(Number(lastCompareAt)).toISOString() : null, compareEvery: rt.source.compareEvery ?? null,
     mirror: readMirror(mirror, rt), rules: rulesStatus(rt.config.rules), refused: await refusalOf(redis, keys.meta), window: await windowStatus(rt, dirty), routes };
@@ -127,9 +135,10 @@ async function windowStatus(rt: SyncRuntime, dirty: number): Promise<SyncStatus[
  * What a sync knows of one phone number, in one word: held (the campaign has it for this sync), parked (the dialer
  * refused it), sending / planned (an open batch claims it), dirty (waiting to be planned, or held back by the calling
  * window), do-not-call (a contact holding it is marked so), elsewhere (another sync of the campaign holds it), wanted
- * (a contact holds it and none of the above: the window's cap, or a run still to come), unknown.
+ * (a contact holds it and none of the above: the window's cap, or a run still to come), not-this-syncs (the campaign
+ * holds it and no sync of the daemon added it: kept as it is), unknown.
  */
-export type NumberCondition = 'held' | 'parked' | 'sending' | 'planned' | 'dirty' | 'do-not-call' | 'elsewhere' | 'wanted' | 'unknown';
+export type NumberCondition = 'held' | 'parked' | 'sending' | 'planned' | 'dirty' | 'do-not-call' | 'elsewhere' | 'not-this-syncs' | 'wanted' | 'unknown';
 
 export interface NumberStatus {
   sync: string; campaignId: string; phone: string; state: NumberCondition;
@@ -152,6 +161,7 @@ export interface NumberStatus {
 }
 
 function condition(sync: string, n: NumberState): NumberCondition {
+  if (n.held?.foreign) return 'not-this-syncs';
   if (n.held?.syncId === sync) return 'held';
   if (n.parked) return 'parked';
   if (n.claim) return n.claim.sending ? 'sending' : 'planned';

@@ -350,18 +350,87 @@ describe('Do Not Call', () => {
 });
 
 describe('reconcile and forget', () => {
-  it('adopts unknown numbers, updates changed ones, and forgets only this sync\'s older unclaimed numbers the scan missed', async () => {
+  it('records unknown numbers as not the sync\'s, updates changed ones, and forgets only this sync\'s older unclaimed numbers the scan missed', async () => {
     const s = freshState();
     await s.applyContacts([{ contact: contact('c1', ['+1']) }, { contact: contact('c2', ['+2']) }, { contact: contact('c3', ['+3']) }]);
     await settle(s);
     const scanStarted = Date.now() + 1;
-    expect(await s.reconcile(scanStarted, [['+1', 'n-+1', 'h(c1)'], ['+2', 'other-id', 'h(c2)'], ['+7', 'n7', '?']])).toEqual({ adopted: 1, updated: 1 });
-    expect((await s.held(['+7']))[0]).toMatchObject({ numberId: 'n7', contactId: null, hash: '?' });
+    // +2's record id changed (deleted and added again outside the daemon); +7 was never added by the daemon.
+    expect(await s.reconcile(scanStarted, [['+1', 'n-+1', 'h(c1)'], ['+2', 'other-id', 'h(c2)'], ['+7', 'n7', '?']])).toEqual({ adopted: 0, updated: 1, found: 2 });
+    expect((await s.held(['+7']))[0]).toMatchObject({ numberId: 'n7', contactId: null, hash: '?', foreign: true });
+    expect((await s.held(['+2']))[0]).toMatchObject({ numberId: 'other-id', contactId: null, foreign: true });
+    expect((await s.held(['+1']))[0]).toMatchObject({ foreign: false });
+    expect(await s.redis.hgetall(s.keys.others)).toEqual({ '+2': 'replaced', '+7': 'found' });
     await s.redis.del(s.keys.dirty);
     await s.redis.hset(s.keys.claims, '+1', 'a.99'); // an open batch's answer decides +1
-    expect(await s.forget(scanStarted, ['+1', '+3', '+8'])).toBe(1);
+    expect(await s.forget(scanStarted, ['+1', '+3', '+7', '+8'])).toBe(1);
     expect(await dirty(s)).toEqual(['+3']);
     expect(await s.forget(0, ['+2'])).toBe(0); // recorded after that scan started
+    expect(await s.forget(scanStarted + 1, ['+2'])).toBe(1); // gone from the campaign: forgotten, and no longer counted
+    expect(await s.redis.hgetall(s.keys.others)).toEqual({ '+7': 'found' });
+  });
+
+  it('takes a number an open add batch of the sync claims as the sync\'s: its push\'s answer was lost', async () => {
+    const s = freshState();
+    await s.applyContacts([{ contact: contact('c1', ['+1']) }, { contact: contact('c2', ['+2']) }]);
+    const { batchIds: [id] } = await s.plan(await dirty(s), 'delete', 10, 'r');
+    // The dialer added both, and the answer never came back; a reconcile finds them, and one added by hand.
+    expect(await s.reconcile(Date.now(), [['+1', 'n1', 'h(c1)'], ['+2', 'n2', 'h(c2)'], ['+3', 'n3', '?']])).toEqual({ adopted: 2, updated: 0, found: 1 });
+    expect(await s.pushedBySync(['+1', '+2', '+3'])).toEqual([true, true, false]);
+    await s.record(id!, { created: [['+1', 'n1', 0], ['+2', 'n2', 0]] });
+    expect((await s.held(['+1', '+2', '+3'])).map((h) => h?.foreign)).toEqual([false, false, true]);
+  });
+});
+
+describe('numbers no sync added', () => {
+  /** A sync whose campaign holds +1 (wanted, other variables), +2 (wanted, same variables), +3 (unwanted), +4 (a Do Not Call contact's), none added by it. */
+  async function handFilled(): Promise<SyncState> {
+    const s = freshState();
+    await s.reconcile(Date.now(), [['+1', 'n1', 'h(by hand)'], ['+2', 'n2', 'h(c2)'], ['+3', 'n3', 'h(x)'], ['+4', 'n4', 'h(y)']]);
+    await s.redis.del(s.keys.dirty);
+    await s.applyContacts([{ contact: contact('c1', ['+1']) }, { contact: contact('c2', ['+2']) }, { contact: { ...contact('c4', ['+4']), doNotCall: true } }, { contact: contact('c5', ['+5']) }]);
+    await s.redis.sadd(s.keys.dirty, '+1', '+2', '+3', '+4', '+5');
+    return s;
+  }
+
+  it('are never replaced or deleted, except by a Do Not Call mark; the dry run says the same, naming them', async () => {
+    for (const onLeave of ['delete', 'keep'] as const) {
+      const s = await handFilled();
+      const wanted = new Map([['+1', { contactId: 'c1', hash: 'h(c1)' }], ['+2', { contactId: 'c2', hash: 'h(c2)' }], ['+4', { contactId: 'c4', hash: '', blocked: true }], ['+5', { contactId: 'c5', hash: 'h(c5)' }]]);
+      const dry = await s.dryPlan(wanted, onLeave);
+      expect(dry.map((a) => [a.phone, a.action]).sort()).toEqual([['+1', 'others'], ['+2', 'others'], ['+3', 'others'], ['+4', 'delete'], ['+5', 'add']]);
+      const { batchIds } = await s.plan(await dirty(s), onLeave, 10, 'r');
+      const real: [string, string][] = [];
+      for (const id of batchIds) { const b = (await s.batch(id))!; for (const e of b.entries) real.push([e[0], b.kind]); }
+      expect(real.sort()).toEqual([['+4', 'del'], ['+5', 'add']]);
+      expect((await s.held(['+1', '+2', '+3'])).map((h) => [h?.foreign, h?.contactId])).toEqual([[true, null], [true, null], [true, null]]);
+    }
+  });
+
+  it('are the sync\'s own to replace and delete when it owns the campaign (ownsCampaign)', async () => {
+    const s = await handFilled();
+    const wanted = new Map([['+1', { contactId: 'c1', hash: 'h(c1)' }], ['+2', { contactId: 'c2', hash: 'h(c2)' }], ['+4', { contactId: 'c4', hash: '', blocked: true }], ['+5', { contactId: 'c5', hash: 'h(c5)' }]]);
+    const dry = await s.dryPlan(wanted, 'delete', true);
+    expect(dry.map((a) => [a.phone, a.action]).sort()).toEqual([['+1', 'replace'], ['+3', 'delete'], ['+4', 'delete'], ['+5', 'add']]);
+    const { batchIds } = await s.plan(await dirty(s), 'delete', 10, 'r', false, undefined, true);
+    const real: [string, string][] = [];
+    for (const id of batchIds) { const b = (await s.batch(id))!; for (const e of b.entries) real.push([e[0], b.kind === 'add' ? 'add' : e[2] === 1 ? 'replace' : 'delete']); }
+    expect(real.sort()).toEqual(dry.map((a) => [a.phone, a.action]).sort());
+    expect((await s.held(['+2']))[0]).toMatchObject({ contactId: 'c2', foreign: true }); // taken as it is: same variables
+  });
+
+  it('a number the dialer already held when the sync sent it is recorded as not the sync\'s', async () => {
+    const s = freshState();
+    await s.applyContacts([{ contact: contact('c1', ['+1']) }, { contact: contact('c2', ['+2']) }]);
+    const { batchIds: [id] } = await s.plan(await dirty(s), 'delete', 10, 'r');
+    await answer(s, id!, new Set(['+2']));
+    expect((await s.held(['+1', '+2'])).map((h) => h?.foreign)).toEqual([false, true]);
+    expect(await s.redis.hgetall(s.keys.others)).toEqual({ '+2': 'duplicate' });
+    // Its contact leaves: the number the sync added goes, the one it found stays.
+    await s.applyContacts([{ deleted: 'c1' }, { deleted: 'c2' }]);
+    const { batchIds } = await s.plan(await dirty(s), 'delete', 10, 'r');
+    expect(batchIds).toHaveLength(1);
+    expect((await s.batch(batchIds[0]!))!.entries.map((e) => e[0])).toEqual(['+1']);
   });
 });
 

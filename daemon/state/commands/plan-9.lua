@@ -20,7 +20,9 @@
                       by the window's clock, which may be the dialer's and not this one's)
     ARGV[1] sync id   ARGV[2] onLeave (delete|keep)   ARGV[3] max entries a batch   ARGV[4] now (ms)   ARGV[5] run id
     ARGV[6] whole (1|0)   ARGV[7] the W3C traceparent of the planning span, or '' (tracing off): kept as the batch's `p`,
-    so that a batch queued again after a crash (resumeBatches) links back to the plan   ARGV[8..] phone numbers
+    so that a batch queued again after a crash (resumeBatches) links back to the plan   ARGV[8] owns (1|0): the sync
+    owns the campaign alone (ownsCampaign), so numbers no sync added are its own to replace or delete
+    ARGV[9..] phone numbers
   Output:
     {batch ids, skipped (claimed), planned (entries), held (whole: the adds and deletions left dirty for a later batch)}
   Entries: add {e164, contact, variables, hash}; delete {e164, number id, then add 0|1, wanted hash or false}.
@@ -30,6 +32,7 @@
 local contacts, phones, dirty, have, claims, batches, counter, blocked, taken_out = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local sync, on_leave, max_batch, now, run, whole = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6] == '1'
 local traceparent = ARGV[7] ~= '' and ARGV[7] or nil
+local owns = ARGV[8] == '1'
 local adds, dels, ids = {}, {}, {}
 local skipped, planned = 0, 0
 local function flush(kind, list)
@@ -40,7 +43,7 @@ local function flush(kind, list)
   planned = planned + #list
   ids[#ids + 1] = id
 end
-for i = 8, #ARGV do
+for i = 9, #ARGV do
   local e = ARGV[i]
   if redis.call('SISMEMBER', dirty, e) == 1 then
     if redis.call('HEXISTS', claims, e) == 1 then
@@ -57,7 +60,7 @@ for i = 8, #ARGV do
       end
       local held_raw = redis.call('HGET', have, e)
       local held = held_raw and cjson.decode(held_raw) or nil
-      local action = decide(held, owner, value and value.h, sync, on_leave, is_blocked)
+      local action = decide(held, owner, value and value.h, sync, on_leave, is_blocked, owns)
       if action == 'add' then
         adds[#adds + 1] = {e, owner, value.v, value.h}
       elseif action == 'replace' then

@@ -3,12 +3,15 @@
   plan (which acts on it) and dryPlan (which only reports it), so a dry run can never disagree with a real plan.
 
   held:  the held record of the phone number (decoded JSON: i number id, h variables' hash, c contact, s sync,
-         k why it is kept, x the hash a replacement was refused for), or nil
+         k why it is kept, x the hash a replacement was refused for, f set when no sync of the daemon added it:
+         the campaign held it before, or another key, the console or an upload added it), or nil
   owner: the contact that wants it, or nil
   hash:  the hash of the variables that contact wants, or nil when no contact of the sync wants it
   blocked: true when a contact holding the number (of any sync feeding the campaign) is marked Do Not Call:
          whatever the others want, whatever onLeave says and whichever sync added it, the number leaves the campaign
          (unless a final status keeps it: it was dialed) and is not added
+  owns:  the sync owns the campaign alone (its configuration's ownsCampaign): a number no sync added (f) is taken
+         as the sync's own; without it such a number is left as it is (never replaced, deleted or taken over)
   Returns one of:
     nil        nothing to do
     'add'      add the number
@@ -19,11 +22,14 @@
     'own'      a replacement was refused for these variables; only its contact changes
 ]=]
 local KEEP_NOTE = 'left the selection; kept (onLeave: keep)'
-local function decide(held, owner, hash, sync, on_leave, blocked)
+local function decide(held, owner, hash, sync, on_leave, blocked, owns)
   if blocked then
     -- a note other than onLeave's is a refused deletion: its status is final (it was dialed), so it stays
     if held and (not held.k or held.k == KEEP_NOTE) then return 'delete' end
     return nil
+  end
+  if held and held.f and not owns then
+    return nil -- not added by a sync of this daemon: the operator's, kept as it is (still held to the window)
   end
   if held and held.s ~= sync then
     return nil -- another sync holds this number in the campaign: the first one keeps it

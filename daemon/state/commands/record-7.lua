@@ -2,9 +2,12 @@
   Records what the dialer answered for a batch and closes it, in one step: the numbers the campaign now holds, the
   parked ones, the claims released, the batch and its in-flight mark deleted. Entries the answer did not settle go
   back to dirty, so the next plan looks at them again. Recording a batch that is gone (recorded already) does nothing.
+  A number the dialer already held when the sync first sent it (it answered "duplicate") was not added by the sync: it
+  is recorded as not added by the daemon (`f`, and in `others`), as a reconcile would have found it. One an earlier
+  attempt of this batch added (its answer lost) is looked up before sending again and recorded as the sync's.
 
   Input:
-    KEYS[1] have  KEYS[2] claims  KEYS[3] batches  KEYS[4] inflight  KEYS[5] parked  KEYS[6] dirty
+    KEYS[1] have  KEYS[2] claims  KEYS[3] batches  KEYS[4] inflight  KEYS[5] parked  KEYS[6] dirty  KEYS[7] others
     ARGV[1] batch id   ARGV[2] now (ms)
     ARGV[3] outcome JSON: {created: [[e164, number id, 1 if it existed already]], rejected: [[e164, reason, code]],
             deleted: [e164], kept: [[e164, why]]}
@@ -13,7 +16,7 @@
   Output:
     {pushed, deleted, rejected, kept}
 ]=]
-local have, claims, batches, inflight, parked, dirty = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local have, claims, batches, inflight, parked, dirty, others = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local batch_id, now, outcome = ARGV[1], tonumber(ARGV[2]), cjson.decode(ARGV[3])
 local traceparent = ARGV[4] ~= '' and ARGV[4] or nil
 local raw = redis.call('HGET', batches, batch_id)
@@ -26,7 +29,15 @@ for _, e in ipairs(b.e) do by[e[1]] = e end
 for _, c in ipairs(outcome.created or {}) do
   local e = by[c[1]]
   if e and not done[c[1]] then
-    redis.call('HSET', have, c[1], cjson.encode({i = c[2], h = e[4], c = e[2], s = b.s, t = now, p = traceparent}))
+    local record = {i = c[2], h = e[4], c = e[2], s = b.s, t = now, p = traceparent}
+    if c[3] == 1 then
+      -- Its variables are whoever added it's, not the contact's: the hash is unknown.
+      record.f = 1; record.h = '?'
+      redis.call('HSET', others, c[1], 'duplicate')
+    else
+      redis.call('HDEL', others, c[1])
+    end
+    redis.call('HSET', have, c[1], cjson.encode(record))
     redis.call('HDEL', parked, c[1])
     done[c[1]] = true
     if c[3] ~= 1 then pushed = pushed + 1 end
@@ -44,6 +55,7 @@ for _, x in ipairs(outcome.deleted or {}) do
   local e = by[x]
   if e and not done[x] then
     redis.call('HDEL', have, x)
+    redis.call('HDEL', others, x)
     redis.call('HDEL', parked, x)
     if e[3] == 1 then redis.call('SADD', dirty, x) end
     done[x] = true
