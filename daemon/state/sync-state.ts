@@ -160,7 +160,7 @@ export class SyncState {
   async plan(phones: string[], onLeave: 'delete' | 'keep', maxBatch: number, runId: string, whole = false, traceparent?: string, owns = false): Promise<{ batchIds: string[]; skipped: number; planned: number; held: string[] }> {
     if (!phones.length) return { batchIds: [], skipped: 0, planned: 0, held: [] };
     const k = this.keys;
-    const [batchIds, skipped, planned, held] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter, k.doNotCall, k.window.takenOut,
+    const [batchIds, skipped, planned, held] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter, k.doNotCall, k.window.takenOut, k.others,
       this.syncId, onLeave, maxBatch, Date.now(), runId, whole ? 1 : 0, traceparent ?? '', owns ? 1 : 0, ...phones);
     return { batchIds, skipped, planned, held };
   }

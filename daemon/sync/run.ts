@@ -560,6 +560,12 @@ async function runSyncNow(rt: SyncRuntime, runId: string, trigger: string, fence
         await reconcileCampaign(campaign);
         await redis.hdel(campaign.state.keys.meta, 'reconcile');
       }
+      // A sync that owns its campaign alone takes over the numbers no sync added: each is planned once, and its first
+      // plan makes it the sync's (plan-10.lua), so this costs what is left to take over, not the campaign's size.
+      if (campaign.config.ownsCampaign) {
+        const others = await redis.hkeys(campaign.state.keys.others);
+        for (let i = 0; i < others.length; i += 1000) await redis.sadd(campaign.state.keys.dirty, ...others.slice(i, i + 1000));
+      }
     }
     // Parked records are retried by every run that reads the source, not by the runs webhooks queue: those come
     // with every change, and retrying every parked number for each would make a webhook cost the parked count.

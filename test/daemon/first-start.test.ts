@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { validPhone } from '../../crm-stand-ins/contacts.ts';
 import { DO_NOT_CALL_PROPERTY, startHubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
@@ -16,9 +17,9 @@ import { startSalesforceStandIn } from '../../crm-stand-ins/salesforce.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { dryRun, type DryRunCounts } from '../../daemon/sync/dry-run.ts';
 import { syncStatus } from '../../daemon/sync/status.ts';
-import { campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, type DialerFixture } from '../support/daemon.ts';
+import { REDIS_URL, campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { PHONES, salesforceSync } from '../support/salesforce.ts';
-import { settle } from '../support/sync-checks.ts';
+import { pullAndSettle, settle } from '../support/sync-checks.ts';
 
 function e164(text: unknown): string | null {
   const p = parsePhoneNumberFromString(typeof text === 'string' ? text : '', 'US');
@@ -116,6 +117,20 @@ function changes(before: Map<string, string>, after: Map<string, string>) {
   };
 }
 
+/** Deletes every key under a prefix, as a Redis that lost the daemon's state would have it. */
+async function testPrefixCleanup(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL);
+  try {
+    for (let cursor = '0'; ;) {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      if (keys.length) await redis.unlink(...keys);
+      if ((cursor = next) === '0') break;
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
 interface World { f: DialerFixture; source: Source; prefix: string; strangers: string[]; shared: string[]; markedByHand: string[] }
 
 async function world(name: string): Promise<World> {
@@ -205,6 +220,34 @@ describe('the first start of a sync on a campaign that already holds numbers', (
     try {
       await settle(d);
       expect(changes(before, await byNumber(w.f))).toEqual({ add: counts.add, remove: counts.remove, replace: counts.replace });
+    } finally {
+      await d.close();
+    }
+  }, 60_000);
+
+  it('after Redis lost the daemon\'s state, the numbers the sync added are no longer provably its own: kept, and counted so', async () => {
+    const w = await world('csv');
+    const config = daemonConfig(w.f, w.prefix, [w.source.sync]);
+    let d = await Daemon.start(config, { log: quietLog });
+    await settle(d);
+    const added = await byNumber(w.f);
+    await d.close();
+    // Redis loses every key of the daemon (a restart without persistence); the CSV then empties: every contact left.
+    await testPrefixCleanup(w.prefix);
+    await writeFile((w.source.sync.source as { path: string }).path, 'id,phone,name,Do Not Call\n');
+    d = await Daemon.start(config, { log: quietLog });
+    try {
+      await settle(d);
+      expect(await byNumber(w.f)).toEqual(added);
+      expect((await syncStatus(d.runtimes.get('first')!)).notThisSyncs).toBe(added.size);
+    } finally {
+      await d.close();
+    }
+    // The operator who knows the campaign is the sync's alone says so: the numbers no contact wants leave.
+    d = await Daemon.start(daemonConfig(w.f, w.prefix, [{ ...w.source.sync, ownsCampaign: true }]), { log: quietLog });
+    try {
+      await pullAndSettle(d, 'first', true);
+      expect((await campaignNumbers(w.f)).map((n) => `${n.number} ${n.status}`)).toEqual([]);
     } finally {
       await d.close();
     }

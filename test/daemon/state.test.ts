@@ -416,7 +416,9 @@ describe('numbers no sync added', () => {
     const real: [string, string][] = [];
     for (const id of batchIds) { const b = (await s.batch(id))!; for (const e of b.entries) real.push([e[0], b.kind === 'add' ? 'add' : e[2] === 1 ? 'replace' : 'delete']); }
     expect(real.sort()).toEqual(dry.map((a) => [a.phone, a.action]).sort());
-    expect((await s.held(['+2']))[0]).toMatchObject({ contactId: 'c2', foreign: true }); // taken as it is: same variables
+    // +2 is taken as it is (same variables): the sync's from now on.
+    expect((await s.held(['+2']))[0]).toMatchObject({ contactId: 'c2', foreign: false });
+    expect(await s.redis.hlen(s.keys.others)).toBe(0);
   });
 
   it('a number the dialer already held when the sync sent it is recorded as not the sync\'s', async () => {

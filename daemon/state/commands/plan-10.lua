@@ -18,6 +18,7 @@
     KEYS[9] taken out hash: phone number -> when its cap passes (ms): taken out at its cap with a retry pending (the
                       campaign's window's); blocked while it is there (windowRelease takes it out when the cap passes,
                       by the window's clock, which may be the dialer's and not this one's)
+    KEYS[10] others   hash: phone number -> how the campaign came to hold it without a sync adding it (the campaign's)
     ARGV[1] sync id   ARGV[2] onLeave (delete|keep)   ARGV[3] max entries a batch   ARGV[4] now (ms)   ARGV[5] run id
     ARGV[6] whole (1|0)   ARGV[7] the W3C traceparent of the planning span, or '' (tracing off): kept as the batch's `p`,
     so that a batch queued again after a crash (resumeBatches) links back to the plan   ARGV[8] owns (1|0): the sync
@@ -29,7 +30,7 @@
 ]=]
 --- @include "includes/owners"
 --- @include "includes/decide"
-local contacts, phones, dirty, have, claims, batches, counter, blocked, taken_out = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local contacts, phones, dirty, have, claims, batches, counter, blocked, taken_out, others = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local sync, on_leave, max_batch, now, run, whole = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6] == '1'
 local traceparent = ARGV[7] ~= '' and ARGV[7] or nil
 local owns = ARGV[8] == '1'
@@ -60,6 +61,12 @@ for i = 9, #ARGV do
       end
       local held_raw = redis.call('HGET', have, e)
       local held = held_raw and cjson.decode(held_raw) or nil
+      if owns and held and held.f then
+        -- The sync owns the campaign alone: a number no sync added is taken over, as the sync's from now on.
+        held.f = nil
+        redis.call('HSET', have, e, cjson.encode(held))
+        redis.call('HDEL', others, e)
+      end
       local action = decide(held, owner, value and value.h, sync, on_leave, is_blocked, owns)
       if action == 'add' then
         adds[#adds + 1] = {e, owner, value.v, value.h}
