@@ -416,6 +416,12 @@ describe('paths, names and addresses in the README, docs/ and the packages\' REA
     expect(outside).toEqual([]);
   });
 
+  it("cite no section of the API's specification (§4.1), which a user does not have: they link the API page", () => {
+    const cited = ALL_DOCS.flatMap((file) => readFileSync(join(ROOT, file), 'utf8').split('\n')
+      .flatMap((line, i) => (/(?<!\bissues? \d+ )§\d/.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])));
+    expect(cited).toEqual([]);
+  });
+
   it('every repository path in a code span exists (from the root, or a file name some folder holds)', () => {
     const wrong = ALL_DOCS.flatMap((file) => spansOf(file).flatMap(({ text, line }) => {
       const problem = pathProblem(file, text);
