@@ -53,7 +53,7 @@ export const OPERATIONS = [
 ] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
-/** Which roles allow which operation (§5.6, made precise; see docs/reference-server.md "Authentication and roles"). */
+/** Which roles allow which operation (§5.6, made precise; see docs/api.md "Operations" and "Keys and roles"). */
 export const ROLE_OPERATIONS: Record<Role, readonly Operation[]> = {
   CampaignAdmin: OPERATIONS,
   CampaignReader: ['campaigns.list', 'numbers.list', 'reports.callDetails', 'reports.numberDetails'],

@@ -1,4 +1,4 @@
-// The campaign transition table (§3.1, completed where the spec is silent; docs/reference-server.md "Campaign states").
+// The campaign transition table (§3.1, completed where the spec is silent; docs/api.md "Campaign state transitions").
 import type { CampaignState, SettableState } from '../api/enums.ts';
 import { formatUtc } from '../api/timestamps.ts';
 import type { Events } from './events.ts';

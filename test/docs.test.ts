@@ -1,13 +1,27 @@
 // The README and docs/ against the code: every configuration block loads through the daemon's configuration schema,
 // every command block marked runnable runs (and prints what its output block says), every relative link finds its
-// file and heading. The markers are described in docs/contributing.md ("Documentation").
+// file and heading, every repository path they name exists, nothing points outside the repository, and the API page
+// states what the contract in api/ and the server do. The rules are described in docs/contributing.md ("Documentation").
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { maxHeaderSize } from 'node:http';
 import { loadConfig, parseConfig } from '../daemon/config.ts';
+import { CAMPAIGN_STATES, NUMBER_DETAIL_STATUSES, ROLE_OPERATIONS, ROLES, SETTABLE_STATES } from '../api/enums.ts';
+import { MAX_VAR_NAME, MAX_VAR_VALUE, MAX_VARIABLES } from '../api/limits.ts';
+import { ID_FILTERS, LIST_SPECS, MAX_PAGE_SIZE } from '../api/list-query.ts';
+import { API_OPERATIONS } from '../api/operations.ts';
+import { PROBLEMS, problemType, type ProblemKind } from '../api/problems.ts';
+import { canMove, isNoOp } from '../server/campaign-states.ts';
+import { UPLOAD_REJECTIONS_SHOWN } from '../server/csv-upload.ts';
+import { DEFAULT_LIMITS } from '../server/deps.ts';
+import { DEFAULT_SETTINGS } from '../server/dialer/model.ts';
+import { DEFAULT_SENDER } from '../server/events.ts';
+import { DEFAULT_RATE_LIMIT } from '../server/rate-limit.ts';
+import { MAX_JSON_DEPTH } from '../server/request-decoding.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const FILES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
@@ -203,8 +217,8 @@ function anchorsOf(file: string): Set<string> {
   return anchors;
 }
 
-/** Relative links of a Markdown file, outside code blocks and code spans. */
-function linksOf(file: string): { target: string; line: number }[] {
+/** Links of a Markdown file, outside code blocks and code spans: relative ones and URLs alike. */
+function targetsOf(file: string): { target: string; line: number }[] {
   const links: { target: string; line: number }[] = [];
   scan(readFileSync(join(ROOT, file), 'utf8')).forEach(({ line, fenced }, i) => {
     if (fenced) return;
@@ -212,7 +226,21 @@ function linksOf(file: string): { target: string; line: number }[] {
     for (const m of prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) links.push({ target: m[1]!, line: i + 1 });
   });
   // A link whose text spans two lines: `[text\nmore](target)` is found by the same pattern on its last line.
-  return links.filter((l) => !/^[a-z][a-z0-9+.-]*:/i.test(l.target));
+  return links;
+}
+
+const isUrl = (target: string) => /^[a-z][a-z0-9+.-]*:/i.test(target);
+
+/** Relative links of a Markdown file, outside code blocks and code spans. */
+function linksOf(file: string): { target: string; line: number }[] {
+  return targetsOf(file).filter((l) => !isUrl(l.target));
+}
+
+/** Why `#anchor` does not lead into `file` (absolute), or null when it does. */
+function anchorProblem(file: string, anchor: string): string | null {
+  if (statSync(file).isDirectory() || !file.endsWith('.md')) return 'an anchor into a file that is not Markdown';
+  if (anchorsOf(file).has(anchor)) return null;
+  return `no heading with that anchor (there are: ${[...anchorsOf(file)].join(', ')})`;
 }
 
 describe('relative links in the README and docs/', () => {
@@ -231,8 +259,8 @@ describe('relative links in the README and docs/', () => {
       if (relative(ROOT, resolved).startsWith('..')) { broken.push(`${at}: outside the repository`); continue; }
       if (!existsSync(resolved)) { broken.push(`${at}: no such file`); continue; }
       if (anchor === undefined) continue;
-      if (statSync(resolved).isDirectory() || !resolved.endsWith('.md')) { broken.push(`${at}: an anchor into a file that is not Markdown`); continue; }
-      if (!anchorsOf(resolved).has(anchor)) broken.push(`${at}: no heading with that anchor (there are: ${[...anchorsOf(resolved)].join(', ')})`);
+      const problem = anchorProblem(resolved, anchor);
+      if (problem) broken.push(`${at}: ${problem}`);
     }
     expect(broken).toEqual([]);
   });
@@ -244,5 +272,347 @@ describe('relative links in the README and docs/', () => {
     expect(slug('List parameters (§4.1)')).toBe('list-parameters-41');
     expect(slug('The demo: `./dev start`')).toBe('the-demo-dev-start');
     expect(slug('On by default; tuning the rules or turning them off')).toBe('on-by-default-tuning-the-rules-or-turning-them-off');
+  });
+});
+
+// ---- paths, section names, and nothing outside the repository ----
+
+/** The READMEs the packages ship in their tarballs: read without the repository, so they link it by its URL. */
+const PACKAGE_READMES = ['server/README.md', 'daemon/README.md', 'n8n/README.md'];
+const ALL_DOCS = [...FILES, ...PACKAGE_READMES];
+
+/** The repository's address as package.json declares it (`https://github.com/owner/name`). */
+const REPO_URL = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { repository: { url: string } })
+  .repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** .gitignore's patterns: paths a command generates (`release/`, `n8n/dist/`, `.tools/`), which a checkout may not hold yet. */
+const IGNORED = readFileSync(join(ROOT, '.gitignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))
+  .map((pattern) => {
+    const body = pattern.replace(/^\//, '').replace(/\/$/, '');
+    return { body, anchored: pattern.startsWith('/') || body.includes('/'), re: new RegExp(`^${body.split('*').map(escapeRe).join('[^/]*')}$`) };
+  });
+
+function generated(path: string): boolean {
+  const parts = path.split('/').filter(Boolean);
+  return parts.some((part, i) => IGNORED.some(({ anchored, re }) => re.test(anchored ? parts.slice(0, i + 1).join('/') : part)));
+}
+
+/** Top-level names a path may start with: what the checkout holds, and what its commands generate there. */
+const TOP = new Set([...readdirSync(ROOT), ...IGNORED.filter((p) => !p.body.includes('/') && !p.body.includes('*')).map((p) => p.body)]);
+
+/** Names of the repository's own files (not dependencies, not generated), for file names given without a folder. */
+function treeFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.name === '.git' || generated(relative(ROOT, path))) return [];
+    return e.isDirectory() ? treeFiles(path) : [e.name];
+  });
+}
+const FILE_NAMES = new Set(treeFiles(ROOT));
+
+/** Code spans of a Markdown file's prose, except the text of a link to a URL (a file of another project). */
+function spansOf(file: string): { text: string; line: number }[] {
+  const spans: { text: string; line: number }[] = [];
+  scan(readFileSync(join(ROOT, file), 'utf8')).forEach(({ line, fenced }, i) => {
+    if (fenced) return;
+    for (const m of line.matchAll(/(`+)(.+?)\1/g)) {
+      if (/^\]\(\s*<?[a-z][a-z0-9+.-]*:/i.test(line.slice(m.index + m[0].length))) continue;
+      spans.push({ text: m[2]!.trim(), line: i + 1 });
+    }
+  });
+  return spans;
+}
+
+const FILE_EXTENSION = /\.(ts|js|mjs|json|jsonl|md|lua|ya?ml|csv|txt|conf|tgz|Containerfile)$/;
+
+/**
+ * Why a code span that names a path of the repository names none, or null (also when it names no repository path at
+ * all: a URL path such as `/v1`, a time zone, a media type, a command with its arguments). A path is named from the
+ * repository's root (`daemon/state/keys.ts`, `n8n/nodes/`), or as a bare file name (`keys.ts`) that some folder holds;
+ * `<placeholders>` stand for any name (`daemon/crm/<name>/`: the folder before them must exist).
+ */
+export function pathProblem(file: string, span: string): string | null {
+  let s = span;
+  if (/[\s:=,]/.test(s) || !/^[\w.]/.test(s)) return null;
+  if (s.startsWith('../')) {
+    const resolved = resolve(ROOT, dirname(file), s);
+    if (relative(ROOT, resolved).startsWith('..')) return 'a path outside the repository';
+    return existsSync(resolved) ? null : `no such path (it reads as ${relative(ROOT, resolved)} from ${file})`;
+  }
+  if (s.startsWith('./')) s = s.slice(2);
+  if (!s.includes('/')) {
+    if (!/^\w[\w.-]*\.(ts|lua|md)$/.test(s)) return null;
+    return FILE_NAMES.has(s) ? null : 'no file of that name in the repository';
+  }
+  if (!TOP.has(s.split('/')[0]!) && !s.endsWith('/') && !FILE_EXTENSION.test(s)) return null;
+  const cut = s.search(/[<{*…]/);
+  const path = cut < 0 ? s : s.slice(0, s.lastIndexOf('/', cut) + 1);
+  if (!path) return null;
+  if (existsSync(join(ROOT, path)) || generated(path)) return null;
+  return TOP.has(path.split('/')[0]!) ? 'no such path in the repository' : 'no such path at the top of the repository (name it from the root)';
+}
+
+/** The repository's address written out in prose (not as a link's target), which GitHub and npm link too. */
+function addressesOf(file: string): { target: string; line: number }[] {
+  const found: { target: string; line: number }[] = [];
+  scan(readFileSync(join(ROOT, file), 'utf8')).forEach(({ line, fenced }, i) => {
+    if (fenced) return;
+    for (const m of line.matchAll(new RegExp(`(?<!\\]\\(\\s*<?)${escapeRe(REPO_URL)}[^\\s)>\\]\`"']*`, 'g'))) {
+      found.push({ target: m[0].replace(/[.,;:]+$/, ''), line: i + 1 });
+    }
+  });
+  return found;
+}
+
+/** A page's title: its first heading, without a leading "The". */
+const titleOf = (file: string) => (/^#\s+(.*)$/m.exec(readFileSync(join(ROOT, file), 'utf8'))?.[1] ?? '').replace(/^The\s+/i, '').toLowerCase();
+
+/** What a section may be called by name in a file: its headings, and the bold words that open a paragraph or item. */
+function sectionNames(file: string): string[] {
+  const names: string[] = [];
+  for (const { line, fenced } of scan(readFileSync(file, 'utf8'))) {
+    if (fenced) continue;
+    const h = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (h) names.push(h[1]!);
+    for (const m of line.matchAll(/\*\*([^*]+)\*\*/g)) names.push(m[1]!);
+  }
+  return names.map((n) => n.replace(/`/g, '').toLowerCase());
+}
+
+/**
+ * Why the sections a file names in words are not there: `see Page > Section` (a page's title and one of its headings),
+ * `see "Name"`, `"Name" above` / `below` (a heading or bold lead-in of the same file), `"Name" in [Page](page.md#…)`.
+ */
+function sectionReferenceProblems(file: string): string[] {
+  // Code spans in prose show syntax, not references; fenced blocks are read whole (a shell comment may send the reader on).
+  const text = scan(readFileSync(join(ROOT, file), 'utf8')).map(({ line, fenced }) => (fenced ? line : line.replace(/(`+)[^`]*?\1/g, '``'))).join('\n');
+  const problems: string[] = [];
+  const lineAt = (index: number) => text.slice(0, index).split('\n').length;
+  const pages = FILES.filter((f) => f.startsWith('docs/'));
+  for (const m of text.matchAll(/\b[Ss]ee ([A-Z][\w-]*(?: [\w-]+)*) > ([A-Z][\w-]*(?: [\w-]+)*)/g)) {
+    const at = `${file}:${lineAt(m.index)}: "${m[0]}"`;
+    const page = pages.find((p) => titleOf(p) === m[1]!.replace(/^The\s+/i, '').toLowerCase());
+    if (!page) { problems.push(`${at}: no page is titled ${m[1]} (link the page instead)`); continue; }
+    if (!anchorsOf(join(ROOT, page)).has(slug(m[2]!))) problems.push(`${at}: ${page} has no heading ${m[2]}`);
+  }
+  const named = (name: string, target: string, index: number) => {
+    if (!sectionNames(target).some((n) => n.startsWith(name.toLowerCase()))) {
+      problems.push(`${file}:${lineAt(index)}: "${name}" is no heading or bold lead-in of ${relative(ROOT, target)}`);
+    }
+  };
+  for (const m of text.matchAll(/"([^"\n]+)" in \[[^\]]*\]\(([^)#\s]*)(?:#[^)]*)?\)/g)) {
+    named(m[1]!, m[2] ? resolve(ROOT, dirname(file), m[2]) : join(ROOT, file), m.index);
+  }
+  for (const m of text.matchAll(/\b[Ss]ee "([^"\n]+)"(?! in \[)|"([^"\n]+)" (?:above|below)\b/g)) named((m[1] ?? m[2])!, join(ROOT, file), m.index);
+  return problems;
+}
+
+describe('paths, names and addresses in the README, docs/ and the packages\' READMEs', () => {
+  it('name nothing outside the repository (no ../shared: a user of the repository has only the repository)', () => {
+    const outside = ALL_DOCS.flatMap((file) => readFileSync(join(ROOT, file), 'utf8').split('\n')
+      .flatMap((line, i) => (/\.\.\/shared\b|\bshared\/(spec|GUIDE)/.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])));
+    expect(outside).toEqual([]);
+  });
+
+  it("cite no section of the API's specification (§4.1), which a user does not have: they link the API page", () => {
+    const cited = ALL_DOCS.flatMap((file) => readFileSync(join(ROOT, file), 'utf8').split('\n')
+      .flatMap((line, i) => (/(?<!\bissues? \d+ )§\d/.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])));
+    expect(cited).toEqual([]);
+  });
+
+  it('every repository path in a code span exists (from the root, or a file name some folder holds)', () => {
+    const wrong = ALL_DOCS.flatMap((file) => spansOf(file).flatMap(({ text, line }) => {
+      const problem = pathProblem(file, text);
+      return problem ? [`${file}:${line}: \`${text}\`: ${problem}`] : [];
+    }));
+    expect(wrong).toEqual([]);
+  });
+
+  it('the path check finds what it should, and only that', () => {
+    expect(pathProblem('README.md', 'nodes/')).toMatch(/top of the repository/);
+    expect(pathProblem('README.md', 'n8n/nodes/')).toBeNull();
+    expect(pathProblem('README.md', '../shared/spec/campaign-dialing-api.md')).toMatch(/outside the repository/);
+    expect(pathProblem('docs/contributing.md', '../shared/GUIDE.md')).toMatch(/no such path/);
+    expect(pathProblem('docs/x.md', 'daemon/crm/<name>/')).toBeNull();
+    expect(pathProblem('docs/x.md', 'crm/registry.ts')).toMatch(/top of the repository/);
+    expect(pathProblem('docs/x.md', 'daemon/sync/nowhere.ts')).toMatch(/no such path/);
+    expect(pathProblem('docs/x.md', 'release/campaign-sync-<version>.tgz')).toBeNull(); // generated by ./dev release
+    expect(pathProblem('docs/x.md', 'n8n/dist/')).toBeNull();
+    expect(pathProblem('docs/x.md', 'nowhere.ts')).toMatch(/no file of that name/);
+    for (const other of ['/v1/openapi.json', 'America/New_York', 'text/plain', 'http/json', '~/.n8n/nodes', './dev start', '@fastify/otel', 'accounts/{account_id}/campaigns']) {
+      expect(pathProblem('docs/x.md', other), other).toBeNull();
+    }
+  });
+
+  it('a section named in words is there (see Page > Section, see "Name", "Name" above)', () => {
+    expect(ALL_DOCS.flatMap(sectionReferenceProblems)).toEqual([]);
+  });
+
+  it('the packages\' READMEs have no relative links (they ship alone); links into the repository by its URL find their file and heading', () => {
+    const broken: string[] = [];
+    for (const file of ALL_DOCS) {
+      for (const { target, line } of [...targetsOf(file), ...addressesOf(file)]) {
+        const at = `${file}:${line} → ${target}`;
+        if (!isUrl(target)) {
+          if (PACKAGE_READMES.includes(file)) broken.push(`${at}: a relative link in a README that ships without the repository`);
+          continue;
+        }
+        if (!target.startsWith(REPO_URL)) continue;
+        const m = /^(?:\/(?:blob|tree)\/[^/]+\/([^#]*))?(?:#(.*))?$/.exec(target.slice(REPO_URL.length));
+        if (!m) { broken.push(`${at}: not an address of a file of the repository`); continue; }
+        const path = join(ROOT, m[1] ? decodeURI(m[1]) : 'README.md');
+        if (!existsSync(path)) { broken.push(`${at}: no such file`); continue; }
+        const problem = m[2] === undefined ? null : anchorProblem(path, m[2]);
+        if (problem) broken.push(`${at}: ${problem}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});
+
+// ---- the API page against the contract ----
+
+const API_PAGE = 'docs/api.md';
+const apiText = () => readFileSync(join(ROOT, API_PAGE), 'utf8');
+
+/** The text under a heading, up to the next heading of the same or a higher level. */
+function section(text: string, title: string): string {
+  const lines = text.split('\n');
+  const start = lines.findIndex((l) => new RegExp(`^(#{1,6})\\s+${escapeRe(title)}\\s*$`).test(l));
+  if (start < 0) throw new Error(`${API_PAGE} has no heading "${title}"`);
+  const level = /^#+/.exec(lines[start]!)![0].length;
+  const end = lines.findIndex((l, i) => i > start && /^#+\s/.test(l) && /^#+/.exec(l)![0].length <= level);
+  return lines.slice(start + 1, end < 0 ? undefined : end).join('\n');
+}
+
+/** Code spans of a text; `startDate_{gte,gt,lte,lt}` counts as its four keys. */
+function codeSpans(text: string): string[] {
+  return [...text.matchAll(/(`+)(.+?)\1/g)].flatMap((m) => {
+    const t = m[2]!.trim();
+    const braces = /^(\w+)_\{([\w,]+)\}$/.exec(t);
+    return braces ? braces[2]!.split(',').map((op) => `${braces[1]}_${op}`) : [t];
+  });
+}
+
+/** The rows of the Markdown tables of a text, as trimmed cells (header and separator rows included). */
+const tableRows = (text: string) => text.split('\n').filter((l) => l.startsWith('|')).map((l) => l.split('|').slice(1, -1).map((c) => c.trim()));
+
+const roleName = (role: string) => role.replace(/([a-z])([A-Z])/g, '$1 $2');
+const thousands = (n: number) => n.toLocaleString('en-US');
+const mebibytes = (n: number) => `${n / 1024 / 1024} MiB`;
+const DAY_NAMES: Record<string, string> = { Mon: 'Monday', Tue: 'Tuesday', Wed: 'Wednesday', Thu: 'Thursday', Fri: 'Friday', Sat: 'Saturday', Sun: 'Sunday' };
+/** `Monday to Saturday` for a run of days, else the days listed. */
+function daysInWords(days: readonly string[]): string {
+  const order = Object.keys(DAY_NAMES);
+  const idx = days.map((d) => order.indexOf(d)).sort((a, b) => a - b);
+  const run = idx.every((d, i) => i === 0 || d === idx[i - 1]! + 1);
+  if (run && idx.length >= 3) return `${DAY_NAMES[order[idx[0]!]!]} to ${DAY_NAMES[order[idx.at(-1)!]!]}`;
+  return listingWords(idx.map((d) => DAY_NAMES[order[d]!]!));
+}
+const listingWords = (w: string[]) => (w.length < 2 ? w.join('') : `${w.slice(0, -1).join(', ')} and ${w.at(-1)}`);
+
+describe(`the API page (${API_PAGE}) against the contract in api/ and the server`, () => {
+  it('is linked from the README', () => {
+    expect(linksOf('README.md').map((l) => l.target)).toContain(API_PAGE);
+  });
+
+  it('lists every operation with its method, path, roles and success status', () => {
+    const rows = tableRows(section(apiText(), 'Operations'));
+    const wrong: string[] = [];
+    for (const op of API_OPERATIONS) {
+      const request = `\`${op.method} ${op.path}\``;
+      const row = rows.find((r) => r[1] === request);
+      if (!row) { wrong.push(`${request}: no row`); continue; }
+      const roles = op.operation === null ? ['none: public'] : ROLES.filter((r) => ROLE_OPERATIONS[r].includes(op.operation!)).map(roleName);
+      if (row[2]!.split(',').map((r) => r.trim()).join() !== roles.join()) wrong.push(`${request}: roles "${row[2]}", the server's: ${roles.join(', ')}`);
+      if (!row[3]!.startsWith(String(op.success.status))) wrong.push(`${request}: success "${row[3]}", the server's: ${op.success.status}`);
+    }
+    expect(wrong).toEqual([]);
+    expect(rows.length - 2).toBe(API_OPERATIONS.length);
+  });
+
+  it('gives each operation a section with its request and the statuses of its own failures', () => {
+    const wrong: string[] = [];
+    for (const op of API_OPERATIONS.filter((o) => o.operation !== null)) {
+      const text = section(apiText(), op.summary);
+      if (!text.includes(`\`${op.method} ${op.path}\``)) wrong.push(`${op.summary}: does not name ${op.method} ${op.path}`);
+      for (const p of op.problems) {
+        if (!new RegExp(`\\b${PROBLEMS[p.kind].status}\\b`).test(text)) wrong.push(`${op.summary}: no ${PROBLEMS[p.kind].status} (${p.when})`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("names each list's filter keys and sort fields, and no others", () => {
+    const wrong: string[] = [];
+    for (const op of API_OPERATIONS.filter((o) => o.list)) {
+      const spec = LIST_SPECS[op.list!.resource];
+      const text = section(apiText(), op.summary);
+      const keys = [...new Set([...Object.keys(spec.filters), ...Object.keys(ID_FILTERS), ...Object.keys(spec.aliases)])].sort();
+      const table = tableRows(text).filter((r) => r[0]?.includes('`'));
+      const named = [...new Set([...table.flatMap((r) => codeSpans(r[0]!)), ...codeSpans(text).filter((k) => keys.includes(k))])].sort();
+      if (named.join() !== keys.join()) wrong.push(`${op.summary}: filter keys ${named.join(', ')}; the server's: ${keys.join(', ')}`);
+      const sortLine = /^Sort fields:([\s\S]*?)(?:\n\n|(?![\s\S]))/m.exec(text)?.[1];
+      const sorts = sortLine ? codeSpans(sortLine) : [];
+      if (sorts.join() !== spec.sortFields.join()) wrong.push(`${op.summary}: sort fields ${sorts.join(', ')}; the server's: ${spec.sortFields.join(', ')}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('names every campaign state and number status, and the transition table is the server\'s', () => {
+    const page = apiText();
+    expect(codeSpans(section(page, 'Campaign states'))).toEqual(expect.arrayContaining([...CAMPAIGN_STATES]));
+    expect(codeSpans(section(page, 'Number statuses'))).toEqual(expect.arrayContaining([...NUMBER_DETAIL_STATUSES]));
+    const [header, , ...rows] = tableRows(section(page, 'Campaign state transitions'));
+    expect(header!.slice(1)).toEqual([...SETTABLE_STATES]);
+    expect(rows.map((r) => r[0])).toEqual([...CAMPAIGN_STATES]);
+    for (const [from, ...cells] of rows as [typeof CAMPAIGN_STATES[number], ...string[]][]) {
+      SETTABLE_STATES.forEach((to, i) => {
+        const server = isNoOp(from, to) ? 'no-op 200' : canMove(from, to) ? '✓' : '409';
+        expect(cells[i], `${from} → ${to}`).toBe(server);
+      });
+    }
+  });
+
+  it('lists every problem type with its status', () => {
+    const rows = tableRows(section(apiText(), 'Errors: problem details')).filter((r) => r[0]?.startsWith('`/problems/'));
+    const page = rows.map((r) => `${r[0]} ${r[1]}`).sort();
+    const server = (Object.keys(PROBLEMS) as ProblemKind[]).map((k) => `\`${problemType(k)}\` ${PROBLEMS[k].status}`).sort();
+    expect(page).toEqual(server);
+  });
+
+  it("states the server's rate limit, maximums, event delivery and a new campaign's calling hours", () => {
+    const page = apiText();
+    expect(section(page, 'Rate limits')).toContain(`${DEFAULT_RATE_LIMIT.rate} requests per second with bursts of ${DEFAULT_RATE_LIMIT.burst}`);
+    const sizes = new Map(tableRows(section(page, 'Sizes and maximums')).map((r) => [r[0]!, r[1]!]));
+    const expected: [string, string[]][] = [
+      ['records in a page (`range`)', [thousands(MAX_PAGE_SIZE)]],
+      ['numbers in one add', [thousands(DEFAULT_LIMITS.numbersPerRequest)]],
+      ['ids in one delete of campaigns or numbers', [thousands(DEFAULT_LIMITS.idsPerDelete)]],
+      ['a JSON body', [mebibytes(DEFAULT_LIMITS.jsonBodyBytes)]],
+      ['a CSV upload', [mebibytes(DEFAULT_LIMITS.uploadBytes), thousands(UPLOAD_REJECTIONS_SHOWN)]],
+      ['variables of a number (`varNames`, `varValues`, `varCount`)', [String(MAX_VARIABLES)]],
+      ["a variable's name, value", [thousands(MAX_VAR_NAME), thousands(MAX_VAR_VALUE)]],
+      ['nesting of a JSON body', [String(MAX_JSON_DEPTH)]],
+      ['request line and headers', [`${maxHeaderSize / 1024} KiB`]],
+    ];
+    for (const [what, figures] of expected) {
+      expect(sizes.get(what), what).toBeDefined();
+      for (const f of figures) expect(sizes.get(what), what).toContain(f);
+    }
+    const events = section(page, 'Events and their signing');
+    const types = [...readFileSync(join(ROOT, 'server/events.ts'), 'utf8').match(/export type EventType = ([^;]+);/)![1]!.matchAll(/'([\w.]+)'/g)].map((m) => m[1]!);
+    expect(types.length).toBeGreaterThan(0);
+    for (const t of types) expect(codeSpans(events)).toContain(t);
+    expect(events).toContain(`${DEFAULT_SENDER.maxAttempts} attempts`);
+    expect(events).toContain(`${DEFAULT_SENDER.timeoutMs / 1000} s at most`);
+    const { from, to, days } = DEFAULT_SETTINGS.callingHours;
+    for (const [file, text] of [[API_PAGE, section(page, 'Calling hours of a new campaign')], ['docs/reference-server.md', readFileSync(join(ROOT, 'docs/reference-server.md'), 'utf8')]] as const) {
+      const words = text.replace(/\*\*/g, '').replace(/\s+/g, ' ');
+      expect(words, file).toContain(`${from}–${to}`);
+      expect(words, file).toContain(daysInWords(days));
+    }
   });
 });
