@@ -98,7 +98,7 @@ export function openApiDocument(options: DocumentOptions = {}): OpenApiDocument 
       version: '1',
       summary: 'Campaigns, their numbers and their reports',
       description: [
-        'The Campaign Dialing API as this reference server implements it: the spec\'s endpoints (§4) with the choices it leaves open made.',
+        'The Campaign Dialing API as this reference server implements it: every endpoint of its specification, with the choices the specification leaves open made (the repository's docs/api.md says which).',
         'Every request but this document\'s needs `Authorization: Bearer <API token>`; a key\'s roles decide what it may do (each operation lists them).',
         'Lists take `range` (`[first,last]`, zero-based, inclusive), `sort` (`[field, "ASC"|"DESC"]`) and `filter` (a JSON object), each url-encoded JSON in the query string or in a url-encoded GET body, and answer a bare array with `X-Total-Count` and `Content-Range`.',
         `Failures are \`${PROBLEM_JSON}\` (RFC 9457) with \`errors\` naming each bad input. A path below asked with a method it does not list answers 405 with \`Allow\`; an unknown path, 404.`,
@@ -107,9 +107,9 @@ export function openApiDocument(options: DocumentOptions = {}): OpenApiDocument 
       ].join('\n\n'),
     },
     tags: [
-      { name: 'Campaigns', description: 'List, duplicate, change the state of and delete campaigns (§4.2–§4.5)' },
-      { name: 'Numbers', description: 'List, add (JSON or CSV) and delete the numbers of a campaign (§4.6–§4.9)' },
-      { name: 'Reports', description: 'Call-details and number-details reports of a campaign (§4.10–§4.11)' },
+      { name: 'Campaigns', description: 'List, duplicate, change the state of and delete campaigns' },
+      { name: 'Numbers', description: 'List, add (JSON or CSV) and delete the numbers of a campaign' },
+      { name: 'Reports', description: 'Call-details and number-details reports of a campaign' },
       { name: 'Documentation', description: 'This document' },
     ],
     paths,

@@ -169,7 +169,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   },
   {
     operationId: 'listCampaigns', operation: 'campaigns.list', method: 'GET', path: `${ACCOUNT_PATH}/campaigns`, tag: 'Campaigns',
-    summary: 'List campaigns', description: 'A page of the account\'s campaigns (spec §4.2).',
+    summary: 'List campaigns', description: 'A page of the account\'s campaigns.',
     list: { resource: 'campaigns', record: 'Campaign' },
     success: { status: 200, description: 'The page: a bare array of campaigns' },
     problems: [],
@@ -177,7 +177,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     operationId: 'duplicateCampaign', operation: 'campaigns.duplicate', method: 'POST', path: `${CAMPAIGN_PATH}/duplicate`, tag: 'Campaigns',
     summary: 'Duplicate a campaign',
-    description: 'Copies the campaign as a new Draft with the same settings, a new id and no startedAt/endedAt (spec §4.3). No body; the parameters may also come in a form-encoded body.',
+    description: 'Copies the campaign as a new Draft with the same settings, a new id and no startedAt/endedAt. No body; the parameters may also come in a form-encoded body.',
     query: duplicateQuery,
     body: {
       description: 'No body, or the parameters form-encoded', required: false,
@@ -189,7 +189,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     operationId: 'changeCampaignState', operation: 'campaigns.changeState', method: 'PUT', path: `${CAMPAIGN_PATH}/state`, tag: 'Campaigns',
     summary: 'Change the state of a campaign',
-    description: 'Moves the campaign to Active, Paused or Canceled (spec §4.4). Asking for the current state changes nothing and answers 200, so a retry is safe. Finished and Canceled are final; Draft cannot be paused.',
+    description: 'Moves the campaign to Active, Paused or Canceled. Asking for the current state changes nothing and answers 200, so a retry is safe. Finished and Canceled are final; Draft cannot be paused.',
     body: {
       description: 'The target state as a JSON string (`"Active"`, with the quotes); a text/plain body `Active` is read the same',
       required: true,
@@ -211,7 +211,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     operationId: 'deleteCampaign', operation: 'campaigns.delete', method: 'DELETE', path: CAMPAIGN_PATH, tag: 'Campaigns',
     summary: 'Delete a campaign',
-    description: 'Deletes a Draft, Finished or Canceled campaign with its numbers and reports (spec §4.5).',
+    description: 'Deletes a Draft, Finished or Canceled campaign with its numbers and reports.',
     success: { status: 200, description: 'The deleted campaign, as it was', schema: schemaRef('Campaign') },
     problems: [
       unknownCampaign,
@@ -221,7 +221,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     operationId: 'deleteCampaigns', operation: 'campaigns.deleteMany', method: 'DELETE', path: `${ACCOUNT_PATH}/campaigns`, tag: 'Campaigns',
     summary: 'Delete campaigns',
-    description: 'Deletes the listed campaigns, all or nothing: if one is unknown or in a state that forbids deletion, none is deleted (spec §4.5).',
+    description: 'Deletes the listed campaigns, all or nothing: if one is unknown or in a state that forbids deletion, none is deleted.',
     body: { description: 'A JSON array of campaign ids', required: true, content: { 'application/json': { schema: idArray('Campaign') } }, itemLimit: 'idsPerDelete' },
     success: { status: 204, description: 'All of them were deleted' },
     problems: [
@@ -239,7 +239,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   },
   {
     operationId: 'listNumbers', operation: 'numbers.list', method: 'GET', path: `${CAMPAIGN_PATH}/numbers`, tag: 'Numbers',
-    summary: 'List the numbers of a campaign', description: 'A page of the campaign\'s live numbers (spec §4.6).',
+    summary: 'List the numbers of a campaign', description: 'A page of the campaign\'s live numbers.',
     list: { resource: 'numbers', record: 'CampaignNumber' },
     success: { status: 200, description: 'The page: a bare array of numbers' },
     problems: [unknownCampaign],
@@ -247,7 +247,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     operationId: 'addNumbers', operation: 'numbers.add', method: 'POST', path: `${CAMPAIGN_PATH}/numbers`, tag: 'Numbers',
     summary: 'Add numbers to a dynamic campaign',
-    description: 'Validates each phone number, normalises it to E.164 and adds it (spec §4.7). Invalid and duplicate entries do not fail the request: the others are added and each rejected one is reported.',
+    description: 'Validates each phone number, normalises it to E.164 and adds it. Invalid and duplicate entries do not fail the request: the others are added and each rejected one is reported.',
     query: [varNamesParameter],
     body: {
       description: 'A JSON array of `{number, varValues?}` entries, or one such entry', required: true,
@@ -272,7 +272,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     operationId: 'uploadNumbers', operation: 'numbers.upload', method: 'POST', path: `${CAMPAIGN_PATH}/numbers/upload`, tag: 'Numbers',
     summary: 'Upload a CSV file of numbers',
-    description: 'Streams a CSV file (one number per row: the phone number, then one column per variable) into the campaign in batches (spec §4.8). The parameters may also come as form fields before the file.',
+    description: 'Streams a CSV file (one number per row: the phone number, then one column per variable) into the campaign in batches. The parameters may also come as form fields before the file.',
     query: uploadQuery,
     limitNote: (l) => `At most ${l.uploadBytes} bytes per upload; the answer lists the first ${l.uploadRejectionsShown} rejected rows and counts all.`,
     body: {
@@ -309,7 +309,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     operationId: 'deleteNumbers', operation: 'numbers.delete', method: 'DELETE', path: `${CAMPAIGN_PATH}/numbers`, tag: 'Numbers',
     summary: 'Delete numbers of a campaign',
-    description: 'Deletes the listed number records, all or nothing (spec §4.9). Only NotContacted and RetryPending numbers can be deleted; a pending retry is canceled. Deleted numbers stay in the number-details report as Deleted.',
+    description: 'Deletes the listed number records, all or nothing. Only NotContacted and RetryPending numbers can be deleted; a pending retry is canceled. Deleted numbers stay in the number-details report as Deleted.',
     body: { description: 'A JSON array of number record ids (never phone numbers)', required: true, content: { 'application/json': { schema: idArray('Number record') } }, itemLimit: 'idsPerDelete' },
     success: { status: 204, description: 'All of them were deleted' },
     problems: [
@@ -322,7 +322,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     operationId: 'deleteNumber', operation: 'numbers.delete', method: 'DELETE', path: `${CAMPAIGN_PATH}/numbers/{number_id}`, tag: 'Numbers',
     summary: 'Delete a number of a campaign',
-    description: 'Deletes one number record (spec §4.9). Only a NotContacted or RetryPending number can be deleted; a pending retry is canceled.',
+    description: 'Deletes one number record. Only a NotContacted or RetryPending number can be deleted; a pending retry is canceled.',
     success: { status: 200, description: 'The deleted number, as it was', schema: schemaRef('CampaignNumber') },
     problems: [
       { kind: 'not-found', when: 'the campaign does not exist, or the id is not a live number of it', extensions: idsMissing },
@@ -331,14 +331,14 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   },
   {
     operationId: 'listCallDetails', operation: 'reports.callDetails', method: 'GET', path: `${CAMPAIGN_PATH}/reports/callDetails`, tag: 'Reports',
-    summary: 'Call-details report', description: 'A page of the campaign\'s call-detail records: one per call attempt (spec §4.10).',
+    summary: 'Call-details report', description: 'A page of the campaign\'s call-detail records: one per call attempt.',
     list: { resource: 'callDetails', record: 'CallDetail' },
     success: { status: 200, description: 'The page: a bare array of call-detail records' },
     problems: [unknownCampaign],
   },
   {
     operationId: 'listNumberDetails', operation: 'reports.numberDetails', method: 'GET', path: `${CAMPAIGN_PATH}/reports/numberDetails`, tag: 'Reports',
-    summary: 'Number-details report', description: 'A page of the campaign\'s numbers, deleted ones included (spec §4.11).',
+    summary: 'Number-details report', description: 'A page of the campaign\'s numbers, deleted ones included.',
     list: { resource: 'numberDetails', record: 'NumberDetail' },
     success: { status: 200, description: 'The page: a bare array of number-detail records' },
     problems: [unknownCampaign],

@@ -64,7 +64,7 @@ const rejectionCode = oneOf(REJECTION_CODES, 'Why the entry was rejected: invali
 const seconds = (description: string): Schema => ({ type: 'number', minimum: 0, description });
 const HHMM = { type: 'string', pattern: '^([01]\\d|2[0-3]):[0-5]\\d$' } as const;
 
-const dialer = record<Campaign['dialer']>('The dialer: `mode` (spec §2.1) and how the simulated dialer runs the campaign', {
+const dialer = record<Campaign['dialer']>('The dialer: `mode` and how the simulated dialer runs the campaign', {
   mode: oneOf(DIALER_MODES, 'Dialer mode'),
   agents: { type: 'integer', minimum: 1, description: 'Agents taking calls' },
   linesPerAgent: { type: 'number', exclusiveMinimum: 0, description: 'Power: lines dialed per available agent; Predictive starts here and adapts' },
@@ -83,10 +83,10 @@ const dialer = record<Campaign['dialer']>('The dialer: `mode` (spec §2.1) and h
   }, {}),
 }, {});
 
-const campaign = record<Campaign>('A campaign (spec §2.1)', {
+const campaign = record<Campaign>('A campaign', {
   id: text('Campaign id (UUID)'),
   name: text('Campaign name'),
-  state: oneOf(CAMPAIGN_STATES, 'Campaign state (spec §3.1)'),
+  state: oneOf(CAMPAIGN_STATES, 'Campaign state'),
   type: oneOf(CAMPAIGN_TYPES, 'Campaign type; numbers are added only to Dynamic campaigns'),
   phoneSystemId: nullableText('Phone system id'),
   extensionId: nullableText('Extension id'),
@@ -110,16 +110,16 @@ const campaign = record<Campaign>('A campaign (spec §2.1)', {
 const recordId = (description: string): Schema => text(description, { pattern: '^\\d+$', examples: ['1234'] });
 const phoneNumber = (description: string): Schema => text(description, { examples: ['+12125550100'] });
 
-const campaignNumber = record<CampaignNumber>('A number of a campaign (spec §2.2)', {
+const campaignNumber = record<CampaignNumber>('A number of a campaign', {
   id: recordId('Number record id: what DELETE …/numbers takes (not the phone number)'),
   number: phoneNumber('Phone number, E.164'),
-  status: oneOf(NUMBER_STATUSES, 'Number status (spec §3.2)'),
+  status: oneOf(NUMBER_STATUSES, 'Number status'),
   attempts: count('Call attempts so far'),
   varNames: strings('Variable names, in the order of varValues'),
   varValues: strings('Variable values for the call flow'),
 }, {});
 
-const callDetail = record<CallDetail>('A call-detail record: one call attempt (spec §2.3)', {
+const callDetail = record<CallDetail>('A call-detail record: one call attempt', {
   id: recordId('Call-detail record id'),
   numberId: recordId('Id of the number record called'),
   number: phoneNumber('Phone number called, E.164'),
@@ -135,7 +135,7 @@ const callDetail = record<CallDetail>('A call-detail record: one call attempt (s
   outcome: oneOf(OUTCOMES, 'Outcome of the attempt'),
 }, {});
 
-const numberDetail = record<NumberDetail>('A number-detail record (spec §2.4): a number, deleted ones included', {
+const numberDetail = record<NumberDetail>('A number-detail record: a number, deleted ones included', {
   id: recordId('Number record id'),
   number: phoneNumber('Phone number, E.164'),
   status: oneOf(NUMBER_DETAIL_STATUSES, 'Number status; Deleted for deleted numbers'),
