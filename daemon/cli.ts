@@ -1,13 +1,18 @@
 #!/usr/bin/env node
-// `./dev daemon start|sync|status|check --config FILE`, `init --source TYPE`: the sync daemon's command line.
+// `campaign-sync start|sync|status|check --config FILE`, `init --source TYPE` (`./dev daemon …` in a checkout): the
+// sync daemon's command line.
 // Each command imports what it needs when it runs (`trace` reads a file and loads no queue, Redis or HTTP code), and
 // the daemon's modules load after tracing has started, as the OpenTelemetry SDK wants.
 import { parseArgs } from 'node:util';
+import { commandName } from '../api/command-name.ts';
 import type { Daemon } from './app.ts';
 import type { Config } from './config.ts';
 
+/** This command as the user runs it: campaign-sync when installed, ./dev daemon in a checkout. */
+const CMD = commandName('campaign-sync', './dev daemon', process.env);
+
 const HELP: Record<string, string> = {
-  main: `usage: ./dev daemon <command> --config FILE [options]
+  main: `usage: ${CMD} <command> --config FILE [options]
 
 commands:
   init --source TYPE    write a commented configuration for a source (hubspot, pipedrive, salesforce, webhook, csv)  [--out FILE]
@@ -18,45 +23,42 @@ commands:
   backfill SYNC_ID      mirror every call-detail record since a time again, adding only what the CRM lacks  --since ISO-TIME
   trace PHONE           a phone number's traces as timelines, from a trace receiver's file (no --config)  [--file traces.jsonl]
 
-./dev daemon <command> --help shows the command's options; --version prints the version.`,
-  start: `usage: ./dev daemon start --config FILE
+${CMD} <command> --help shows the command's options; --version prints the version.`,
+  start: `usage: ${CMD} start --config FILE
   Runs until SIGTERM/SIGINT; then finishes running jobs within shutdownTimeout. Several processes may run on one
   Redis with the same configuration: they share the queues.
   Runs the checks of \`check\` first: a sync they find would make a rule fail open (a Do Not Call field the CRM does
   not have, a windowed sync whose key cannot pause its campaign, a cap with no way to count calls) is refused (it adds
   no numbers; status and /ops say why) while the others run; refused syncs are checked again every 5 minutes.`,
-  check: `usage: ./dev daemon check --config FILE [--json]
+  check: `usage: ${CMD} check --config FILE [--json]
   Every connection and permission each sync needs, tried read-only and cheaply (a few requests a sync): Redis, the
   dialer key's roles and campaigns, the CRM's login, permissions, selection and mapped fields, webhooks, calling
   windows. One line each, with what is wrong and how to fix it. Exit code 0 when nothing failed (warnings allowed), 1
   when something did, 2 when the configuration does not load.
   --json      the results as JSON: { ok, durationMs, checks: [{ sync, check, status, message, fix?, refuses? }], syncs }`,
-  init: `usage: ./dev daemon init --source hubspot|pipedrive|salesforce|webhook|csv [--out FILE]
+  init: `usage: ${CMD} init --source hubspot|pipedrive|salesforce|webhook|csv [--out FILE]
   Writes a commented configuration (to stdout, or to FILE, never over an existing file) with a \${ENV} reference for
-  every secret and every default spelled out; then fill in the values marked "your-" and run check on it.`,
-  sync: `usage: ./dev daemon sync SYNC_ID --config FILE [--full] [--compare] [--dry-run]
+  every secret and every default spelled out; then fill in the values marked "your-" and run check on it.
+  --source csv --out FILE also writes contacts.csv beside FILE (unless one exists): 5 sample contacts with fictional
+  numbers, in the columns the configuration maps (id, phone, firstName); its calls go to calls.jsonl there.`,
+  sync: `usage: ${CMD} sync SYNC_ID --config FILE [--full] [--compare] [--dry-run]
   --full      read the whole selection (not only what changed) and compare with the campaign
   --compare   read what changed and the whole selection's ids: contacts gone without a webhook leave (the comparison
               its compareEvery schedule runs)
   --dry-run   read the source and print the changes a sync would push; changes nothing`,
-  status: `usage: ./dev daemon status --config FILE [--json]
+  status: `usage: ${CMD} status --config FILE [--json]
   --json      the same as JSON`,
-  backfill: `usage: ./dev daemon backfill SYNC_ID --since ISO-TIME --config FILE
+  backfill: `usage: ${CMD} backfill SYNC_ID --since ISO-TIME --config FILE
   --since     where to start: 2026-11-01T00:00:00 (the dialer account's wall clock, as reports give it),
               a date (its midnight), or an instant with Z or an offset (converted to the account's time zone).
   Attempts already mirrored are skipped; older than mirror.keepDays, each is looked up in the CRM first.`,
-  trace: `usage: ./dev daemon trace PHONE [--file traces.jsonl] [--since 30m|ISO-TIME] [--country US]
+  trace: `usage: ${CMD} trace PHONE [--file traces.jsonl] [--since 30m|ISO-TIME] [--country US]
   Prints every trace whose spans carry the number (cds.phone, cds.phones), and the traces linked to them, as
-  indented timelines. Reads the JSON lines of the demo's trace receiver (./dev start --traces).
-  --file      the receiver's file (default traces.jsonl, in the repository when run through ./dev)
+  indented timelines. Reads the JSON lines a trace receiver writes (in a checkout, the demo's: ./dev start --traces).
+  --file      the receiver's file (default traces.jsonl in the folder it runs in; ./dev runs in the repository's root)
   --since     only spans of the number that started since then: a duration back from now (30m, 2h) or an ISO time
   --country   the country of a number given without its country code (default US)`,
 };
-
-// Installed from the tarball the command is the package's bin, not the checkout's ./dev.
-if (import.meta.dirname.split(/[\\/]/).includes('node_modules')) {
-  for (const k of Object.keys(HELP)) HELP[k] = HELP[k]!.replaceAll('./dev daemon', 'campaign-sync');
-}
 
 function fail(message: string, code = 2): never {
   console.error(message);
@@ -102,20 +104,36 @@ if (command === 'trace') {
   process.exit(answer.code);
 }
 if (command === 'init') {
-  // Writes a file only: no configuration, no Redis.
-  const { configTemplate, INIT_SOURCES } = await import('./config-template.ts');
+  // Writes files only: no configuration, no Redis.
+  const { configTemplate, INIT_SOURCES, SAMPLE_CONTACTS, sampleContactsPath } = await import('./config-template.ts');
   if (!values.source || !(INIT_SOURCES as readonly string[]).includes(values.source)) fail(`--source is one of ${INIT_SOURCES.join(', ')}\n\n${HELP.init}`);
-  const { text, env } = configTemplate(values.source);
+  const { text, env } = configTemplate(values.source, { command: CMD, file: values.out });
+  const said: string[] = [];
   if (values.out) {
     const { writeFileSync } = await import('node:fs');
-    try {
-      writeFileSync(values.out, text, { flag: 'wx', mode: 0o600 });
-    } catch (err) {
-      fail((err as NodeJS.ErrnoException).code === 'EEXIST' ? `${values.out} exists: init never writes over a file (remove it, or give another --out)` : `cannot write ${values.out}: ${(err as Error).message}`, 1);
+    const write = (file: string, content: string): boolean => {
+      try {
+        writeFileSync(file, content, { flag: 'wx', mode: 0o600 });
+        return true;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        return fail(`cannot write ${file}: ${(err as Error).message}`, 1);
+      }
+    };
+    if (!write(values.out, text)) fail(`${values.out} exists: init never writes over a file (remove it, or give another --out)`, 1);
+    said.push(`wrote ${values.out}`);
+    if (values.source === 'csv') {
+      const sample = sampleContactsPath(values.out);
+      said.push(write(sample, SAMPLE_CONTACTS)
+        ? `wrote ${sample}, which its source.path names: 5 sample contacts with fictional numbers (replace them with yours)`
+        : `kept ${sample}, which its source.path names (it exists)`);
     }
-  } else process.stdout.write(text);
-  console.error([`${values.out ? `wrote ${values.out}; ` : ''}set these in the daemon's environment:`, ...Object.entries(env).map(([k, v]) => `  ${k}  ${v}`),
-    `then: ./dev daemon check --config ${values.out ?? 'FILE'}`].join('\n'));
+  } else {
+    process.stdout.write(text);
+    if (values.source === 'csv') said.push(`its source.path is contacts.csv (with --out FILE, init writes a sample contacts.csv beside FILE)`);
+  }
+  console.error([...said.map((line) => `${line};`), `set these in the daemon's environment:`, ...Object.entries(env).map(([k, v]) => `  ${k}  ${v}`),
+    `then: ${CMD} check --config ${values.out ?? 'FILE'}`].join('\n'));
   process.exit(0);
 }
 if (!values.config) fail(`--config FILE is required\n\n${HELP[command]}`);

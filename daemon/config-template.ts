@@ -1,6 +1,7 @@
 // The configuration `init --source <type>` writes: commented YAML with a ${ENV} reference for every secret and every
 // default spelled out (taken from the configuration schema itself, so the file says what the daemon does), ready for
 // `check`. A CRM gives its own source block and mapping (its registry entry's `init`).
+import { dirname, join } from 'node:path';
 import { parseConfig, type Config } from './config.ts';
 import { DEFAULT_COMPLIANCE } from './compliance/in-force.ts';
 import { CRMS, crmOf } from './crm/registry.ts';
@@ -53,7 +54,7 @@ const GENERIC: Record<'webhook' | 'csv', { source: string; mapping: string; env:
   csv: {
     source: `    source:
       type: csv
-      path: contacts.csv                    # read whole at every run: contacts no longer in it leave the campaign
+      path: {{csvPath}}                    # read whole at every run: contacts no longer in it leave the campaign (relative: to the folder the daemon runs in)
       delimiter: "{{source.delimiter}}"`,
     mapping: `    mapping:
       id: {{sync.mapping.id}}                                # the column holding the contact's id
@@ -70,7 +71,35 @@ const GENERIC: Record<'webhook' | 'csv', { source: string; mapping: string; env:
 
 export interface Template { text: string; env: Record<string, string> }
 
-export function configTemplate(type: string): Template {
+/** Where the file goes and how its header names the commands; a CSV source's files sit beside it. */
+export interface TemplateOptions {
+  /** The daemon's command as the user runs it (campaign-sync, or ./dev daemon in a checkout). */
+  command: string;
+  /** The file being written (--out), or undefined for stdout. */
+  file?: string;
+}
+
+/**
+ * The sample contacts `init --source csv --out FILE` writes beside FILE: the columns its mapping names, and phone
+ * numbers of the 555-0100 to 555-0199 range, which North American numbering keeps for fiction (none is anyone's).
+ */
+export const SAMPLE_CONTACTS = `id,phone,firstName
+c1,+1 212 555 0190,Ada
+c2,+1 212 555 0191,Grace
+c3,+1 212 555 0192,Alan
+c4,+1 212 555 0193,Edsger
+c5,+1 212 555 0194,Barbara
+`;
+
+/** A string as YAML reads it back: plain when it can be, else double-quoted (JSON's quoting is YAML's). */
+const yamlString = (text: string) => (/^[\w./-]+$/.test(text) ? text : JSON.stringify(text));
+
+/** The sample contacts' file for a configuration written to `file`: contacts.csv in the same folder. */
+export function sampleContactsPath(file: string | undefined): string {
+  return file ? join(dirname(file), 'contacts.csv') : 'contacts.csv';
+}
+
+export function configTemplate(type: string, o: TemplateOptions): Template {
   const crm = crmOf(type);
   const part = crm ? { ...crm.init, source0: crm.init.minimal } : GENERIC[type as 'webhook' | 'csv'];
   if (!part) throw new Error(`no source type "${type}": one of ${INIT_SOURCES.join(', ')}`);
@@ -86,12 +115,18 @@ export function configTemplate(type: string): Template {
       late: {{sync.mirror.late|duration}}                           # records may appear this long after later ones
       keepDays: {{sync.mirror.keepDays}}
       # eventsSecret: \${DIALER_EVENTS_SECRET}   # verifies call.finished events at /webhooks/<sync id>/events (the fast path)`
-    : `    # Call activities to a file or a signed webhook (a sync under the state rows counts its calls even without one):
+    : type === 'csv'
+      ? `    # Every call back as one JSON line of a file (or to a signed webhook: sink: { type: webhook, url: ... }).
+    mirror: { sink: { type: file, path: {{callsPath}} } }`
+      : `    # Call activities to a file or a signed webhook (a sync under the state rows counts its calls even without one):
     # mirror: { sink: { type: file, path: activities.jsonl } }`;
-  const values = { ...base, sync: { ...base.syncs[0]!, mirror: { ...base.syncs[0]!.mirror, sink: undefined } }, source: sourceDefaults };
+  const csvPath = sampleContactsPath(o.file);
+  const values = { ...base, sync: { ...base.syncs[0]!, mirror: { ...base.syncs[0]!.mirror, sink: undefined } }, source: sourceDefaults,
+    csvPath: yamlString(csvPath), callsPath: yamlString(join(dirname(csvPath), 'calls.jsonl')) };
+  const config = o.file ?? 'THIS_FILE';
   const text = fill(`# The sync daemon's configuration, written by \`init --source ${type}\`. Edit the values marked "your-", then:
-#   ./dev daemon check --config THIS_FILE     (every connection and permission, read-only; exit 0 when all is well)
-#   ./dev daemon start --config THIS_FILE
+#   ${o.command} check --config ${config}     (every connection and permission, read-only; exit 0 when all is well)
+#   ${o.command} start --config ${config}
 # Secrets are \${ENV} references, set in the daemon's environment, never in this file: ${['DIALER_API_TOKEN', ...Object.keys(part.env)].join(', ')}.
 # Every default is spelled out: a line left out keeps the same value.
 redis:
@@ -129,6 +164,7 @@ compliance:
 syncs:
   - id: ${type}-sync
     campaignId: your-campaign-id          # a Dynamic campaign of the account
+    # compliance: { off: "the reason" }   # this sync without the calling-window rules: calls that are not telemarketing, or a test dialer's simulated callees
 ${part.source}
 ${part.mapping}
     schedule: { every: {{sync.schedule.every|duration}} }             # or { cron: "0 */15 * * * *", tz: America/New_York }

@@ -13,6 +13,7 @@ import type { DoNotCallField } from './sync/do-not-call.ts';
 import { isTimeZone } from './local-time.ts';
 import { OUTCOMES, ruleSchema } from './outcomes.ts';
 import { telemetrySchema } from './telemetry.ts';
+import { yamlErrorText } from './yaml-error.ts';
 import { MAX_VARIABLES } from '../api/limits.ts';
 
 const COUNTRIES = new Set<string>(getCountries());
@@ -436,10 +437,9 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   }
   let raw: unknown;
   try {
-    raw = parseYaml(text, { prettyErrors: true });
+    raw = parseYaml(text, { prettyErrors: false });
   } catch (err) {
-    // The first line says where; the lines after it quote the file, which may hold a pasted secret.
-    throw new ConfigError(file, [`not valid YAML/JSON: ${(err as Error).message.split('\n')[0]}`]);
+    throw new ConfigError(file, [`not valid YAML/JSON: ${yamlErrorText(text, err)}`]);
   }
   return parseConfig(raw, file, env);
 }

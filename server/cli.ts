@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// `npm run server -- --port <n> --db <file|:memory:> [--seed demo] [--rate-limit 10/s,burst=50]`: starts the reference server.
+// `campaign-dialing-server --port <n> --db <file|:memory:> [--seed demo] [--rate-limit 10/s,burst=50]` (`./dev server …`
+// in a checkout): starts the reference server.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { parseArgs } from 'node:util';
+import { commandName } from '../api/command-name.ts';
 import { telemetrySettings } from '../api/telemetry-settings.ts';
 import { buildServer } from './app.ts';
 import { RealTimeDriver, SimulationClock } from './clock.ts';
@@ -14,7 +16,7 @@ import { seedDemo } from './seed.ts';
 import { Store } from './store/store.ts';
 import { startTelemetry, stopTelemetry } from './telemetry.ts';
 
-const USAGE = 'usage: npm run server -- [--port 4000] [--host 127.0.0.1] [--db :memory:|FILE] [--seed demo] [--seed N]\n' +
+const USAGE = `usage: ${commandName('campaign-dialing-server', './dev server', process.env)} [--port 4000] [--host 127.0.0.1] [--db :memory:|FILE] [--seed demo] [--seed N]\n` +
   '  [--clock realtime|manual] [--speed 1] [--start 2026-01-05T09:00:00Z] [--outcomes FILE.json] [--rate-limit 10/s,burst=50|off] [--log]\n' +
   '  [--trust-proxy ADDRESS[,ADDRESS|CIDR…]] [--tls-cert FILE.pem --tls-key FILE.pem] [--version]\n' +
   '  (PORT, HOST, DB and TRUST_PROXY in the environment set the defaults of --port, --host, --db and --trust-proxy)';
@@ -132,6 +134,9 @@ if (seeded) {
   console.log(`Demo account: ${account.id}  (${account.name}, ${account.timezone})`);
   console.log(`Campaign Admin API token (shown once): ${adminToken}`);
   console.log(`Try: curl -H "Authorization: Bearer ${adminToken}" '${base}/v1/accounts/${account.id}/campaigns?range=%5B0,4%5D'`);
+  // The campaign a first sync feeds: a sync adds numbers to a Dynamic campaign, and they are called while it is Active.
+  const dynamic = store.db.get<{ id: string; name: string }>("SELECT id, name FROM campaigns WHERE account_pk = ? AND type = 'Dynamic' AND state = 'Active' ORDER BY pk LIMIT 1", account.pk);
+  if (dynamic) console.log(`Dynamic Active campaign (for campaign-sync): ${dynamic.id}  (${dynamic.name})`);
 }
 
 let closing = false;

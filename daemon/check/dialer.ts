@@ -58,7 +58,9 @@ export async function checkDialer(config: Config, syncs: readonly SyncConfig[], 
       if (e.status === 401) {
         for (const sync of group) {
           out.push(fail(sync.id, 'dialer.key', `the dialer at ${dialer.baseUrl} refused the API key (401): ${e.message}`,
-            `set ${keySetting(sync)} to the token of a live key of account ${dialer.accountId} (the console: Settings > API Keys; a lost token needs a new key)`));
+            `set ${keySetting(sync)} to the token of a live key of account ${dialer.accountId}. Keys are made in the dialer's web console ` +
+            `(the service's Settings > API Keys; the reference server's: the account's page, "API keys", and --seed demo prints one), ` +
+            'which shows a token only when its key is made: a lost token needs a new key'));
         }
         continue;
       }

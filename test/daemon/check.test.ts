@@ -232,6 +232,8 @@ describe('check names what is wrong, with the fix', () => {
     const wrong = await runChecks(config([webhookSync()], { dialer: { baseUrl: proxy.url, accountId, apiToken: `cdk_${'x'.repeat(43)}` } }), quietLog);
     expect(find(wrong, 'web', 'dialer.key')[0]).toMatchObject({ status: 'fail' });
     expect(find(wrong, 'web', 'dialer.key')[0]!.fix).toMatch(/^set dialer.apiToken to the token of a live key/);
+    // Where a key is made, true of the service's console and of the reference server's (which has no Settings menu).
+    expect(find(wrong, 'web', 'dialer.key')[0]!.fix).toContain('the service\'s Settings > API Keys; the reference server\'s: the account\'s page, "API keys", and --seed demo prints one');
   }, 30_000);
 
   it('a HubSpot list that does not exist, a filter on a property that does not, a token without a scope', async () => {

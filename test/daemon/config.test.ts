@@ -437,6 +437,52 @@ shutdownTimeout: 30s
     expect((error as ConfigError).message).toContain(file);
     expect((error as ConfigError).problems[0]).toMatch(/not valid YAML\/JSON/);
   });
+
+  // Each mistake as an operator makes it in a filled-in file, and where and why the error says it is: the line and
+  // column of the mistake itself (not of where the parser noticed it), a reason in words, and no quote of the file.
+  const FILLED = [
+    'dialer:', //                                                                     1
+    '  baseUrl: https://api.dialer.example.com', //                                   2
+    '  accountId: acc-1', //                                                          3
+    `  apiToken: ${DIALER_TOKEN}`, //                                                 4
+    'syncs:', //                                                                      5
+    '  - id: leads', //                                                               6
+    '    campaignId: cmp-1', //                                                       7
+    '    source:', //                                                                 8
+    '      type: hubspot', //                                                         9
+    '      accessToken: pat-secret-token', //                                         10
+    '      selection:', //                                                            11
+    '        filterGroups:', //                                                       12
+    '          - filters: [{ propertyName: lifecyclestage, operator: EQ, value: lead }]', // 13
+    '    mapping:', //                                                                14
+    '      phone: [phone, mobilephone]', //                                           15
+    '      variables: { firstName: firstname }', //                                   16
+    '      defaultCountry: US', //                                                    17
+  ];
+  it.each([
+    ['a list left open', 13, '          - filters: [{ propertyName: lifecyclestage, operator: EQ, value: lead }', 'line 13, column 22: this "[" is never closed'],
+    ['a mapping left open', 16, '      variables: { firstName: firstname', 'line 16, column 18: this "{" is never closed'],
+    ['a missing colon', 7, '    campaignId cmp-1', 'line 7, column 5: this line is not "key: value" (is the colon after the key missing?)'],
+    ['a tab', 9, '\ttype: hubspot', 'line 9, column 1: a tab in the indentation'],
+    ['a key indented wrong', 14, '   mapping:', 'line 14, column 1: this line is indented as no block above it is'],
+    ['a quote left open', 3, '  accountId: "acc-1', 'line 3, column 14: the quote (") that opens here is never closed'],
+    ['a value holding ": "', 3, '  accountId: acc: 1', 'line 3, column 14: this value holds ": "'],
+    ['a key given twice', 17, '      phone: x', 'line 17, column 7: this key is given twice in the same block'],
+  ] as const)('a YAML error names the line and column of the mistake and why: %s', (_, line, text, said) => {
+    const file = join(dir, 'mistake.yaml');
+    const lines = [...FILLED];
+    lines[line - 1] = text;
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    let error: unknown;
+    try { loadConfig(file, {}); } catch (err) { error = err; }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problem = (error as ConfigError).problems[0]!;
+    expect(problem).toContain(`not valid YAML/JSON: ${said}`);
+    // A reason ends it, not a colon before a quote of the file (which may hold a secret).
+    expect(problem).toMatch(/[\w)"]$/);
+    expect((error as ConfigError).message).not.toContain(DIALER_TOKEN);
+    expect((error as ConfigError).message).not.toContain('pat-secret-token');
+  });
 });
 
 describe('a sync with its own dialer key', () => {

@@ -3,7 +3,7 @@
 // "your-" values name the stand-ins' account, campaign and selection, `check` passes on it.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,7 +47,10 @@ describe('init --source', () => {
     const { code, stdout, stderr } = await cli(['init', '--source', source]);
     expect(code).toBe(0);
     // The environment variables to set are said on stderr; stdout is the file alone.
-    expect(stderr).toMatch(/^set these in the daemon's environment:\n {2}DIALER_API_TOKEN/);
+    expect(stderr).toMatch(/^(its source\.path is contacts\.csv \(with --out FILE, init writes a sample contacts\.csv beside FILE\);\n)?set these in the daemon's environment:\n {2}DIALER_API_TOKEN/);
+    // From a checkout the next step is the checkout's command (installed, campaign-sync's: test/packaging/first-sync.test.ts).
+    expect(stderr).toMatch(/\nthen: \.\/dev daemon check --config FILE$/m);
+    expect(stdout).toContain('#   ./dev daemon check --config THIS_FILE');
     expect(stdout).toMatch(/^# The sync daemon's configuration, written by `init --source /);
     // Every secret is an ${ENV} reference: no key that names a secret holds a literal value.
     for (const line of stdout.split('\n').filter((l) => !l.trimStart().startsWith('#'))) {
@@ -84,6 +87,26 @@ describe('init --source', () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`${out} exists: init never writes over a file`);
     expect(readFileSync(out, 'utf8')).toBe(written);
+    // A CSV source gets sample contacts beside the file, named by its source.path, and its calls a file there too.
+    const sub = join(dir, 'csv-first');
+    mkdirSync(sub);
+    const csvOut = join(sub, 'sync.yaml');
+    const first = await cli(['init', '--source', 'csv', '--out', csvOut]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain(`wrote ${join(sub, 'contacts.csv')}, which its source.path names: 5 sample contacts`);
+    expect(first.stderr).toContain(`then: ./dev daemon check --config ${csvOut}`);
+    const csvConfig = parseDocument(readFileSync(csvOut, 'utf8')).toJS() as Record<string, any>;
+    expect(csvConfig.syncs[0].source.path).toBe(join(sub, 'contacts.csv'));
+    expect(csvConfig.syncs[0].mirror.sink).toEqual({ type: 'file', path: join(sub, 'calls.jsonl') });
+    const sample = readFileSync(join(sub, 'contacts.csv'), 'utf8').trim().split('\n');
+    expect(sample[0]).toBe('id,phone,firstName');
+    expect(sample.length).toBe(6);
+    // A contacts.csv of the operator's is never written over: kept, and said.
+    writeFileSync(join(sub, 'contacts.csv'), 'id,phone,firstName\nmine,+12125550100,Me\n');
+    const second = await cli(['init', '--source', 'csv', '--out', join(sub, 'other.yaml')]);
+    expect(second.code).toBe(0);
+    expect(second.stderr).toContain(`kept ${join(sub, 'contacts.csv')}, which its source.path names (it exists)`);
+    expect(readFileSync(join(sub, 'contacts.csv'), 'utf8')).toContain('mine,');
     const unknown = await cli(['init', '--source', 'zoho']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('--source is one of hubspot, pipedrive, salesforce, webhook, csv');

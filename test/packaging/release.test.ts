@@ -1,50 +1,33 @@
 // The release tarballs as a user gets them: installed into an empty folder with plain npm (no repository files, no
 // tsx, no dev dependencies), the server and the daemon started from there by their bins; a CSV sync fills a
 // campaign, its calls are mirrored, and SIGTERM ends both with 0 (the daemon within its shutdownTimeout).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_URL, testPrefix, waitFor } from '../support/daemon.ts';
-import { activities, answers200, callCount, contactsCsv, csvSyncConfig, dialerAccount, numberCount, releaseTarballs, VERSION, type DialerAccount } from '../support/shipped.ts';
+import { activities, answers200, callCount, contactsCsv, csvSyncConfig, dialerAccount, installRelease, numberCount, startInstalled, VERSION, type DialerAccount, type Installed } from '../support/shipped.ts';
 
 const CONTACTS = 40;
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 const CONSOLE_TOKEN = `console_${randomBytes(16).toString('hex')}`;
 
+let installed: Installed;
 let dir: string;
-const children: ChildProcess[] = [];
 const redis = testPrefix();
 
-/** Runs an installed bin; its output accumulates, and `line` resolves with the first match of a pattern. */
-function start(bin: string, args: string[], env: Record<string, string> = {}) {
-  // Only what a user's shell would have: the environment without the repository's Node options or tsx loaders.
-  const child = spawn(join(dir, 'node_modules/.bin', bin), args, { cwd: dir, env: { PATH: process.env.PATH!, HOME: dir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
-  child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
-  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-  return {
-    child, exited, output: () => out,
-    line: (re: RegExp) => waitFor(() => re.exec(out), `${bin} to print ${re}`, 30_000).catch((err: Error) => { throw new Error(`${err.message}\n${out}`); }),
-  };
-}
+const start = (bin: string, args: string[], env: Record<string, string> = {}) => startInstalled(installed, [bin, ...args], env);
 
 beforeAll(() => {
-  const tarballs = releaseTarballs();
-  dir = mkdtempSync(join(tmpdir(), 'release-test-'));
   // As the README says: npm install ./<tarball>, in an empty folder, with the Node on PATH and nothing else.
-  execFileSync('npm', ['install', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error', tarballs.daemon, tarballs.server], { cwd: dir, stdio: 'inherit' });
+  installed = installRelease('release-test-');
+  dir = installed.dir;
 }, 300_000);
 
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  installed?.cleanup();
   await redis.cleanup();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('the installed packages', () => {
@@ -61,10 +44,15 @@ describe('the installed packages', () => {
     for (const tool of ['typescript', 'vitest', 'tsx', 'n8n-workflow']) expect(existsSync(join(dir, 'node_modules', tool)), tool).toBe(false);
     expect(execFileSync(join(dir, 'node_modules/.bin/campaign-sync'), ['--version'], { encoding: 'utf8' }).trim()).toBe(VERSION);
     expect(execFileSync(join(dir, 'node_modules/.bin/campaign-dialing-server'), ['--version'], { encoding: 'utf8' }).trim()).toBe(VERSION);
-    // Its help names the installed command, not the checkout's ./dev.
-    const help = execFileSync(join(dir, 'node_modules/.bin/campaign-sync'), ['help'], { encoding: 'utf8' });
+    // Their help names the installed command, not the checkout's ./dev or npm run (the environment a shell gives: no
+    // npm_command, which npx would set, and then the help says npx campaign-sync).
+    const shell = { encoding: 'utf8' as const, env: { PATH: process.env.PATH!, HOME: dir } };
+    const help = execFileSync(join(dir, 'node_modules/.bin/campaign-sync'), ['help'], shell);
     expect(help).toContain('usage: campaign-sync <command>');
     expect(help).not.toContain('./dev daemon');
+    const serverHelp = execFileSync(join(dir, 'node_modules/.bin/campaign-dialing-server'), ['--help'], shell);
+    expect(serverHelp).toMatch(/^usage: campaign-dialing-server \[--port 4000\]/);
+    expect(serverHelp).not.toMatch(/npm run|\.\/dev/);
   });
 
   it('run: a CSV sync fills the campaign, calls are mirrored, SIGTERM exits 0 within shutdownTimeout', async () => {

@@ -2,11 +2,14 @@
 // file): a reference server given an account, a dialing Dynamic campaign and a key through its console API; a
 // daemon configuration with a CSV source and a file sink; and what to read back (the campaign's numbers, the
 // mirrored activities).
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validPhone } from '../../crm-stand-ins/contacts.ts';
 import { releaseVersion } from '../../packaging/release.ts';
+import { waitFor } from './daemon.ts';
 
 export const ROOT = join(import.meta.dirname, '../..');
 export const VERSION = releaseVersion();
@@ -20,6 +23,57 @@ export function releaseTarballs(): { daemon: string; server: string; n8n: string
   };
   if (!Object.values(files).every(existsSync)) execFileSync(join(ROOT, 'dev'), ['release', '--no-install'], { cwd: ROOT, stdio: 'inherit' });
   return files;
+}
+
+/** An empty folder with the daemon's and the server's tarballs installed in it, and the processes started there. */
+export interface Installed {
+  dir: string;
+  children: ChildProcess[];
+  /** Kills what is still running and removes the folder. */
+  cleanup(): void;
+}
+
+/** Installs the tarballs into a new empty folder as the README says: plain npm, no repository, no development dependencies. */
+export function installRelease(prefix: string): Installed {
+  const tarballs = releaseTarballs();
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  execFileSync('npm', ['install', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error', tarballs.daemon, tarballs.server], { cwd: dir, stdio: 'inherit' });
+  const children: ChildProcess[] = [];
+  return {
+    dir, children,
+    cleanup() {
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Started {
+  child: ChildProcess;
+  exited: Promise<[number | null, NodeJS.Signals | null]>;
+  /** stdout and stderr so far, interleaved. */
+  output: () => string;
+  /** The first match of a pattern in the output (waits up to 30 s). */
+  line: (re: RegExp) => Promise<RegExpExecArray>;
+}
+
+/**
+ * Runs a command in `dir` as a user's shell would, with only PATH and HOME (none of the repository's Node options or
+ * tsx loaders): `npx BIN …` through npm, any other BIN from the install's node_modules/.bin.
+ */
+export function startInstalled({ dir, children }: Installed, argv: string[], env: Record<string, string> = {}): Started {
+  const [first, ...rest] = argv;
+  const file = first === 'npx' ? 'npx' : join(dir, 'node_modules/.bin', first!);
+  const child = spawn(file, rest, { cwd: dir, env: { PATH: process.env.PATH!, HOME: dir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
+  child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  return {
+    child, exited, output: () => out,
+    line: (re: RegExp) => waitFor(() => re.exec(out), `${argv.join(' ')} to print ${re}`, 30_000).catch((err: Error) => { throw new Error(`${err.message}\n${out}`); }),
+  };
 }
 
 const ALL_DAY = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] };
