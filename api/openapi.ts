@@ -98,7 +98,7 @@ export function openApiDocument(options: DocumentOptions = {}): OpenApiDocument 
       version: '1',
       summary: 'Campaigns, their numbers and their reports',
       description: [
-        'The Campaign Dialing API as this reference server implements it: every endpoint of its specification, with the choices the specification leaves open made (the repository's docs/api.md says which).',
+        'The Campaign Dialing API as this reference server implements it: every endpoint of its specification, with the choices the specification leaves open made (docs/api.md in the repository says which).',
         'Every request but this document\'s needs `Authorization: Bearer <API token>`; a key\'s roles decide what it may do (each operation lists them).',
         'Lists take `range` (`[first,last]`, zero-based, inclusive), `sort` (`[field, "ASC"|"DESC"]`) and `filter` (a JSON object), each url-encoded JSON in the query string or in a url-encoded GET body, and answer a bare array with `X-Total-Count` and `Content-Range`.',
         `Failures are \`${PROBLEM_JSON}\` (RFC 9457) with \`errors\` naming each bad input. A path below asked with a method it does not list answers 405 with \`Allow\`; an unknown path, 404.`,
