@@ -169,6 +169,8 @@ ${part.source}
 ${part.mapping}
     schedule: { every: {{sync.schedule.every|duration}} }             # or { cron: "0 */15 * * * *", tz: America/New_York }
     onLeave: {{sync.onLeave}}                       # a contact gone from the selection: its numbers leave the campaign (or keep)
+    ownsCampaign: {{sync.ownsCampaign}}                  # numbers in the campaign this sync did not add are kept as they are;
+                                               #   true: it feeds the campaign alone and takes them as its own
 ${mirror}
 takeoverAfter: {{takeoverAfter|duration}}
 scheduleCheckEvery: {{scheduleCheckEvery|duration}}
