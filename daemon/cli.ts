@@ -262,7 +262,7 @@ if (command === 'start') {
 function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').syncStatus>>): string {
   const to = s.routes ? `${s.routes.length} campaigns by zone: ${s.routes.map((r) => r.campaignId).join(', ')}` : `campaign ${s.campaignId}`;
   const lines = [`${s.sync}  (${s.source} → ${to})`,
-    `  contacts held ${s.contacts}, numbers in the campaign ${s.numbers}, webhook deliveries waiting ${s.inbox}, dirty ${s.dirty}, open batches ${s.openBatches}, parked ${s.parked}, held by Do Not Call ${s.doNotCall}`];
+    `  contacts held ${s.contacts}, numbers in the campaign ${s.numbers}, webhook deliveries waiting ${s.inbox}, dirty ${s.dirty}, open batches ${s.openBatches}, parked ${s.parked} (waiting for the window: ${s.waitingForWindow}), held by Do Not Call ${s.doNotCall}`];
   if (s.refused) {
     lines.push(`  REFUSED since ${s.refused.at} (checked ${s.refused.checkedAt}): it adds no numbers until this is fixed`);
     for (const p of s.refused.problems) lines.push(`    ${p.check}: ${p.message}${p.fix ? `\n      fix: ${p.fix}` : ''}`);
@@ -283,7 +283,7 @@ function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').sy
   lines.push(`  calling-window rules ${s.rules.summary}`);
   if (s.window) lines.push(windowLine(s.window, '  '));
   for (const r of s.routes ?? []) {
-    lines.push(`  route → campaign ${r.campaignId} (${[...r.states, ...r.zones].join(', ')}): contacts ${r.contacts}, numbers ${r.numbers}, dirty ${r.dirty}, open batches ${r.openBatches}, parked ${r.parked}, held by Do Not Call ${r.doNotCall}`);
+    lines.push(`  route → campaign ${r.campaignId} (${[...r.states, ...r.zones].join(', ')}): contacts ${r.contacts}, numbers ${r.numbers}, dirty ${r.dirty}, open batches ${r.openBatches}, parked ${r.parked} (waiting for the window: ${r.waitingForWindow}), held by Do Not Call ${r.doNotCall}`);
     if (r.window) lines.push(windowLine(r.window, '    '));
   }
   return lines.join('\n');
