@@ -212,7 +212,7 @@ export class Daemon implements RunningDaemon {
             window: new CampaignWindow({ redis: d.redis, keys: routeKeys, dialer: new DialerClient(dialer), campaignId: route.campaignId, compliance: compliance!, mapping: sync.mapping, log, now }),
             route: { of: rt, ...routeOf(route) },
           });
-          d.targets.set(id, d.pushTarget(sync, sync.id, route.campaignId, state));
+          d.targets.set(id, d.pushTarget(sync, sync.id, route.campaignId, state, rt.routes!.at(-1)!.window));
           if (sync.mirror) {
             // Each campaign's call-detail records, read by its own mirror (marks, lease, cap counts under the route's keys).
             d.mirrors.set(id, mirrorOf(id, route.campaignId, state, sink!, rt.routes!.at(-1)!.window));
@@ -231,7 +231,7 @@ export class Daemon implements RunningDaemon {
       if (sync.mirror) {
         d.mirrors.set(sync.id, mirrorOf(sync.id, sync.campaignId, state, createSink(sync, ctx), rt.window));
       }
-      d.targets.set(sync.id, d.pushTarget(sync, sync.id, sync.campaignId, state));
+      d.targets.set(sync.id, d.pushTarget(sync, sync.id, sync.campaignId, state, rt.window));
     }
     await d.noticeRedisRestart();
     d.refusals = new Refusals({
@@ -297,10 +297,10 @@ export class Daemon implements RunningDaemon {
    * Where the push queue records a campaign's batches: the state of the sync (or route) that planned them. A route's
    * plan follow-ups are its routed sync's (`syncId`), whose plan job plans every route.
    */
-  private pushTarget(sync: SyncConfig, syncId: string, campaignId: string, state: SyncState): PushTarget {
+  private pushTarget(sync: SyncConfig, syncId: string, campaignId: string, state: SyncState, window: CampaignWindow | undefined): PushTarget {
     const { keys } = state;
     return {
-      state, campaignId, varNames: Object.keys(sync.mapping.variables),
+      state, campaignId, varNames: Object.keys(sync.mapping.variables), window,
       afterBatch: async () => { if (await this.redis.scard(keys.dirty)) await this.triggerPlan(syncId); },
       needsReconcile: async (reason) => { await this.redis.hset(keys.meta, 'reconcile', reason); },
       history: this.history.of(syncId),

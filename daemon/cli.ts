@@ -280,7 +280,8 @@ if (command === 'start') {
 function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').syncStatus>>): string {
   const to = s.routes ? `${s.routes.length} campaigns by zone: ${s.routes.map((r) => r.campaignId).join(', ')}` : `campaign ${s.campaignId}`;
   const lines = [`${s.sync}  (${s.source} → ${to})`,
-    `  contacts held ${s.contacts}, numbers in the campaign ${s.numbers}, webhook deliveries waiting ${s.inbox}, dirty ${s.dirty}, open batches ${s.openBatches}, parked ${s.parked}, held by Do Not Call ${s.doNotCall}`,
+    `  contacts held ${s.contacts}, numbers in the campaign ${s.numbers}, webhook deliveries waiting ${s.inbox}, dirty ${s.dirty}, open batches ${s.openBatches}, parked ${s.parked} (waiting for the window: ${s.waitingForWindow}), held by Do Not Call ${s.doNotCall}`,
+
     `  in the campaign, not this sync's: ${s.notThisSyncs} (${s.ownsCampaign ? 'taken as its own: ownsCampaign' : 'kept as they are: a sync deletes and replaces only the numbers it added'})`];
   if (s.refused) {
     lines.push(`  REFUSED since ${s.refused.at} (checked ${s.refused.checkedAt}): it adds no numbers until this is fixed`);
@@ -302,7 +303,7 @@ function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').sy
   lines.push(`  calling-window rules ${s.rules.summary}`);
   if (s.window) lines.push(windowLine(s.window, '  '));
   for (const r of s.routes ?? []) {
-    lines.push(`  route → campaign ${r.campaignId} (${[...r.states, ...r.zones].join(', ')}): contacts ${r.contacts}, numbers ${r.numbers}, dirty ${r.dirty}, open batches ${r.openBatches}, parked ${r.parked}, held by Do Not Call ${r.doNotCall}, not this sync's ${r.notThisSyncs}`);
+    lines.push(`  route → campaign ${r.campaignId} (${[...r.states, ...r.zones].join(', ')}): contacts ${r.contacts}, numbers ${r.numbers}, dirty ${r.dirty}, open batches ${r.openBatches}, parked ${r.parked} (waiting for the window: ${r.waitingForWindow}), held by Do Not Call ${r.doNotCall}, not this sync's ${r.notThisSyncs}`);
     if (r.window) lines.push(windowLine(r.window, '    '));
   }
   return lines.join('\n');

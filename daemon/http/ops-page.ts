@@ -220,7 +220,8 @@ ${CHARTS_SCRIPT}
     return el('div', { class: 'route', 'data-route': r.campaignId },
       el('dl', { class: 'facts' },
         fact('Contacts held', r.contacts, 'contacts'), fact('Numbers held', r.numbers, 'numbers'), fact('Dirty', r.dirty, 'dirty'),
-        fact('Open batches', r.openBatches, 'openBatches'), fact('Parked', r.parked, 'parked'), fact('Held by Do Not Call', r.doNotCall, 'doNotCall'), fact('In the campaign, not this sync\u2019s', r.notThisSyncs, 'notThisSyncs')),
+        fact('Open batches', r.openBatches, 'openBatches'), fact('Parked', r.parked, 'parked'), fact('Waiting for the window', r.waitingForWindow, 'waitingForWindow'),
+        fact('Held by Do Not Call', r.doNotCall, 'doNotCall'), fact('In the campaign, not this sync\u2019s', r.notThisSyncs, 'notThisSyncs')),
       r.window ? windowSection(r.window, 'Campaign ' + r.campaignId + ' (' + r.states.concat(r.zones).join(', ') + ')') : null);
   }
 
@@ -242,7 +243,8 @@ ${CHARTS_SCRIPT}
       el('dl', { class: 'facts' },
         fact('Contacts held', s.contacts, 'contacts'), fact('Numbers held', s.numbers, 'numbers'),
         fact('Inbox', s.inbox + (s.receiving ? ' (+' + s.receiving + ' arriving)' : ''), 'inbox'), fact('Dirty', s.dirty, 'dirty'),
-        fact('Open batches', s.openBatches, 'openBatches'), fact('Parked', s.parked, 'parked'), fact('Held by Do Not Call', s.doNotCall, 'doNotCall'), fact('In the campaign, not this sync\u2019s', s.notThisSyncs, 'notThisSyncs'),
+        fact('Open batches', s.openBatches, 'openBatches'), fact('Parked', s.parked, 'parked'), fact('Waiting for the window', s.waitingForWindow, 'waitingForWindow'),
+        fact('Held by Do Not Call', s.doNotCall, 'doNotCall'), fact('In the campaign, not this sync\u2019s', s.notThisSyncs, 'notThisSyncs'),
         s.compareEvery !== null ? fact('Last comparison', s.lastCompareAt ? when(s.lastCompareAt) : 'never', 'lastCompare') : null,
         fact('Mirror lag \u2020', m ? span(m.lagMs) : dash, 'mirrorLag'), fact(m && m.countsOnly ? 'Calls counted for caps' : 'Mirrored', m ? show(m.mirrored) : dash, 'mirrored'),
         fact('Mirror parked', m ? show(m.parked) : dash, 'mirrorParked'), fact('Last record', m ? when(m.lastRecordAt) : dash, 'mirrorLastRecord')),

@@ -28,7 +28,15 @@ export interface PushTarget {
   needsReconcile(reason: string): Promise<void>;
   /** The sync's charts on the operations page. */
   history: SyncHistory;
+  /** The campaign's calling window (the rules on): the state it set, and when it changes next. */
+  window?: { status(): Promise<{ state: string | null; nextEdgeAt: string | null; heldClosedBecause: string | null }> };
 }
+
+/**
+ * The code of a number the dialer refused because the calling window paused its campaign (a Paused campaign takes no
+ * numbers, spec §1): it waits, parked, and the window's opening starts a run that sends it. `status` and /ops count them.
+ */
+export const WAITING_FOR_WINDOW = 'waiting_for_window';
 
 /**
  * Requests one batch may spend setting aside entries the dialer refuses: bisecting out one bad entry of 10,000 takes
@@ -248,7 +256,12 @@ export class PushQueue {
           const split = splitRefused(err, slice);
           if (!split) {
             // Not an entry's fault (the campaign is not Active, the key may not add): the rest would be refused alike.
-            refuseAll(err.message, `http_${err.status}`, [slice, ...pending]);
+            const paused = err.status === 409 ? await this.paused(err, target) : null;
+            if (paused) {
+              const numbers = [slice, ...pending].reduce((n, part) => n + part.length, 0);
+              this.log.info({ sync: job.data.syncId, batch: job.data.batchId, campaignId, numbers, nextEdgeAt: paused.nextEdgeAt }, paused.sentence(numbers));
+            }
+            refuseAll(paused?.byWindow ? paused.reason : err.message, paused?.byWindow ? WAITING_FOR_WINDOW : `http_${err.status}`, [slice, ...pending]);
             break;
           }
           for (const [e, reason] of split.refused) rejected.push([e[0], reason, `http_${err.status}`]);
@@ -283,6 +296,34 @@ export class PushQueue {
     this.metrics.records.inc({ sync: job.data.syncId, outcome: 'pushed' }, r.pushed);
     if (r.rejected) this.metrics.records.inc({ sync: job.data.syncId, outcome: 'rejected' }, r.rejected);
     return r;
+  }
+
+  /**
+   * Whether a 409 to an add means the campaign is Paused (the reference server names the state in its answer; the
+   * window knows the state it set), and what to tell the operator: why the numbers are not in the campaign and when
+   * they go. Null: another refusal (a Static campaign, one that is Finished).
+   */
+  private async paused(err: DialerError, target: PushTarget): Promise<{ byWindow: boolean; reason: string; nextEdgeAt: string | null; sentence(n: number): string } | null> {
+    const stated: unknown = err.body?.state;
+    const window = target.window ? await target.window.status().catch(() => null) : null;
+    const byWindow = window?.state === 'Paused' && (stated === undefined || stated === 'Paused');
+    if (!byWindow && stated !== 'Paused') return null;
+    const campaign = `campaign ${target.campaignId}`;
+    if (byWindow) {
+      const when = window.nextEdgeAt ? `, next at ${window.nextEdgeAt}` : '';
+      const why = window.heldClosedBecause ?? 'its callees\' calling window is closed';
+      return {
+        byWindow, nextEdgeAt: window.nextEdgeAt,
+        reason: `waiting for the window: ${campaign} is Paused (${why}); sent when the window opens${when}`,
+        sentence: (n) => `waiting for the window: the dialer refused ${n} number${n === 1 ? '' : 's'} (409) because the calling window paused ${campaign} (${why}); ` +
+          `they wait in Redis and are sent when the window opens and the campaign is Active again${when}`,
+      };
+    }
+    return {
+      byWindow, nextEdgeAt: null, reason: err.message,
+      sentence: (n) => `the dialer refused ${n} number${n === 1 ? '' : 's'} (409) because ${campaign} is Paused, and not by this sync's calling window` +
+        `${target.window ? '' : ' (the rules are off for this sync)'}: they are sent again by the first run that reads the source after someone sets the campaign Active`,
+    };
   }
 
   private async processDelete(job: Job<PushJobData>, target: PushTarget, entries: DeleteEntry[]): Promise<Counts> {

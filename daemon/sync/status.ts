@@ -1,5 +1,5 @@
 // What `status` and the operations page show of a sync: its last runs and their record errors, what it holds, its
-// parked records, its mirror's lag.
+// parked records (and of them those waiting for the calling window), its mirror's lag.
 import { redactPhone, type RecordError } from './contacts.ts';
 import { campaignsOf, readRun, type SyncRuntime } from './run.ts';
 import type { NumberState, RunRecord } from '../state/sync-state.ts';
@@ -7,6 +7,7 @@ import type { WindowStatus } from '../compliance/campaign-window.ts';
 import { rulesStatus, type RulesStatus } from '../compliance/in-force.ts';
 import { traceIdOf, viewerLink } from '../telemetry.ts';
 import { refusalOf, type Refusal } from '../check/refusals.ts';
+import { WAITING_FOR_WINDOW } from '../push/push-queue.ts';
 
 export interface SyncStatus {
   /** campaignId: '' for a routed sync (its campaigns are its routes'). */
@@ -22,6 +23,11 @@ export interface SyncStatus {
   notThisSyncs: number;
   /** The sync owns its campaign alone (`ownsCampaign`): the numbers no sync added are taken as its own. */
   ownsCampaign: boolean;
+  /**
+   * Numbers the dialer refused (409) because the calling window had paused the campaign: parked until the window opens
+   * and a run sends them ("waiting for the window: N"). A routed sync's is the sum of its routes'.
+   */
+  waitingForWindow: number;
   /**
    * Webhook deliveries waiting in the sync's inbox for a run (a burst drains through it), and the sync's webhook
    * requests this process is receiving at this moment.
@@ -65,13 +71,22 @@ export interface RouteStatus {
   /** The route's id (`<sync>@<campaign>`), as its batches and push jobs name it. */
   id: string; campaignId: string; zones: string[]; states: string[];
   contacts: number; numbers: number; dirty: number; openBatches: number; parked: number; doNotCall: number; notThisSyncs: number;
+  /** As the sync's: numbers refused while the window paused this campaign, waiting for it to open. */
+  waitingForWindow: number;
   window: (WindowStatus & { heldByWindow: number }) | null;
   /** The route's mirror (its campaign's call-detail records), null without one or before it ran. */
   mirror: MirrorStatus | null;
 }
 
+/** The parked numbers of one campaign runtime that wait for its window to open (one pass over the parked records). */
+async function waitingForWindow(rt: SyncRuntime): Promise<number> {
+  let n = 0;
+  for await (const page of rt.state.scanParked()) for (const [, p] of page) if (p.code === WAITING_FOR_WINDOW) n++;
+  return n;
+}
+
 /** What one campaign runtime holds (a sync's own, or one route's). */
-async function holdings(rt: SyncRuntime): Promise<Omit<RouteStatus, 'id' | 'campaignId' | 'zones' | 'states' | 'window' | 'mirror'>> {
+async function holdings(rt: SyncRuntime): Promise<Omit<RouteStatus, 'id' | 'campaignId' | 'zones' | 'states' | 'window' | 'mirror' | 'waitingForWindow'>> {
   const { redis, keys } = rt.state;
   const [contacts, numbers, dirty, openBatches, parked, doNotCall, notThisSyncs] = await Promise.all([
     redis.hlen(keys.contacts), redis.hlen(keys.have), redis.scard(keys.dirty), redis.hlen(keys.batches), redis.hlen(keys.parked), redis.hlen(keys.doNotCall),
@@ -97,7 +112,8 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
   const [inbox, runIds, mirror] = await Promise.all([redis.llen(keys.inbox), redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(keys.mirror.meta)]);
   const routes = rt.routes ? await Promise.all(rt.routes.map(async (r): Promise<RouteStatus> => {
     const h = await holdings(r);
-    return { id: r.config.id, campaignId: r.config.campaignId, zones: [...r.route!.zones?.zones ?? []], states: [...r.route!.states ?? []], ...h, window: await windowStatus(r, h.dirty),
+    return { id: r.config.id, campaignId: r.config.campaignId, zones: [...r.route!.zones?.zones ?? []], states: [...r.route!.states ?? []], ...h,
+      waitingForWindow: await waitingForWindow(r), window: await windowStatus(r, h.dirty),
       mirror: readMirror(await redis.hgetall(r.state.keys.mirror.meta), r) };
   })) : null;
   const own = routes ?? [await holdings(rt)];
@@ -119,7 +135,9 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
       if (parkedRecords.length >= parked) break;
     }
   }
+  const waiting = routes ? routes.reduce((n, r) => n + r.waitingForWindow, 0) : await waitingForWindow(rt);
   return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, doNotCall, notThisSyncs, ownsCampaign: rt.config.ownsCampaign,
+    waitingForWindow: waiting,
     inbox, receiving: rt.arrivals.count, runs: records, parkedRecords, recordErrors,
     lastCompareAt: lastCompareAt && rt.source.compareEvery ? new Date(Number(lastCompareAt)).toISOString() : null, compareEvery: rt.source.compareEvery ?? null,
     mirror: readMirror(mirror, rt), rules: rulesStatus(rt.config.rules), refused: await refusalOf(redis, keys.meta), window: await windowStatus(rt, dirty), routes };

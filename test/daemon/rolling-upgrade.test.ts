@@ -3,9 +3,11 @@
 // selection into a campaign and mirror its calls back; two processes of this version join; the old ones leave one by
 // one with SIGTERM, each while the import is still going and a mirror write is at the CRM. Then the same with no old
 // process left running at all: only 0.1.0's Redis AOF file, copied and a Redis started on it, and this version on
-// that. Each ends with every number in the campaign once (none sent twice) and every call once in HubSpot.
-import type { ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+// that. Then from a8ba58f (the checkout operators ran before 0.1.0) with its documented configurations, following
+// CHANGELOG.md's "Before you upgrade" steps literally: the new `check` on the old file, its fixes, then the rolling
+// upgrade. Each ends with every number in its campaign once (none sent twice) and every call once in HubSpot.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -15,10 +17,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubSpotStandIn, type HubSpotStandIn } from '../../crm-stand-ins/hubspot.ts';
 import { callKey } from '../../daemon/mirror/mirror.ts';
 import { DaemonKeys, campaignKey, type SyncKeys } from '../../daemon/state/keys.ts';
+import type { CheckReport } from '../../daemon/check/checks.ts';
 import { STATE_VERSION } from '../../daemon/state/state-version.ts';
 import { VERSION } from '../../daemon/version.ts';
 import { freePort, REDIS_URL, spawnDaemon, startRedisServer, testPrefix, waitFor, type DaemonProcess } from '../support/daemon.ts';
-import { previousVersion } from '../support/previous-version.ts';
+import { CHECKOUT_COMMIT, previousVersion } from '../support/previous-version.ts';
 import { startProxy, type Proxy } from '../support/proxy.ts';
 import { createAccount, createCampaign, createKey, startServer, type TestServer } from '../support/server.ts';
 
@@ -26,12 +29,17 @@ const CONTACTS = 1500;
 const ALL_DAY = { from: '00:00', to: '23:59', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] };
 const dir = mkdtempSync(join(tmpdir(), 'cds-upgrade-'));
 let previousCli = '';
+let checkoutCli = '';
 
 beforeAll(() => {
   const started = Date.now();
   previousCli = join(previousVersion(), 'daemon/cli.ts');
-  console.log(`rolling upgrade: the previous version ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-}, 900_000);
+  checkoutCli = join(previousVersion(CHECKOUT_COMMIT), 'daemon/cli.ts');
+  console.log(`rolling upgrade: the earlier versions ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}, 1_200_000);
+
+/** One sync and the campaign it feeds, with its own key. */
+interface Feed { sync: string; campaignId: string; token: string }
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface World {
@@ -42,29 +50,43 @@ interface World {
   /** HubSpot, as the daemons reach it: holds each call write a while, so that a mirror write is at the CRM when a process leaves. */
   crm: Proxy;
   accountId: string;
+  /** The first feed's key and campaign (the `leads` sync). */
   token: string;
   campaignId: string;
+  /** Every sync of the world: `leads`, and `windowed` when asked for. */
+  feeds: Feed[];
   prefix: string;
   cleanup(): Promise<void>;
-  /** Every phone number sent to be added, as often as it was sent. */
-  sent: string[];
+  /** Every phone number sent to be added, as often as it was sent, by campaign id. */
+  sent: Record<string, string[]>;
   /** Call writes the CRM proxy is holding now. */
   holding: number;
   procs: { name: string; p: DaemonProcess }[];
 }
 
-async function world(): Promise<World> {
-  const server = await startServer({ seed: 37, clockStart: '2026-11-02T13:00:00Z' });
+/**
+ * `windowed`: a second campaign, fed by a sync held to calling windows, whose key has Campaign Admin too (as a8ba58f's
+ * README asked of such a sync); the clock then starts where every callee's window is open for the whole test.
+ */
+async function world(options: { windowed?: boolean } = {}): Promise<World> {
+  // Monday 2 November 2026, 20:00Z: 15:00 in New York, 10:00 in Honolulu; the test moves the clock on 75 minutes.
+  const server = await startServer({ seed: 37, clockStart: options.windowed ? '2026-11-02T20:00:00Z' : '2026-11-02T13:00:00Z' });
   const dialer = await startProxy(server.url);
   const hs = await startHubSpotStandIn({ contacts: CONTACTS, searchPerSecond: 100, requestsPer10Seconds: 2000 });
   const crm = await startProxy(hs.url);
   const account = await createAccount(server, 'Upgrade Co', 'America/New_York');
   const campaign = await createCampaign(server, account.id, { name: 'Leads', type: 'Dynamic', state: 'Active', dialer: { mode: 'Power', agents: 6, maxAttempts: 1, callingHours: ALL_DAY } });
   const token = await createKey(server, account.id, ['CampaignNumberAdmin', 'CampaignReader']);
+  const feeds: Feed[] = [{ sync: 'leads', campaignId: campaign.id, token }];
+  if (options.windowed) {
+    const second = await createCampaign(server, account.id, { name: 'Windowed leads', type: 'Dynamic', state: 'Active', dialer: { mode: 'Power', agents: 6, maxAttempts: 1, callingHours: ALL_DAY } });
+    feeds.push({ sync: 'windowed', campaignId: second.id, token: await createKey(server, account.id, ['CampaignNumberAdmin', 'CampaignReader', 'CampaignAdmin']) });
+  }
   const { prefix, cleanup } = testPrefix();
-  const w: World = { server, dialer, hs, crm, accountId: account.id, token, campaignId: campaign.id, prefix, cleanup, sent: [], holding: 0, procs: [] };
+  const w: World = { server, dialer, hs, crm, accountId: account.id, token, campaignId: campaign.id, feeds, prefix, cleanup, sent: {}, holding: 0, procs: [] };
   dialer.interceptWithBody = (req, body) => {
-    if (req.method === 'POST' && /\/numbers(\?|$)/.test(req.url!)) w.sent.push(...(JSON.parse(body.toString()) as { number: string }[]).map((e) => e.number));
+    const added = req.method === 'POST' ? /\/campaigns\/([^/]+)\/numbers(\?|$)/.exec(req.url!) : null;
+    if (added) (w.sent[added[1]!] ??= []).push(...(JSON.parse(body.toString()) as { number: string }[]).map((e) => e.number));
     return undefined;
   };
   crm.hold = (req) => {
@@ -99,26 +121,31 @@ function config(w: World, redisUrl: string): Record<string, unknown> {
   };
 }
 
-async function start(w: World, name: string, redisUrl: string, cli?: string): Promise<DaemonProcess> {
-  const p = await spawnDaemon(config(w, redisUrl), dir, { UPGRADE_DIALER_TOKEN: w.token, UPGRADE_HUBSPOT_TOKEN: w.hs.token }, cli);
+/** The secrets the configurations name. */
+const envOf = (w: World): Record<string, string> => ({
+  UPGRADE_DIALER_TOKEN: w.token, UPGRADE_HUBSPOT_TOKEN: w.hs.token, UPGRADE_WINDOWED_TOKEN: w.feeds[1]?.token ?? '', UPGRADE_CONSOLE_TOKEN: w.server.consoleToken,
+});
+
+async function start(w: World, name: string, redisUrl: string, cli?: string, file = config(w, redisUrl)): Promise<DaemonProcess> {
+  const p = await spawnDaemon(file, dir, envOf(w), cli);
   w.procs.push({ name, p });
   await Promise.race([p.address, new Promise((_, reject) => p.child.once('exit', (code) => reject(new Error(`${name} exited ${code}:\n${p.output().slice(-3000)}`))))]);
   return p;
 }
 
-const keysOf = (w: World): SyncKeys => new DaemonKeys(w.prefix).sync('leads', campaignKey(w.dialer.url, w.accountId, w.campaignId));
+const keysOf = (w: World, feed = w.feeds[0]!): SyncKeys => new DaemonKeys(w.prefix).sync(feed.sync, campaignKey(w.dialer.url, w.accountId, feed.campaignId));
 
 function expectedNumbers(w: World): string[] {
   return [...new Set(w.hs.contacts().map((c) => parsePhoneNumberFromString(c.properties.phone!, 'US')?.number).filter((n) => n !== undefined))].sort();
 }
 
-async function numbers(w: World): Promise<string[]> {
-  const res = await w.server.request(`/v1/accounts/${w.accountId}/campaigns/${w.campaignId}/numbers?range=[0,9999]`, { token: w.token });
+async function numbers(w: World, feed = w.feeds[0]!): Promise<string[]> {
+  const res = await w.server.request(`/v1/accounts/${w.accountId}/campaigns/${feed.campaignId}/numbers?range=[0,9999]`, { token: feed.token });
   return ((await res.json()) as { number: string }[]).map((n) => n.number);
 }
 
-async function records(w: World): Promise<{ number: string; attempt: number; startedAtLocal: string }[]> {
-  const res = await w.server.request(`/v1/accounts/${w.accountId}/campaigns/${w.campaignId}/reports/callDetails?range=[0,9999]`, { token: w.token });
+async function records(w: World, feed = w.feeds[0]!): Promise<{ number: string; attempt: number; startedAtLocal: string }[]> {
+  const res = await w.server.request(`/v1/accounts/${w.accountId}/campaigns/${feed.campaignId}/reports/callDetails?range=[0,9999]`, { token: feed.token });
   return (await res.json()) as { number: string; attempt: number; startedAtLocal: string }[];
 }
 
@@ -132,29 +159,35 @@ async function leaveMidway(w: World, name: string, expected: number): Promise<{ 
   const p = w.procs.find((x) => x.name === name)!.p;
   await w.server.advance(900);
   await waitFor(() => w.holding > 0, `a mirror write at the CRM before ${name} leaves`, 60_000);
-  const at = { numbers: (await numbers(w)).length, calls: w.hs.calls().length, records: (await records(w)).length };
+  const at = { numbers: (await numbers(w)).length, calls: w.hs.calls().length, records: (await Promise.all(w.feeds.map((f) => records(w, f)))).flat().length };
   expect(at.numbers, `${name} leaves mid-import`).toBeLessThan(expected);
   expect(at.calls, `${name} leaves mid-mirror`).toBeLessThan(at.records);
   expect(await p.stop(), `${name}'s exit code after SIGTERM`).toBe(0);
   return at;
 }
 
-/** Everything imported once, every call mirrored once; the daemons have nothing left to do. */
+/** Everything imported once, every call mirrored once, in every campaign; the daemons have nothing left to do. */
 async function finish(w: World, redis: Redis): Promise<void> {
   const expected = expectedNumbers(w);
-  const keys = keysOf(w);
-  await waitFor(async () => (await numbers(w)).length === expected.length && (await redis.hlen(keys.batches)) === 0, 'the whole import', 120_000);
+  for (const feed of w.feeds) {
+    const keys = keysOf(w, feed);
+    await waitFor(async () => (await numbers(w, feed)).length === expected.length && (await redis.hlen(keys.batches)) === 0, `the whole import of ${feed.sync}`, 120_000);
+  }
   // A last round of calls, after the old processes are gone, then the mirror catches up.
   await w.server.advance(1800);
-  const all = await records(w);
-  await waitFor(async () => w.hs.calls().length >= all.length && (await redis.hlen(keys.mirror.pending)) === 0, `${all.length} calls in HubSpot`, 120_000);
+  const all = (await Promise.all(w.feeds.map(async (f) => (await records(w, f)).map((r) => callKey(f.campaignId, r))))).flat();
+  await waitFor(async () => w.hs.calls().length >= all.length && (await Promise.all(w.feeds.map((f) => redis.hlen(keysOf(w, f).mirror.pending)))).every((n) => n === 0),
+    `${all.length} calls in HubSpot`, 120_000);
   await delay(1500); // a write still in flight would show as one call too many
-  expect((await numbers(w)).sort()).toEqual(expected);
-  expect(w.sent.length - new Set(w.sent).size, 'phone numbers sent twice').toBe(0);
-  expect(new Set(w.sent).size).toBe(expected.length);
+  for (const feed of w.feeds) {
+    const sent = w.sent[feed.campaignId] ?? [];
+    expect((await numbers(w, feed)).sort(), feed.sync).toEqual(expected);
+    expect(sent.length - new Set(sent).size, `phone numbers sent twice to ${feed.sync}'s campaign`).toBe(0);
+    expect(new Set(sent).size).toBe(expected.length);
+  }
   const got = activityKeys(w);
   expect(got.length - new Set(got).size, 'calls written twice').toBe(0);
-  expect(new Set(got)).toEqual(new Set(all.map((r) => callKey(w.campaignId, r))));
+  expect(new Set(got)).toEqual(new Set(all));
   // This version opened the state and recorded it; 0.1.0's layout was read as it is (nothing migrated).
   expect(await redis.hgetall(new DaemonKeys(w.prefix).stateVersion)).toMatchObject({ version: String(STATE_VERSION), writtenBy: VERSION });
   for (const { name, p } of w.procs) {
@@ -250,4 +283,99 @@ describe('an upgrade from 0.1.0\'s Redis AOF file alone', () => {
     console.log(`upgrade from the AOF file: ${expected} numbers, ${w.hs.calls().length} calls, ${((Date.now() - t0) / 1000).toFixed(1)} s; old1 left at ${JSON.stringify(first)}, ` +
       `old2 at ${JSON.stringify(second)}; ${workOf(w)}`);
   }, 300_000);
+});
+
+/**
+ * a8ba58f's documented configurations, as its README wrote them (its "Configuration" and "Calling windows"
+ * sections): `leads` has no compliance block, its usual one, with a key that has Campaign Number Admin and Campaign
+ * Reader (the README: the first adds, lists and deletes numbers, the second lets the mirror read the call-detail
+ * report); `windowed` has the README's compliance block, with its own key that also has Campaign Admin (the README:
+ * a sync held to calling windows pauses and resumes its campaign). Both read the whole portal. `fixed`: with what
+ * CHANGELOG.md's "Before you upgrade" says, here the reason for `leads` (`compliance: { off: "<reason>" }`).
+ * `compliance: undefined` at the top: no block there (spawnDaemon turns the rules off only without the key).
+ */
+function checkoutConfig(w: World, fixed: boolean): Record<string, unknown> {
+  const sync = (id: string, campaignId: string) => ({
+    id, campaignId, schedule: { every: '1h' },
+    source: { type: 'hubspot', baseUrl: w.crm.url, accessToken: '${UPGRADE_HUBSPOT_TOKEN}', searchPerSecond: 50, requestsPer10Seconds: 1000 },
+    mapping: { phone: 'phone', variables: { firstName: 'firstname' }, defaultCountry: 'US' },
+    mirror: { every: '1s' },
+  });
+  return {
+    redis: { url: REDIS_URL, prefix: w.prefix },
+    http: { host: '127.0.0.1', port: 0 },
+    dialer: { baseUrl: w.dialer.url, accountId: w.accountId, apiToken: '${UPGRADE_DIALER_TOKEN}', rateLimit: { perSecond: 2, burst: 2 }, maxNumbersPerRequest: 25, timeZone: 'America/New_York' },
+    // The reference server's clock (demos and tests only, in both versions): the windows follow the dialer's time.
+    dialerClock: { url: `${w.server.url}/console/clock`, token: '${UPGRADE_CONSOLE_TOKEN}', every: '1s' },
+    takeoverAfter: '2s',
+    log: { level: 'debug' },
+    compliance: undefined,
+    syncs: [
+      { ...sync('leads', w.feeds[0]!.campaignId), ...(fixed ? { compliance: { off: 'informational calls, not telemarketing' } } : {}) },
+      {
+        ...sync('windowed', w.feeds[1]!.campaignId), dialer: { apiToken: '${UPGRADE_WINDOWED_TOKEN}', rateLimit: { perSecond: 2, burst: 2 } },
+        compliance: { window: { from: '09:00', to: '20:00', days: ['mon', 'tue', 'wed', 'thu', 'fri'] }, stateRules: true, checkEvery: '30s', margin: '2m' },
+      },
+    ],
+  };
+}
+
+/** This version's `campaign-sync check --config FILE --json` on a configuration, as an operator runs it. */
+async function check(w: World, file: Record<string, unknown>): Promise<{ code: number | null; report: CheckReport }> {
+  const path = join(dir, `check-${w.procs.length}-${Date.now()}.json`);
+  writeFileSync(path, JSON.stringify(file, null, 2));
+  const child = spawn(process.execPath, [join(import.meta.dirname, '../../daemon/cli.ts'), 'check', '--config', path, '--json'], { env: { ...process.env, ...envOf(w) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '', stderr = '';
+  child.stdout.on('data', (b: Buffer) => { stdout += b.toString(); });
+  child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
+  const code = await new Promise<number | null>((r) => child.on('close', r));
+  try {
+    return { code, report: JSON.parse(stdout) as CheckReport };
+  } catch {
+    throw new Error(`check exited ${code} without a report:\n${stdout}\n${stderr}`);
+  }
+}
+
+describe('an upgrade from a8ba58f (the checkout before 0.1.0), following CHANGELOG.md\'s steps', () => {
+  let w: World;
+  const redis = new Redis(REDIS_URL);
+  beforeAll(async () => { w = await world({ windowed: true }); });
+  afterAll(async () => { await closeWorld(w); redis.disconnect(); });
+
+  it('check on the old file names the fixes; with them, new processes join and the old leave one by one: every number and every call once', async () => {
+    const t0 = Date.now();
+    const expected = expectedNumbers(w).length;
+    const old = checkoutConfig(w, false);
+    await start(w, 'old1', REDIS_URL, checkoutCli, old);
+    await start(w, 'old2', REDIS_URL, checkoutCli, old);
+    await waitFor(async () => (await numbers(w)).length >= 200 && (await numbers(w, w.feeds[1])).length >= 200, 'the old processes importing', 60_000);
+    await w.server.advance(900);
+    await waitFor(() => w.hs.calls().length > 0, 'the old processes mirroring', 60_000);
+
+    // 1. This version's check on the old file: it names what `leads` needs (start would refuse it), and says that the
+    //    rules now hold a sync without a block; `windowed`, with its block and Campaign Admin, needs nothing.
+    const before = await check(w, old);
+    expect(before.code).toBe(1);
+    expect(before.report.syncs.leads!.refusals.map((r) => r.check)).toEqual(['dialer.state']);
+    expect(before.report.syncs.leads!.refusals[0]!.fix).toMatch(/give the key the Campaign Admin role, or turn the rules off for this sync with compliance: \{ off: "<reason>" \}/);
+    expect(before.report.syncs.windowed!.refusals).toEqual([]);
+    const rules = (r: CheckReport) => r.checks.filter((c) => c.check === 'windows.rules').map((c) => [c.sync, c.status]);
+    expect(rules(before.report)).toEqual([['leads', 'warn'], ['windowed', 'ok']]);
+
+    // 2. The fix it names, in the file: nothing refused, nothing warned about the rules.
+    const fixed = checkoutConfig(w, true);
+    const after = await check(w, fixed);
+    expect(Object.values(after.report.syncs).flatMap((v) => v.refusals)).toEqual([]);
+    expect(rules(after.report)).toEqual([['leads', 'ok'], ['windowed', 'ok']]);
+
+    // 3. The rolling upgrade: this version beside the old processes, then SIGTERM to the old ones, one by one.
+    await start(w, 'new1', REDIS_URL, undefined, fixed);
+    await start(w, 'new2', REDIS_URL, undefined, fixed);
+    const first = await leaveMidway(w, 'old1', expected);
+    const second = await leaveMidway(w, 'old2', expected);
+    await finish(w, redis);
+    for (const { name, p } of w.procs) expect(p.output(), `${name} refused nothing`).not.toContain('is REFUSED');
+    console.log(`rolling upgrade from a8ba58f: ${expected} numbers in each of 2 campaigns, ${w.hs.calls().length} calls, ${((Date.now() - t0) / 1000).toFixed(1)} s; ` +
+      `old1 left at ${JSON.stringify(first)}, old2 at ${JSON.stringify(second)}; ${workOf(w)}`);
+  }, 400_000);
 });
