@@ -23,8 +23,9 @@ commands:
   Runs until SIGTERM/SIGINT; then finishes running jobs within shutdownTimeout. Several processes may run on one
   Redis with the same configuration: they share the queues.
   Runs the checks of \`check\` first: a sync they find would make a rule fail open (a Do Not Call field the CRM does
-  not have, a windowed sync whose key cannot pause its campaign, a cap with no way to count calls) is refused (it adds
-  no numbers; status and /ops say why) while the others run; refused syncs are checked again every 5 minutes.`,
+  not have, a windowed sync whose key cannot pause its campaign, a cap with no way to count calls), or whose campaign
+  cannot take numbers, is refused (it adds no numbers and changes no campaign state; status and /ops say why) while
+  the others run; refused syncs are checked again every 5 minutes.`,
   check: `usage: ./dev daemon check --config FILE [--json]
   Every connection and permission each sync needs, tried read-only and cheaply (a few requests a sync): Redis, the
   dialer key's roles and campaigns, the CRM's login, permissions, selection and mapped fields, webhooks, calling
