@@ -7,7 +7,7 @@ import { followDialerClock, type DialerClock } from './dialer-clock.ts';
 import { CampaignWindow } from './compliance/campaign-window.ts';
 import { routeOf } from './compliance/routes.ts';
 import { rulesStatus } from './compliance/in-force.ts';
-import { buildHttp, type HttpServer } from './http/server.ts';
+import { listenHttp, type HttpServer } from './http/server.ts';
 import type { RunningDaemon } from './http/running-daemon.ts';
 import { createLogger } from './log.ts';
 import { Metrics } from './metrics.ts';
@@ -27,7 +27,7 @@ import { CountingSink } from './sinks/counting.ts';
 import { FileSink } from './sinks/file.ts';
 import type { Sink } from './sinks/sink.ts';
 import { WebhookSink } from './sinks/webhook.ts';
-import { connectRedis, serverRunIds, type RedisClient } from './state/connection.ts';
+import { connectRedis, redisWhere, serverRunIds, type RedisClient } from './state/connection.ts';
 import { ReplicaAcks } from './state/replication.ts';
 import { DaemonKeys, campaignKey, routeId } from './state/keys.ts';
 import { openState } from './state/state-version.ts';
@@ -45,7 +45,16 @@ function sumResults(a: MirrorRunResult, b: MirrorRunResult): MirrorRunResult {
 }
 
 /** How long a shutdown waits for running jobs when Redis is unreachable (they cannot finish without it). */
-const REDIS_GONE_GRACE_MS = 1000;
+const REDIS_GONE_GRACE_MS = 500;
+/** How long a shutdown waits for Redis to answer a PING before it counts Redis as unreachable. */
+const REDIS_PROBE_MS = 500;
+/** While Redis stays unreachable, its warning is repeated this often (the first at once). */
+const REDIS_WARN_EVERY_MS = 30_000;
+
+/** `close()` was called while the daemon was starting: the start ends here (not an error: the daemon was stopped). */
+export class DaemonStopped extends Error {
+  constructor() { super('the daemon was stopped while it was starting'); this.name = 'DaemonStopped'; }
+}
 
 export type { SyncJobData } from './schedules.ts';
 
@@ -76,6 +85,8 @@ export interface DaemonOptions {
    * refuses a campaign's pause (403), and honoured whoever recorded it.
    */
   check?: boolean;
+  /** Called with the daemon as soon as it exists, before the start waits for anything: `close()` it to stop the start. */
+  created?: (d: Daemon) => void;
 }
 
 /**
@@ -117,8 +128,18 @@ export class Daemon implements RunningDaemon {
   private readonly prefix: string;
   readonly keys: DaemonKeys;
   private closing = false;
+  /** The shutdown, once close() was called (a second call waits for it). */
+  private closed: Promise<void> | null = null;
+  /** Set when the start has finished: the HTTP side then serves the daemon's routes. */
+  private ready = false;
+  /** What the start waits for (said by /health while starting). */
+  private waitingFor = 'Redis';
+  readonly redisWhere: string;
   /** The Redis connection's last error, to say why at shutdown. */
   private lastRedisError: string | null = null;
+  /** Since when Redis has been unreachable (null: it answers), and when that was last said. */
+  private redisDownSince: number | null = null;
+  private redisWarnedAt = 0;
   /**
    * The Redis run id this process last saw. Redis keeps it too, but a Redis without persistence restarts empty, key
    * and all: only this copy then tells a restart from a first start.
@@ -137,52 +158,124 @@ export class Daemon implements RunningDaemon {
     this.log = log;
     this.prefix = config.redis.prefix;
     this.keys = new DaemonKeys(this.prefix);
+    this.redisWhere = `Redis at ${redisWhere(config.redis)}`;
     this.redis = connectRedis(config.redis);
     this.acks = new ReplicaAcks(this.redis, log);
-    this.redis.on('error', (err) => { this.lastRedisError = err.message; log.warn({ err: err.message }, 'redis connection error'); });
+    this.redis.on('error', (err) => this.redisDown(err));
+    this.redis.on('ready', () => this.redisUp());
     this.history = new History(this.redis, this.keys, log);
-    // Every emitter that can see Redis go away has a listener: the error goes to the log, not to the console.
+    // Every emitter that can see Redis go away has a listener: the error goes to the log, not to the console (a
+    // connection error once, by the connection's own warning).
     this.syncQueue = new Queue<SyncJobData>(this.keys.syncQueue, {
       connection: this.redis, prefix: this.keys.queuePrefix, telemetry: queueTelemetry(),
       defaultJobOptions: { attempts: 5, backoff: { type: 'exponential', delay: 5000 }, removeOnComplete: { age: 86_400, count: 1000 }, removeOnFail: { age: 7 * 86_400 } },
     });
-    this.syncQueue.on('error', (err) => log.warn({ err: err.message }, 'sync queue error'));
+    this.syncQueue.on('error', (err) => { if (this.redisDownSince === null) log.warn({ err: err.message }, 'sync queue error'); });
   }
 
+  /**
+   * The connection failed: said at once with where, why and what to do, then again every REDIS_WARN_EVERY_MS while it
+   * lasts (ioredis retries every 2 s at most, for ever: each retry's error is not a line of its own).
+   */
+  private redisDown(err: Error): void {
+    this.lastRedisError = err.message;
+    const now = Date.now();
+    this.redisDownSince ??= now;
+    if (now - this.redisWarnedAt < REDIS_WARN_EVERY_MS) return;
+    this.redisWarnedAt = now;
+    const setting = this.config.redis.cluster?.length ? 'redis.cluster' : 'redis.url';
+    this.log.warn({ redis: redisWhere(this.config.redis), err: err.message, downForS: Math.round((now - this.redisDownSince) / 1000) },
+      `${this.redisWhere} is unreachable (${err.message}): the daemon keeps trying to connect, every 2 s at most, ` +
+      `${this.ready ? 'and its work waits until Redis answers' : 'and starts once Redis answers'}; /health answers 503 meanwhile. ` +
+      `Is Redis running, and is ${setting} in the configuration right?`);
+  }
+
+  private redisUp(): void {
+    if (this.redisDownSince === null) return;
+    this.log.info({ redis: redisWhere(this.config.redis), downForS: Math.round((Date.now() - this.redisDownSince) / 1000) }, `${this.redisWhere} answers again`);
+    this.redisDownSince = null;
+    this.redisWarnedAt = 0;
+  }
+
+  redisProblem(): string | null {
+    const down = this.redisUnreachable();
+    return down && `${down}; the daemon keeps trying`;
+  }
+
+  /** Null while the Redis connection is up; else where it is and why not. */
+  private redisUnreachable(): string | null {
+    if (this.redis.status === 'ready' && this.redisDownSince === null) return null;
+    return `${this.redisWhere} is unreachable${this.lastRedisError ? ` (${this.lastRedisError})` : ` (connection ${this.redis.status})`}`;
+  }
+
+  /** Whether the start has finished (the daemon works and serves its routes). */
+  get started(): boolean { return this.ready; }
+
+  /** `p`, unless close() is called first: then the start ends with DaemonStopped (what p does later is ignored). */
+  private unlessStopped<T>(p: Promise<T>): Promise<T> {
+    const { signal } = this.stopping;
+    if (signal.aborted) { p.catch(() => {}); return Promise.reject(new DaemonStopped()); }
+    return new Promise<T>((resolve, reject) => {
+      const stopped = () => reject(new DaemonStopped());
+      signal.addEventListener('abort', stopped, { once: true });
+      p.then((v) => { signal.removeEventListener('abort', stopped); resolve(v); }, (err: unknown) => { signal.removeEventListener('abort', stopped); reject(err); });
+    });
+  }
+
+  /**
+   * Starts a daemon. Its HTTP side listens first (/health answers 503 naming what the start waits for), then it waits
+   * for Redis as long as it takes; `close()` (through `options.created`) ends the start at any point with DaemonStopped.
+   */
   static async start(config: Config, options: DaemonOptions = {}): Promise<Daemon> {
     const log = options.log ?? createLogger(config.log.level);
     const d = new Daemon(config, log);
-    const ctx: CrmContext = { redis: d.redis, keys: d.keys, log, metrics: d.metrics };
-    let now = options.now;
-    if (!now && config.dialerClock) {
-      try {
-        now = await d.followClock(config.dialerClock);
-      } catch (err) {
-        d.redis.disconnect();
-        throw err;
-      }
-    }
-    await d.redis.ping();
-    await d.checkRedis();
-    // Before anything reads the state: a newer one is refused, an older one migrated (one process; the others wait).
-    // (Routed syncs are new since the layout changed: their routes have no old keys.)
+    options.created?.(d);
     try {
-      await openState(d.redis, d.keys, config.syncs.filter((sync) => !sync.routes).map((sync) => {
-        const dialer = dialerOf(config, sync);
-        const campaign = campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId);
-        return { id: sync.id, campaign, keys: d.keys.sync(sync.id, campaign) };
-      }), log);
+      await Daemon.wire(d, config, options, log);
+      return d;
     } catch (err) {
+      if (d.closing) {
+        await d.closed;
+        throw new DaemonStopped();
+      }
+      d.clock?.stop();
+      d.refusals?.stop().catch(() => {});
+      await d.http?.close(0).catch(() => {});
       d.redis.disconnect();
       throw err;
     }
+  }
+
+  private static async wire(d: Daemon, config: Config, options: DaemonOptions, log: Logger): Promise<void> {
+    const step = <T>(p: Promise<T>) => d.unlessStopped(p);
+    if (options.http !== false) {
+      d.http = await step(listenHttp(config.http.host, config.http.port, () => ({ redis: d.redisProblem() ?? 'ok', waitingFor: d.waitingFor })));
+      log.info({ address: d.address, redis: redisWhere(config.redis) }, `starting: /health answers at ${d.address}/health (503 until the daemon is ready)`);
+    }
+    const ctx: CrmContext = { redis: d.redis, keys: d.keys, log, metrics: d.metrics };
+    let now = options.now;
+    if (!now && config.dialerClock) {
+      d.waitingFor = `the dialer's clock at ${config.dialerClock.url}`;
+      now = await step(d.followClock(config.dialerClock));
+    }
+    d.waitingFor = d.redisWhere;
+    await step(d.redis.ping());
+    d.waitingFor = 'the Redis state and the checks';
+    await step(d.checkRedis());
+    // Before anything reads the state: a newer one is refused, an older one migrated (one process; the others wait).
+    // (Routed syncs are new since the layout changed: their routes have no old keys.)
+    await step(openState(d.redis, d.keys, config.syncs.filter((sync) => !sync.routes).map((sync) => {
+      const dialer = dialerOf(config, sync);
+      const campaign = campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId);
+      return { id: sync.id, campaign, keys: d.keys.sync(sync.id, campaign) };
+    }), log));
     for (const sync of config.syncs) {
       // One push queue per API key: syncs sharing a key share its queue, so its rate limit holds for all of them.
       const dialer = dialerOf(config, sync);
       const pushName = pushQueueName(dialer);
       let push = d.pushQueues.get(pushName);
       if (!push) {
-        push = new PushQueue(dialer, d.redis, d.keys.queuePrefix, d.targets, log, d.metrics);
+        push = new PushQueue(dialer, d.redis, d.keys.queuePrefix, d.targets, log, d.metrics, d.stopping.signal);
         d.pushQueues.set(pushName, push);
       }
       const compliance = complianceOf(config, sync);
@@ -194,7 +287,7 @@ export class Daemon implements RunningDaemon {
       const mirrorOf = (id: string, campaignId: string, state: SyncState, sink: Sink, window: CampaignWindow | undefined): MirrorRuntime => ({
         syncId: id, campaignId, config: sync.mirror!, timeZone: dialer.timeZone, sink,
         // Its own client: the report read needs a key that may read reports, and spends the key's budget like any call.
-        dialer: new DialerClient(dialer), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter, window,
+        dialer: new DialerClient(dialer, d.stopping.signal), state, log, metrics: d.metrics, history: d.history.of(sync.id), leaseMs: config.takeoverAfter, window,
         plan: () => d.triggerPlan(sync.id),
       });
       if (sync.routes) {
@@ -209,7 +302,8 @@ export class Daemon implements RunningDaemon {
           const state = new SyncState(d.redis, routeKeys, id, d.acks);
           rt.routes!.push({
             config: { ...sync, id, campaignId: route.campaignId, routes: undefined }, state, source, push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter,
-            window: new CampaignWindow({ redis: d.redis, keys: routeKeys, dialer: new DialerClient(dialer), campaignId: route.campaignId, compliance: compliance!, mapping: sync.mapping, log, now }),
+            window: new CampaignWindow({ redis: d.redis, keys: routeKeys, dialer: new DialerClient(dialer, d.stopping.signal), campaignId: route.campaignId, compliance: compliance!, mapping: sync.mapping, log, now,
+              refusal: () => refusalOf(d.redis, keys.meta) }),
             route: { of: rt, ...routeOf(route) },
           });
           d.targets.set(id, d.pushTarget(sync, sync.id, route.campaignId, state, rt.routes!.at(-1)!.window));
@@ -225,7 +319,8 @@ export class Daemon implements RunningDaemon {
       const state = new SyncState(d.redis, keys, sync.id, d.acks);
       const rt: SyncRuntime = { config: sync, state, source, push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter };
       if (compliance) {
-        rt.window = new CampaignWindow({ redis: d.redis, keys, dialer: new DialerClient(dialer), campaignId: sync.campaignId, compliance, mapping: sync.mapping, log, now });
+        rt.window = new CampaignWindow({ redis: d.redis, keys, dialer: new DialerClient(dialer, d.stopping.signal), campaignId: sync.campaignId, compliance, mapping: sync.mapping, log, now,
+          refusal: () => refusalOf(d.redis, keys.meta) });
       }
       d.runtimes.set(sync.id, rt);
       if (sync.mirror) {
@@ -233,21 +328,28 @@ export class Daemon implements RunningDaemon {
       }
       d.targets.set(sync.id, d.pushTarget(sync, sync.id, sync.campaignId, state, rt.window));
     }
-    await d.noticeRedisRestart();
+    await step(d.noticeRedisRestart());
     d.refusals = new Refusals({
       redis: d.redis, log, syncIds: config.syncs.map((s) => s.id), metaOf: (id) => d.runtimes.get(id)!.state.keys.meta,
       check: (ids) => checkConfig(config, { redis: d.redis, redisProblem: null, keys: d.keys, log, metrics: d.metrics }, { syncs: ids, shared: false }),
-      lifted: (id) => d.triggerPull(id, 'refusal lifted'),
+      // The window first (it stood aside while the sync was refused: its campaign is set as the window wants), then a run.
+      lifted: async (id) => {
+        if (d.syncWorker) await d.enforceWindow(d.runtimes.get(id)!, 'refusal lifted');
+        await d.triggerPull(id, 'refusal lifted');
+      },
     });
     // `start` fails closed on configuration: the checks run before any work, and again for the syncs they refuse.
     if (options.check) {
-      await d.refusals.check();
+      d.waitingFor = 'the checks of each sync';
+      await step(d.refusals.check());
       d.refusals.repeat();
     }
     // A window edge missed while no process ran (or that Redis forgot) is made good before any other work (by a
     // process that works: `status` and `--dry-run` change nothing).
     const works = options.workers !== false;
-    if (works) for (const rt of d.runtimes.values()) await d.enforceWindow(rt, 'start');
+    d.waitingFor = 'the calling windows\' first check';
+    if (works) for (const rt of d.runtimes.values()) await step(d.enforceWindow(rt, 'start'));
+    d.waitingFor = 'the queues and schedules';
     d.redis.on('ready', () => {
       void (async () => {
         await d.noticeRedisRestart().catch(() => {});
@@ -268,7 +370,7 @@ export class Daemon implements RunningDaemon {
       }, d.syncQueue, log);
       for (const q of d.pushQueues.values()) q.startWorker(lockDuration);
       // Batches a process wrote and died before queuing hold their numbers' claims: queue them now, not at the next run.
-      for (const rt of d.runtimes.values()) await resumeBatches(rt);
+      for (const rt of d.runtimes.values()) await step(resumeBatches(rt));
       if (options.schedules !== false) {
         d.schedules = new Schedules(d.syncQueue, d.redis, d.keys, log, d.metrics,
           () => config.syncs.flatMap((sync) => {
@@ -276,21 +378,20 @@ export class Daemon implements RunningDaemon {
             // A routed sync's one window check sets every route's campaign.
             return wantedSchedulers(sync, rt.source.compareEvery, campaignsOf(rt)[0]!.window?.compliance.checkEvery);
           }));
-        const scheduled = await d.schedules.check(true);
+        const scheduled = await step(d.schedules.check(true));
         d.schedules.repeat(config.scheduleCheckEvery);
         // A sync seen for the first time starts with a full import (an `every` schedule just set fires at once itself).
         for (const sync of config.syncs) {
           if (scheduled.has(sync.id) && 'every' in sync.schedule) continue;
-          if (!(await d.redis.hget(d.runtimes.get(sync.id)!.state.keys.meta, 'fullDone'))) await d.triggerPull(sync.id, 'first run');
+          if (!(await step(d.redis.hget(d.runtimes.get(sync.id)!.state.keys.meta, 'fullDone')))) await step(d.triggerPull(sync.id, 'first run'));
         }
       }
     }
-    if (options.http !== false) {
-      d.http = await buildHttp(d);
-      const address = await d.http.listen({ host: config.http.host, port: config.http.port });
-      log.info({ address }, 'daemon listening');
+    if (d.http) {
+      await step(d.http.serve(d));
+      log.info({ address: d.address }, 'daemon listening');
     }
-    return d;
+    d.ready = true;
   }
 
   /**
@@ -500,8 +601,15 @@ export class Daemon implements RunningDaemon {
     if (!rt.window) return 'no calling window';
     // A route's runs and plans are its routed sync's.
     const syncId = rt.route?.of.config.id ?? rt.config.id;
+    const campaignId = rt.config.campaignId;
     try {
       const r = await rt.window.enforce(why);
+      // A refused sync's window stood aside (it plans nothing, so its caps have nothing to take out); a pause it sent
+      // and the dialer took is the state change that lifts a refusal a 403 caused.
+      if (r.refused) {
+        if (r.changed) await this.refusals?.passed(syncId, 'dialer.state');
+        return r.state ?? 'untouched';
+      }
       // Numbers whose cap has passed are planned again (they stayed dirty, or were marked dirty when released), also
       // at an opening (its run plans them).
       const released = await rt.window.releaseCapped();
@@ -510,16 +618,18 @@ export class Daemon implements RunningDaemon {
       await this.refusals?.passed(syncId, 'dialer.state');
       if (r.changed && r.state === 'Active') await this.triggerPull(syncId, 'window opened');
       else if (released || taken) await this.triggerPlan(syncId);
-      return r.state;
+      return r.state!;
     } catch (err) {
+      const last = await rt.window.lastState().catch(() => null);
+      const stays = `campaign ${campaignId} stays as the dialer has it${last ? ` (the daemon last set it ${last})` : ' (the daemon never set its state)'}`;
       if (err instanceof DialerError && err.status === 403) {
         // The key may add numbers but not pause the campaign: the window cannot hold it (the `check` issue refuses this at start).
-        this.log.error({ sync: syncId, campaign: rt.config.campaignId, err: err.message, why }, `sync "${syncId}" is under the calling-window rules, but its dialer key may not ` +
-          `pause or resume campaign ${rt.config.campaignId} (403): give the key the Campaign Admin role, or turn the rules off for the sync with compliance: { off: "<reason>" }`);
+        this.log.error({ sync: syncId, campaign: campaignId, err: err.message, why }, `sync "${syncId}" is under the calling-window rules, but its dialer key may not ` +
+          `pause or resume campaign ${campaignId} (403): ${stays}, and the sync adds no numbers; fix: give the key the Campaign Admin role, or turn the rules off for the sync with compliance: { off: "<reason>" }`);
         // Its window cannot hold the campaign: the sync adds no numbers until a state change passes.
-        await this.refusals?.refuseObserved(syncId, fail(syncId, 'dialer.state', `the dialer refused to pause or resume campaign ${rt.config.campaignId} (403): the calling window cannot hold it`,
+        await this.refusals?.refuseObserved(syncId, fail(syncId, 'dialer.state', `the dialer refused to pause or resume campaign ${campaignId} (403): the calling window cannot hold it`,
           'give the key the Campaign Admin role, or turn the rules off for the sync with compliance: { off: "<reason>" }', true)).catch(() => {});
-      } else this.log.warn({ sync: rt.config.id, err: (err as Error).message, why }, 'calling window: could not set the campaign state; the next check tries again');
+      } else this.log.warn({ sync: rt.config.id, campaign: campaignId, err: (err as Error).message, why }, `calling window: could not set the state of campaign ${campaignId} (${(err as Error).message}): ${stays}; the next check tries again`);
       if (rethrow) throw err;
       return 'failed';
     }
@@ -540,34 +650,57 @@ export class Daemon implements RunningDaemon {
     }
   }
 
-  /** Stops taking work, lets running jobs finish (up to the deadline), then closes everything. */
-  async close(deadlineMs = this.config.shutdownTimeout): Promise<void> {
-    if (this.closing) return;
-    this.closing = true;
-    this.stopping.abort();
-    // Without Redis no running job can finish or even record where it is: waiting the whole deadline would only
-    // delay the exit. They resume from their checkpoints when Redis is back.
-    if (this.redis.status !== 'ready') {
-      this.log.error({ redis: this.redis.status, err: this.lastRedisError }, 'stopping without waiting for running jobs: Redis is unreachable');
-      deadlineMs = Math.min(deadlineMs, REDIS_GONE_GRACE_MS);
+  /**
+   * Stops taking work, lets running jobs finish (up to the deadline), then closes everything; also while the daemon is
+   * still starting (the start then ends with DaemonStopped). A request waiting for the dialer or a CRM is given up at
+   * once (its job resumes from its checkpoint, as after a crash). Without Redis no running job can finish or even
+   * record where it is: the wait is then REDIS_GONE_GRACE_MS, not the deadline. A second call waits for the first.
+   */
+  close(deadlineMs = this.config.shutdownTimeout): Promise<void> {
+    if (!this.closed) {
+      this.closing = true;
+      this.stopping.abort();
+      this.closed = this.shutDown(deadlineMs);
     }
+    return this.closed;
+  }
+
+  /** Whether Redis answers a PING within `ms` (a Redis Cluster whose nodes are gone may still look connected). */
+  private async redisAnswers(ms: number): Promise<boolean> {
+    if (this.redis.status !== 'ready') return false;
+    let timer: NodeJS.Timeout | undefined;
+    const answered = await Promise.race([this.redis.ping().then(() => true, () => false), new Promise<boolean>((r) => { timer = setTimeout(() => r(false), ms); })]);
+    clearTimeout(timer);
+    return answered;
+  }
+
+  private async shutDown(deadlineMs: number): Promise<void> {
     this.schedules?.stop();
     this.clock?.stop();
-    await this.refusals?.stop();
+    const reachable = await this.redisAnswers(REDIS_PROBE_MS);
+    if (!reachable) {
+      this.log.error({ redis: redisWhere(this.config.redis), err: this.lastRedisError }, this.ready
+        ? `stopping without waiting for running jobs: Redis is unreachable (${this.redisUnreachable() ?? `${this.redisWhere} did not answer a PING within ${REDIS_PROBE_MS} ms`}); they resume from their checkpoints when Redis is back`
+        : `stopping before the daemon started: ${this.redisUnreachable() ?? `${this.redisWhere} did not answer a PING within ${REDIS_PROBE_MS} ms`}`);
+      deadlineMs = Math.min(deadlineMs, REDIS_GONE_GRACE_MS);
+    }
     const graceful = (async () => {
-      await this.http?.close();
+      await Promise.all([this.refusals?.stop(), this.http?.close(Math.min(deadlineMs, 1000))]);
       await Promise.all([this.syncWorker?.close(), ...[...this.pushQueues.values()].map((q) => q.close())]);
-      await this.pauseUnwatched();
+      // (Only a process that worked the queue can be the last one to stop.)
+      if (reachable && this.syncWorker) await this.pauseUnwatched();
       await this.syncQueue.close();
     })();
+    graceful.catch((err: Error) => this.log.warn({ err: err.message }, 'shutdown: closing a part failed'));
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
-      graceful.then(() => false),
+      graceful.then(() => false, () => false),
       new Promise<boolean>((r) => { timer = setTimeout(() => r(true), deadlineMs); }),
     ]);
     clearTimeout(timer);
-    if (timedOut) this.log.warn({ deadlineMs }, 'shutdown deadline passed: closing with jobs still running (they resume in another process)');
-    await this.history.close().catch(() => {});
+    if (timedOut && reachable) this.log.warn({ deadlineMs }, 'shutdown deadline passed: closing with jobs still running (they resume in another process)');
+    // The charts' last points are worth a second while Redis answers, nothing when it does not.
+    await this.history.close(reachable ? 1000 : 0).catch(() => {});
     this.redis.disconnect();
   }
 }

@@ -28,8 +28,9 @@ ${CMD} <command> --help shows the command's options; --version prints the versio
   Runs until SIGTERM/SIGINT; then finishes running jobs within shutdownTimeout. Several processes may run on one
   Redis with the same configuration: they share the queues.
   Runs the checks of \`check\` first: a sync they find would make a rule fail open (a Do Not Call field the CRM does
-  not have, a windowed sync whose key cannot pause its campaign, a cap with no way to count calls) is refused (it adds
-  no numbers; status and /ops say why) while the others run; refused syncs are checked again every 5 minutes.`,
+  not have, a windowed sync whose key cannot pause its campaign, a cap with no way to count calls), or whose campaign
+  cannot take numbers, is refused (it adds no numbers and changes no campaign state; status and /ops say why) while
+  the others run; refused syncs are checked again every 5 minutes.`,
   check: `usage: ${CMD} check --config FILE [--json]
   Every connection and permission each sync needs, tried read-only and cheaply (a few requests a sync): Redis, the
   dialer key's roles and campaigns, the CRM's login, permissions, selection and mapped fields, webhooks, calling
@@ -178,24 +179,48 @@ function syncArg(): string {
 }
 
 if (command === 'start') {
-  let daemon: Daemon;
-  try {
-    daemon = await DaemonClass.start(config, { log, check: true });
-  } catch (err) {
-    // A dialer clock that cannot be read or is too fast for the window's checks, a Redis state of a newer version: a
-    // sentence, not a stack.
-    if (err instanceof ConfigError || (err as Error).message.startsWith('dialerClock:') || (err as Error).name === 'NewerStateError') fail((err as Error).message, 1);
-    throw err;
-  }
-  let stopping = false;
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      if (stopping) process.exit(1);
-      stopping = true;
-      log.info({ signal }, 'stopping');
-      void daemon.close().then(stopTelemetry).then(() => process.exit(0));
+  // The signals are handled from the first moment, also while the start waits (for Redis, the checks): SIGTERM then
+  // stops the start. The stop says so in the log, and a second signal, or a stop that overruns, ends the process.
+  let daemon: Daemon | null = null;
+  let starting: Promise<Daemon | null> | null = null;
+  let stopped: Promise<void> | null = null;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopped) {
+      log.warn({ signal }, 'stopping at once: a second signal');
+      process.exit(1);
+    }
+    const started = Date.now();
+    log.info({ signal, starting: !daemon?.started }, 'stopping');
+    setTimeout(() => {
+      log.error({ signal }, `the stop did not end within shutdownTimeout (${config.shutdownTimeout / 1000} s) and 3 s more: exiting without it`);
+      process.exit(1);
+    }, config.shutdownTimeout + 3000).unref();
+    // Traces still buffered get a second, no more: an unreachable exporter must not hold the exit.
+    const flushTraces = () => Promise.race([stopTelemetry(), new Promise((r) => setTimeout(r, 1000).unref())]);
+    // (Closing a daemon that is starting ends its start; the start's end is then awaited.)
+    const closing = daemon?.close();
+    stopped = Promise.all([closing, starting]).then(() => daemon?.close()).then(flushTraces).then(() => {
+      log.info({ signal, ms: Date.now() - started }, 'stopped');
+      process.exit(0);
     });
-  }
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stop(signal));
+  const { DaemonStopped } = await import('./app.ts');
+  starting = DaemonClass.start(config, {
+    log, check: true,
+    // From here on a signal closes the daemon being started, which ends the start.
+    created: (d) => { daemon = d; if (stopped) void d.close(); },
+  }).catch((err: Error) => {
+    if (err instanceof DaemonStopped) return null;
+    // A dialer clock that cannot be read or is too fast for the window's checks, a Redis state of a newer version, an
+    // HTTP port in use: a sentence, not a stack.
+    if (err instanceof ConfigError || err.message.startsWith('dialerClock:') || err.name === 'NewerStateError') fail(err.message, 1);
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE' || (err as NodeJS.ErrnoException).code === 'EACCES') {
+      fail(`http: cannot listen on ${config.http.host}:${config.http.port}: ${err.message} (set http.port to a free port)`, 1);
+    }
+    throw err;
+  });
+  await starting;
 } else if (command === 'sync' && values['dry-run']) {
   const id = syncArg();
   const [{ dryRun }, { SourceError }, { DialerError }] = await Promise.all([import('./sync/dry-run.ts'), import('./errors.ts'), import('./dialer.ts')]);

@@ -39,9 +39,12 @@ export class DialerClient {
   private readonly http: Got;
   private readonly base: string;
   readonly config: DialerConfig;
+  /** Aborted when the daemon stops: a request still waiting for its answer is given up (as at a crash). */
+  private readonly stopping?: AbortSignal;
 
-  constructor(config: DialerConfig) {
+  constructor(config: DialerConfig, stopping?: AbortSignal) {
     this.config = config;
+    this.stopping = stopping;
     this.base = `${config.baseUrl}/v1/accounts/${encodeURIComponent(config.accountId)}`;
     this.http = got.extend({
       headers: { authorization: `Bearer ${config.apiToken}`, 'user-agent': 'campaign-dialing-sync-daemon/0.1' },
@@ -74,8 +77,9 @@ export class DialerClient {
   private async send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options: { json?: unknown; searchParams?: Record<string, string> }, headers?: Record<string, string>) {
     let res;
     try {
-      res = await this.http(`${this.base}${path}`, { method, json: options.json, searchParams: options.searchParams, headers });
+      res = await this.http(`${this.base}${path}`, { method, json: options.json, searchParams: options.searchParams, headers, signal: this.stopping });
     } catch (err) {
+      if (this.stopping?.aborted) throw new DialerError('transient', `${method} ${path}: given up unanswered: the daemon is stopping`, null);
       throw new DialerError('transient', `${method} ${path}: ${(err as Error).message}`, null);
     }
     countRequest('dialer');

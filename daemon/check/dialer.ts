@@ -87,19 +87,20 @@ async function checkCampaign(client: DialerClient, sync: SyncConfig, campaignId:
   const path = `/campaigns/${encodeURIComponent(campaignId)}`;
   const campaign = listed?.get(campaignId);
   const named = `campaign ${campaignId}${campaign?.name ? ` ("${campaign.name}")` : ''}`;
+  // A campaign that cannot take numbers refuses the sync: `start` then leaves it untouched (no state change either).
   const missing = () => fail(id, 'dialer.campaign', `${named} does not exist in account ${client.config.accountId}`,
-    `set ${sync.routes ? 'the route\'s campaignId' : 'campaignId'} to the id of a Dynamic campaign of the account (the console shows it)`);
+    `set ${sync.routes ? 'the route\'s campaignId' : 'campaignId'} to the id of a Dynamic campaign of the account (the console shows it)`, true);
   if (listed && !campaign) return [missing()];
   if (campaign) {
     if (campaign.type !== 'Dynamic') {
       out.push(fail(id, 'dialer.campaign', `${named} is ${campaign.type ?? 'of an unknown type'}: numbers are added only to a Dynamic campaign (spec §4.7)`,
-        'feed a Dynamic campaign: create one in the console (a Static campaign cannot become Dynamic)'));
+        'feed a Dynamic campaign: create one in the console (a Static campaign cannot become Dynamic)', true));
     } else if (campaign.state === 'Active') out.push(ok(id, 'dialer.campaign', `${named} is Dynamic and Active`));
     else if (campaign.state === 'Paused' && windowed) out.push(ok(id, 'dialer.campaign', `${named} is Dynamic and Paused: its calling window resumes it when it opens`));
     else if (campaign.state === 'Paused' || campaign.state === 'Draft') {
       out.push(warn(id, 'dialer.campaign', `${named} is Dynamic and ${campaign.state}: numbers are added only while it is Active, they wait until then`, 'start the campaign in the console (or PUT .../state "Active")'));
     } else {
-      out.push(fail(id, 'dialer.campaign', `${named} is ${campaign.state}: it takes no numbers and cannot become Active again`, 'feed a Dynamic campaign that is Active (or Paused)'));
+      out.push(fail(id, 'dialer.campaign', `${named} is ${campaign.state}: it takes no numbers and cannot become Active again`, 'feed a Dynamic campaign that is Active (or Paused)', true));
     }
   } else {
     out.push(skip(id, 'dialer.campaign', `${named}: its type and state are not seen: the key may not list campaigns (a Campaign Reader or Admin role would show them)`));

@@ -1,6 +1,7 @@
 // `start` fails closed on configuration: it runs the checks of `check`, and a sync whose check finds what would make a
 // rule fail open (a Do Not Call field the CRM does not have, a windowed sync whose key cannot pause its campaign, a cap
-// with no way to count its calls) is refused: it adds no numbers (its pulls and plans do nothing) while the others run.
+// with no way to count its calls), or whose campaign cannot take numbers, is refused: it sends nothing to its campaign
+// (its pulls and plans do nothing, its calling window sets no state: compliance/campaign-window.ts) while the others run.
 // The refusal is kept in Redis, in the sync's meta hash, so that every process honours it and `status` and /ops show it.
 //
 // A refusal heals by a change outside the daemon (a field created, a role given), so it is checked again: every

@@ -9,8 +9,14 @@
 // planned. Setting a state is idempotent, so a check after kill -9, a lost Redis write or a second process only sets
 // again what the window wants; a missed edge is made good at the next check (every `checkEvery`, and at every start
 // before any work). What it keeps in Redis, state/window-state.ts stores.
+//
+// A refused sync (check/refusals.ts) adds no numbers, so its window has nothing of its own to hold: it reads nothing
+// and sets no state until the refusal is lifted. The one exception holds what the sync added before it was refused:
+// a campaign the daemon had set Active is paused (and stays Paused), as no window follows it any more; see
+// `standAside`.
 import type { Logger } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Refusal } from '../check/refusals.ts';
 import type { DialerClient } from '../dialer.ts';
 import type { RedisClient } from '../state/connection.ts';
 import type { SyncKeys } from '../state/keys.ts';
@@ -93,8 +99,13 @@ export class CampaignWindow {
   private readonly mapping: LocationMapping;
   private readonly log: Logger;
   private readonly now: () => number;
+  /** The refusal of the sync this window belongs to (a route's: its routed sync's), if it is refused. */
+  private readonly refusal: () => Promise<Refusal | null>;
+  /** What the window last said about a refused sync's campaign (said again only when it changes). */
+  private said: string | null = null;
 
-  constructor(o: { redis: RedisClient; keys: SyncKeys; dialer: DialerClient; campaignId: string; compliance: Compliance; mapping: LocationMapping; log: Logger; now?: () => number }) {
+  constructor(o: { redis: RedisClient; keys: SyncKeys; dialer: DialerClient; campaignId: string; compliance: Compliance; mapping: LocationMapping; log: Logger; now?: () => number;
+    refusal?: () => Promise<Refusal | null> }) {
     this.state = new WindowState(o.redis, o.keys);
     this.dialer = o.dialer;
     this.campaignId = o.campaignId;
@@ -102,6 +113,7 @@ export class CampaignWindow {
     this.mapping = o.mapping;
     this.log = o.log;
     this.now = o.now ?? Date.now;
+    this.refusal = o.refusal ?? (async () => null);
   }
 
   /** Pauses the campaign at once (before a read that may take a while), unless the daemon last set it Paused. */
@@ -155,27 +167,32 @@ export class CampaignWindow {
    */
   private async look(): Promise<void> {
     const j = await this.state.judgement();
+    let unaccounted: number | null | undefined;
     try {
-      if (j.judgedAt === null) {
-        await this.pause('no judgement of the numbers it holds (a first start, or Redis lost the daemon\'s state)');
-        await this.read();
-        return;
-      }
-      const unaccounted = await this.unaccounted();
-      if (unaccounted === null || unaccounted > j.baseline) {
-        await this.state.judgementStale(null);
-        await this.pause(unaccounted === null ? 'the dialer does not count the records' : `${unaccounted - j.baseline} number records it holds that the daemon did not add`);
-        await this.read(unaccounted);
-      } else if (unaccounted < j.baseline || this.now() - j.judgedAt >= this.compliance.rescanEvery) {
-        // Records went that the daemon did not take out (a number another key added, deleted again): read again, so a
-        // number with no zone stops holding the campaign and the baseline comes down (no pause: nothing new is held).
-        await this.read(unaccounted);
-      } else if (!j.current) await this.state.judgementCurrent();
+      if (j.judgedAt !== null) unaccounted = await this.unaccounted();
     } catch (err) {
-      const message = (err as Error).message;
-      await this.state.judgementStale(message);
-      this.log.warn({ campaign: this.campaignId, err: message }, 'calling window: could not read what the campaign holds; it stays Paused until a read succeeds');
+      return this.unread(err as Error);
     }
+    const grew = j.judgedAt !== null && (unaccounted === null || unaccounted! > j.baseline);
+    if (grew) await this.state.judgementStale(null);
+    // A pause the dialer refuses is not a failed read: it goes to the caller, which says what the campaign is.
+    if (j.judgedAt === null) await this.pause('no judgement of the numbers it holds (a first start, or Redis lost the daemon\'s state)');
+    else if (grew) await this.pause(unaccounted === null ? 'the dialer does not count the records' : `${unaccounted! - j.baseline} number records it holds that the daemon did not add`);
+    try {
+      if (j.judgedAt === null) await this.read();
+      // Records went that the daemon did not take out (a number another key added, deleted again): read again, so a
+      // number with no zone stops holding the campaign and the baseline comes down (no pause: nothing new is held).
+      else if (grew || unaccounted! < j.baseline || this.now() - j.judgedAt >= this.compliance.rescanEvery) await this.read(unaccounted);
+      else if (!j.current) await this.state.judgementCurrent();
+    } catch (err) {
+      await this.unread(err as Error);
+    }
+  }
+
+  /** A read of what the campaign holds failed: the judgement is not current, so the check that follows pauses. */
+  private async unread(err: Error): Promise<void> {
+    await this.state.judgementStale(err.message);
+    this.log.warn({ campaign: this.campaignId, err: err.message }, `calling window: could not read what campaign ${this.campaignId} holds (${err.message}); the window pauses it until a read succeeds`);
   }
 
   /** Where each of a contact's phones is, from its mapped fields (read as text) and the numbers. */
@@ -228,7 +245,10 @@ export class CampaignWindow {
    * Redis lost it). `look`: read what the campaign holds first (every check does; admitting numbers uses the last
    * check's judgement). Returns the state and whether it was set, so the caller can plan the numbers that waited.
    */
-  async enforce(why: string, look = true): Promise<{ state: CampaignState; changed: boolean; next: number | null }> {
+  async enforce(why: string, look = true): Promise<{ state: CampaignState | null; changed: boolean; next: number | null; refused?: true }> {
+    const refusal = await this.refusal();
+    if (refusal) return { ...await this.standAside(refusal, why), next: null, refused: true };
+    this.said = null;
     if (look) await this.look();
     const w = await this.wanted();
     const last = await this.state.lastState();
@@ -238,6 +258,48 @@ export class CampaignWindow {
     }
     await this.state.setState(w.want, this.now(), w.next);
     return { state: w.want, changed: last !== w.want, next: w.next };
+  }
+
+  /**
+   * A refused sync's campaign: the window neither reads nor sets it, so what the campaign is stays what it was, with
+   * two exceptions that only ever close it. A campaign the daemon set Active is paused: the sync's own numbers may be
+   * in it, and no window follows them while the sync is refused (nor its pulls, which would take out a number marked
+   * Do Not Call meanwhile). A pause the dialer refused (403, the refusal `observed`) is tried again: its passing is
+   * what lifts that refusal. A campaign the daemon paused stays Paused; one it never set is not touched. Returns the
+   * state the daemon last set (null: never), and whether it set one now.
+   */
+  private async standAside(refusal: Refusal, why: string): Promise<{ state: CampaignState | null; changed: boolean }> {
+    const last = await this.state.lastState();
+    const retry = refusal.problems.some((p) => p.observed && p.check === 'dialer.state');
+    const fix = refusal.problems.map((p) => `${p.message}${p.fix ? `; fix: ${p.fix}` : ''}`).join(' | ');
+    if (last === 'Active' || (retry && last === null)) {
+      // (A 403 here goes to the caller, which says the campaign stays as it was.)
+      await this.dialer.setCampaignState(this.campaignId, 'Paused');
+      await this.state.setState('Paused', this.now(), null);
+      this.said = null;
+      this.log.warn({ campaign: this.campaignId, from: last ?? 'unknown', why, problems: refusal.problems }, last === 'Active'
+        ? `campaign ${this.campaignId} paused: its sync is refused, and the numbers the sync added before are held by no calling window until the refusal is lifted; it stays Paused until then (${fix})`
+        : `campaign ${this.campaignId} paused: the dialer took the pause it had refused (403); the window follows the campaign again`);
+      return { state: 'Paused', changed: true };
+    }
+    const now = last === 'Paused'
+      ? `campaign ${this.campaignId} stays Paused (the daemon paused it for its calling window): the daemon does not resume it while its sync is refused`
+      : `campaign ${this.campaignId} stays ${await this.dialerState()}: its sync is refused and does not touch it (no numbers, no state change) until the refusal is lifted`;
+    const line = `${now}; fix: ${fix}`;
+    if (line !== this.said) this.log.warn({ campaign: this.campaignId, why, problems: refusal.problems }, line);
+    else this.log.debug({ campaign: this.campaignId, why }, line);
+    this.said = line;
+    return { state: last, changed: false };
+  }
+
+  /** The campaign's state as the dialer has it, for a sentence (a read; "as it is" when it cannot be read). */
+  private async dialerState(): Promise<string> {
+    try {
+      const [campaign] = await this.dialer.campaigns([this.campaignId]);
+      return campaign?.state ?? 'as it is';
+    } catch {
+      return 'as it is';
+    }
   }
 
   /** The per-number cap of each number's group (Florida: 3 in 24 h), from the evidence recorded when it was admitted. */
@@ -362,7 +424,9 @@ export class CampaignWindow {
    * stopping): the dialer would retry them past their cap. The next start sets it as its window wants. Whether it did.
    */
   async pauseUnwatched(): Promise<boolean> {
-    if (await this.state.lastState() === 'Paused' || !await this.holdsCapped()) return false;
+    const last = await this.state.lastState();
+    // A refused sync's campaign that the daemon never set is not the daemon's to pause (see standAside).
+    if (last === 'Paused' || (last === null && await this.refusal()) || !await this.holdsCapped()) return false;
     await this.dialer.setCampaignState(this.campaignId, 'Paused');
     await this.state.setState('Paused', this.now(), null);
     this.log.warn({ campaign: this.campaignId }, 'per-number cap: campaign paused while no daemon process runs (the last one is stopping): nothing would hold its numbers to their caps');
@@ -421,6 +485,9 @@ export class CampaignWindow {
     const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
     return { evidence, open: w.open, opensAt: iso(w.opensAt), closesAt: iso(w.closesAt) };
   }
+
+  /** The state the daemon last set the campaign to (null: never, or Redis lost it). */
+  lastState(): Promise<CampaignState | null> { return this.state.lastState(); }
 
   /** Whether the campaign is held closed now (planning waits: a Paused campaign takes no numbers). */
   async closed(): Promise<boolean> {

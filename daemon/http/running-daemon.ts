@@ -20,6 +20,10 @@ export interface RunningDaemon {
   readonly syncQueue: Queue<SyncJobData>;
   readonly pushQueues: Map<string, PushQueue>;
   readonly runtimes: Map<string, SyncRuntime>;
+  /** Where the daemon's Redis is (the URL or the cluster's seed nodes, without credentials), for messages. */
+  readonly redisWhere: string;
+  /** Null while the Redis connection is up; else what is wrong, where, and that the daemon keeps trying. */
+  redisProblem(): string | null;
   /** The mirrors of a sync: its own, or one per route of a routed sync (in route order); none without a mirror. */
   mirrorsOf(syncId: string): MirrorRuntime[];
   /** Queues a run of the sync (see Daemon.triggerPull). */

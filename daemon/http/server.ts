@@ -1,6 +1,8 @@
 // The daemon's HTTP side (fastify): CRM webhooks (verified, deduplicated, acknowledged at once, then queued),
-// /health, Prometheus /metrics and the operations page (/ops, in ops.ts).
+// /health, Prometheus /metrics and the operations page (/ops, in ops.ts). It listens from the start of `start`, before
+// anything waits for Redis: until the daemon is ready, /health answers 503 saying what the start waits for.
 import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { currentTraceparent, inSpan } from '../telemetry.ts';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { RunningDaemon } from './running-daemon.ts';
@@ -9,7 +11,55 @@ import { verifyStandardWebhook } from '../signing.ts';
 import type { InboxItem } from '../sync/run.ts';
 import { registerOps } from './ops.ts';
 
-export type HttpServer = FastifyInstance;
+/** The daemon's listening socket: a starting daemon's answers first, then its routes (serve). */
+export interface HttpServer {
+  readonly server: Server;
+  /** Hands every request from now on to the daemon's routes. */
+  serve(d: RunningDaemon): Promise<void>;
+  /** Stops listening; requests still running get up to `graceMs`, then their connections are closed. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** What a starting daemon says on /health (503): `redis` is "ok" or why it is not reachable. */
+export interface Starting { redis: string; waitingFor: string }
+
+/**
+ * Listens at once. Until `serve`, /health answers 503 `{ status: "starting", redis, waitingFor }` and every other path
+ * 503 (webhook senders retry), so a container's health check and an operator see why the daemon is not ready.
+ */
+export async function listenHttp(host: string, port: number, starting: () => Starting): Promise<HttpServer> {
+  const server = createServer();
+  let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
+  let app: FastifyInstance | null = null;
+  server.on('request', (req, res) => {
+    if (handler) return handler(req, res);
+    const now = starting();
+    const body = req.url?.split('?')[0] === '/health' ? { status: 'starting', ...now } : { error: `the daemon is starting (waiting for ${now.waitingFor}); retry later` };
+    res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '2' }).end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host, port }, () => { server.off('error', reject); resolve(); });
+  });
+  return {
+    server,
+    async serve(d) {
+      let routes: typeof handler = null;
+      app = await buildHttp(d, (h) => { routes = h; return server; });
+      await app.ready();
+      handler = routes;
+    },
+    async close(graceMs = 1000) {
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      server.closeIdleConnections();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([(async () => { await app?.close(); await closed; })(), new Promise((r) => { timer = setTimeout(r, graceMs); })]);
+      clearTimeout(timer);
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
 
 /** How long a delivered event id is remembered (HubSpot retries for about a day). */
 const EVENT_TTL_S = 3 * 86_400;
@@ -17,8 +67,10 @@ const EVENT_TTL_S = 3 * 86_400;
 const REPLAY_TTL_MS = 10 * 60_000;
 const REPLAYED = 'replayed: this exact signed request was already received';
 
-export async function buildHttp(d: RunningDaemon): Promise<HttpServer> {
-  const app = Fastify({ logger: false, bodyLimit: 10 * 1024 * 1024 });
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+async function buildHttp(d: RunningDaemon, serverFactory: (handler: Handler) => Server): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, bodyLimit: 10 * 1024 * 1024, serverFactory });
   const prefix = d.config.redis.prefix;
 
   app.setErrorHandler((err: { statusCode?: number; message: string }, req, reply) => {
@@ -128,11 +180,19 @@ export async function buildHttp(d: RunningDaemon): Promise<HttpServer> {
 
   app.get('/health', async (_req, reply) => {
     const checks: Record<string, string> = {};
-    try {
-      await Promise.race([d.redis.ping(), new Promise((_, rej) => setTimeout(() => rej(new Error('no answer in 2 s')), 2000))]);
-      checks.redis = 'ok';
-    } catch (err) {
-      checks.redis = (err as Error).message;
+    // A connection that is down is said at once (with where and why), not after a PING's wait.
+    const down = d.redisProblem();
+    if (down) checks.redis = down;
+    else {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([d.redis.ping(), new Promise((_, rej) => { timer = setTimeout(() => rej(new Error(`${d.redisWhere} did not answer a PING within 2 s`)), 2000); })]);
+        checks.redis = 'ok';
+      } catch (err) {
+        checks.redis = (err as Error).message;
+      } finally {
+        clearTimeout(timer);
+      }
     }
     const first = d.runtimes.values().next().value;
     if (first) {

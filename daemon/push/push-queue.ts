@@ -76,11 +76,13 @@ export class PushQueue {
   private readonly metrics: Metrics;
   /** How long a batch's claim outlives its owner's last renewal (half the job lock's life). */
   private claimDeadAfterMs = 7500;
+  /** Aborted when the daemon stops: a request waiting for the dialer is given up, its job put back (see process). */
+  private readonly stopping?: AbortSignal;
 
-  constructor(dialer: DialerConfig, connection: ConnectionOptions, prefix: string, targets: Map<string, PushTarget>, log: Logger, metrics: Metrics) {
-    this.dialer = dialer; this.connection = connection; this.prefix = prefix; this.targets = targets; this.log = log; this.metrics = metrics;
+  constructor(dialer: DialerConfig, connection: ConnectionOptions, prefix: string, targets: Map<string, PushTarget>, log: Logger, metrics: Metrics, stopping?: AbortSignal) {
+    this.dialer = dialer; this.connection = connection; this.prefix = prefix; this.targets = targets; this.log = log; this.metrics = metrics; this.stopping = stopping;
     this.name = pushQueueName(dialer);
-    this.client = new DialerClient(dialer);
+    this.client = new DialerClient(dialer, stopping);
     this.queue = new Queue<PushJobData>(this.name, {
       connection, prefix, telemetry: queueTelemetry(),
       defaultJobOptions: {
@@ -146,20 +148,35 @@ export class PushQueue {
     const batch = await target.state.batch(job.data.batchId);
     if (!batch) return 'already recorded';
     const started = performance.now();
-    const counts = await inSpan('push batch', () => ({
+    const counts = await this.unlessStopping(job, token, () => inSpan('push batch', () => ({
       'cds.sync': job.data.syncId, 'cds.batch': job.data.batchId, 'cds.run': batch.runId, 'cds.campaign': target.campaignId,
       'cds.kind': batch.kind, 'cds.phones': batch.entries.map((e) => e[0]), 'cds.attempt': job.attemptsMade + 1,
     }), () => (batch.kind === 'add'
       ? this.processAdd(job, token, target, batch.entries, batch.runId)
       : this.processDelete(job, target, batch.entries)),
     // A batch queued again after its planner died (resumeBatches) starts a trace of its own: linked to the plan's.
-    { links: linksOutsideTrace(batch.traceparent, { 'cds.link': 'planned by' }) });
+    { links: linksOutsideTrace(batch.traceparent, { 'cds.link': 'planned by' }) }));
     this.metrics.pushSeconds.observe({ kind: batch.kind }, (performance.now() - started) / 1000);
     this.log.debug({ batch: job.data.batchId, ...counts }, 'batch recorded');
     await target.state.countRun(batch.runId, { pushed: counts.pushed, deleted: counts.deleted, rejected: counts.rejected });
     target.history.record({ added: counts.pushed, deleted: counts.deleted, rejected: counts.rejected }, { parked: await target.state.redis.hlen(target.state.keys.parked) });
     await target.afterBatch();
     return `added ${counts.pushed}, deleted ${counts.deleted}, kept ${counts.kept}, rejected ${counts.rejected}`;
+  }
+
+  /**
+   * A batch whose request the daemon's stop gave up is put back without spending an attempt: as after a crash, its
+   * in-flight mark makes the next attempt (here after the restart, or in another process) look up what it added first.
+   */
+  private async unlessStopping<T>(job: Job<PushJobData>, token: string | undefined, push: () => Promise<T>): Promise<T> {
+    try {
+      return await push();
+    } catch (err) {
+      if (!this.stopping?.aborted || !(err instanceof DialerError) || !token) throw err;
+      this.log.info({ batch: job.data.batchId, sync: job.data.syncId, err: err.message }, 'the daemon is stopping: a batch waiting for the dialer goes back to the queue (the next attempt looks up what it added)');
+      await job.moveToDelayed(Date.now(), token).catch(() => {});
+      throw new DelayedError();
+    }
   }
 
   /** The campaign's numbers page by page; a 429 pauses the key's queue too, since the scan spends the same budget. */
@@ -234,7 +251,7 @@ export class PushQueue {
         try {
           answer = await this.client.addNumbers(campaignId, slice.map((e) => ({ number: e[0], varValues: e[2] })), target.varNames);
         } catch (err) {
-          if (!(err instanceof DialerError)) throw err;
+          if (!(err instanceof DialerError) || this.stopping?.aborted) throw err;
           if (err.kind === 'rate-limited') {
             // Refused whole: this slice added nothing. What earlier slices added is known: recorded now, while the
             // rest goes back to dirty for the next plan (sent once the key's budget allows). Left in flight, the next
@@ -339,7 +356,7 @@ export class PushQueue {
         deleted.push(...ids.map((id) => phoneOf.get(id)!));
         break;
       } catch (err) {
-        if (!(err instanceof DialerError)) throw err;
+        if (!(err instanceof DialerError) || this.stopping?.aborted) throw err;
         if (err.kind === 'rate-limited') return this.rateLimited(err);
         if (err.kind === 'transient' && !this.isLastAttempt(job)) throw err;
         const body = err.body ?? {};
