@@ -86,7 +86,7 @@ describe('start refuses a sync whose Do Not Call field the CRM does not have, an
     }]);
     expect(status.find((s) => s.sync === 'good')!.refused).toBeNull();
     const text = (await cli({ ...config, log: { level: 'error' } }, dir, ['status'])).stdout;
-    expect(text).toMatch(/^typo .*\n {2}contacts held 0.*\n {2}REFUSED since \S+ \(checked \S+\): it adds no numbers until this is fixed\n {4}crm\.doNotCall: mapping\.doNotCall: the HubSpot contact property "do_not_cal" does not exist/m);
+    expect(text).toMatch(/^typo .*\n {2}contacts held 0.*\n {2}in the campaign, not this sync's: 0 .*\n {2}REFUSED since \S+ \(checked \S+\): it adds no numbers until this is fixed\n {4}crm\.doNotCall: mapping\.doNotCall: the HubSpot contact property "do_not_cal" does not exist/m);
     expect(text).toContain('      fix: name an existing field in mapping.doNotCall (do_not_call?)');
 
     const ops = await fetch(`${await daemon.address}/ops/api/syncs`, { headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` } });
