@@ -35,7 +35,7 @@ import { WorkerWatchdog } from './worker-watchdog.ts';
 import { inSpan, queueTelemetry } from './telemetry.ts';
 import { SyncState } from './state/sync-state.ts';
 import { Schedules, wantedSchedulers, type SyncJobData } from './schedules.ts';
-import { checkConfig } from './check/checks.ts';
+import { checkConfig, type CheckReport } from './check/checks.ts';
 import { refusalOf, Refusals } from './check/refusals.ts';
 import { fail } from './check/result.ts';
 
@@ -84,7 +84,7 @@ export interface DaemonOptions {
    * open, re-checking them periodically (check/refusals.ts). Without it a refusal is still kept when the dialer
    * refuses a campaign's pause (403), and honoured whoever recorded it.
    */
-  check?: boolean;
+  check?: boolean | readonly string[];
   /** Called with the daemon as soon as it exists, before the start waits for anything: `close()` it to stop the start. */
   created?: (d: Daemon) => void;
 }
@@ -152,6 +152,8 @@ export class Daemon implements RunningDaemon {
   private readonly stopping = new AbortController();
   /** The syncs refused for what would make a rule fail open (check/refusals.ts). */
   refusals!: Refusals;
+  /** The report of the checks the start ran (options.check), if it ran them. */
+  firstCheck: CheckReport | null = null;
 
   private constructor(config: Config, log: Logger) {
     this.config = config;
@@ -339,10 +341,11 @@ export class Daemon implements RunningDaemon {
       },
     });
     // `start` fails closed on configuration: the checks run before any work, and again for the syncs they refuse.
+    // `sync <id>` checks its one sync before any window is enforced, so a refused sync's campaign is left alone there too.
     if (options.check) {
       d.waitingFor = 'the checks of each sync';
-      await step(d.refusals.check());
-      d.refusals.repeat();
+      d.firstCheck = await step(d.refusals.check(options.check === true ? undefined : options.check));
+      if (options.check === true) d.refusals.repeat();
     }
     // A window edge missed while no process ran (or that Redis forgot) is made good before any other work (by a
     // process that works: `status` and `--dry-run` change nothing).

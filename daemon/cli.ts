@@ -237,11 +237,12 @@ if (command === 'start') {
 } else if (command === 'sync') {
   const id = syncArg();
   const { readRun } = await import('./sync/run.ts');
-  const daemon = await DaemonClass.start(config, { log, http: false, schedules: false });
+  // The sync's checks first, before any calling window is enforced: a refused sync is checked again here, and one that
+  // is (still) refused runs nothing and leaves its campaign as it is.
+  const daemon = await DaemonClass.start(config, { log, http: false, schedules: false, check: [id] });
   const rt = daemon.runtimes.get(id)!;
-  // The sync's checks first: a refused sync is checked again here, and one that is (still) refused runs nothing.
   const [{ refusalOf }, { resultLine }] = await Promise.all([import('./check/refusals.ts'), import('./check/report.ts')]);
-  const checked = await daemon.refusals.check([id]);
+  const checked = daemon.firstCheck!;
   const refusal = await refusalOf(daemon.redis, rt.state.keys.meta);
   if (refusal) {
     await daemon.close();

@@ -92,6 +92,37 @@ describe('start leaves a refused sync\'s campaign untouched', () => {
   }
 });
 
+describe('`sync <id>` on a refused sync', () => {
+  it('checks it before any calling window is enforced: exits 1 naming the fix, and sends its campaign nothing', async () => {
+    const campaignId = (await createCampaign(f.server, f.accountId, { name: 'Static for sync', type: 'Static', state: 'Active' })).id;
+    const { proxy, sent } = await recordingProxy(f);
+    const redis = testPrefix();
+    const file = join(dir, 'sync-command.json');
+    writeFileSync(file, JSON.stringify({
+      redis: { url: REDIS_URL, prefix: redis.prefix },
+      dialer: { baseUrl: proxy.url, accountId: f.accountId, apiToken: admin, rateLimit: { perSecond: 50, burst: 100 }, timeZone: 'America/New_York' },
+      syncs: [{ id: 'refused', campaignId, source: { type: 'csv', path: csv('sync-command', 'id,phone', ['1,+12122345680']) }, mapping: { phone: 'phone' }, compliance: {} }],
+      log: { level: 'error' },
+    }));
+    try {
+      // Spawned, not spawnSync: the dialer and the proxy answer from this process's event loop.
+      const { spawn } = await import('node:child_process');
+      const child = spawn(process.execPath, [join(import.meta.dirname, '../../daemon/cli.ts'), 'sync', 'refused', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
+      const status = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const r = { status, stderr };
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/sync "refused" is refused: it adds no numbers until this is fixed[\s\S]*fix: feed a Dynamic campaign/);
+      expect(changes(sent, campaignId)).toEqual([]);
+      expect(await campaignState(f, admin, campaignId)).toBe('Active');
+    } finally {
+      await proxy.close();
+      await redis.cleanup();
+    }
+  }, 90_000);
+});
+
 describe('a refusal that comes after the daemon opened the campaign', () => {
   it('pauses it once, keeps it Paused while refused, and the window sets it again once the refusal is lifted', async () => {
     const campaignId = (await createCampaign(f.server, f.accountId, { name: 'Opened', type: 'Dynamic', state: 'Active' })).id;
