@@ -103,23 +103,28 @@ describe("README's first sync, from the tarballs", () => {
     expect(check.code, check.output).toBe(0);
     expect(check.output).not.toMatch(CHECKOUT_ONLY);
 
-    // 5. The dry run would add the sample contacts' numbers.
+    // 5. The dry run would add the sample contacts' numbers, and keep the demo's own: they are not the sync's.
+    const held = async () => {
+      const res = await fetch(`${base}/v1/accounts/${accountId}/campaigns/${campaignId}/numbers?range=[0,99]`, { headers: { authorization: `Bearer ${token}` } });
+      return (await res.json() as Array<{ number: string }>).map((n) => n.number);
+    };
+    const demoNumbers = await held();
+    expect(demoNumbers.length).toBeGreaterThan(0);
     readme('npx campaign-sync sync csv-sync --dry-run --config sync.yaml');
     const dry = await run(['npx', 'campaign-sync', 'sync', 'csv-sync', '--dry-run', '--config', 'sync.yaml'], env);
     expect(dry.code, dry.output).toBe(0);
-    expect(dry.output).toMatch(/\badd 5\b/);
+    expect(dry.output).toMatch(/\badd 5, replace 0, delete 0\b/);
+    expect(dry.output).toContain(`in the campaign, not this sync's: ${demoNumbers.length} (kept as they are`);
     expect(dry.output).not.toMatch(CHECKOUT_ONLY);
 
     // 6. start (the bin, as systemd runs it: npx does not pass SIGTERM on) until the first call is written back.
     readme('npx campaign-sync start --config sync.yaml');
     const daemon = startInstalled(installed, ['campaign-sync', 'start', '--config', 'sync.yaml'], env);
     // The sample contacts' numbers reach the campaign, and the calls come back.
-    const held = async () => {
-      const res = await fetch(`${base}/v1/accounts/${accountId}/campaigns/${campaignId}/numbers?range=[0,99]`, { headers: { authorization: `Bearer ${token}` } });
-      return (await res.json() as Array<{ number: string }>).map((n) => n.number);
-    };
     await waitFor(async () => { const numbers = await held(); return samplePhones.every((p) => numbers.includes(p)); }, "the sample contacts' numbers in the campaign", 30_000)
       .catch((err: Error) => { throw new Error(`${err.message}\n${daemon.output().slice(-3000)}`); });
+    // The demo's numbers are all still there: the first start deleted none of the numbers it did not add.
+    expect((await held()).filter((n) => demoNumbers.includes(n)).sort()).toEqual([...demoNumbers].sort());
     const calls = join(dir, 'calls.jsonl');
     readme('calls.jsonl');
     await waitFor(() => existsSync(calls) && activities(readFileSync(calls, 'utf8')).length > 0, 'the first call written back to calls.jsonl', 120_000)
