@@ -48,6 +48,7 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
     const pages = rt.source.pull({ full: true, compare: false, since: null, resume: null, checkpoint: async () => {}, known: async () => new Set(), position: null, savePosition: async () => {} });
     for await (const page of pages) {
       invalid += page.errors?.length ?? 0;
+      for (const e of page.errors ?? []) if (examples.length < show) examples.push(`  invalid  line ${e.line}: ${e.reason}`);
       for (const c of page.contacts) {
         const { contact, errors } = mapContact(c, rt.config.mapping);
         invalid += errors.length;
