@@ -3,8 +3,31 @@ import { getCountries, parsePhoneNumberFromString, type CountryCode } from 'libp
 
 export type PhoneResult = { ok: true; e164: string } | { ok: false; reason: string };
 
+/**
+ * The numbers normalised last, by default country and text. The CSV source normalises every row's numbers to find the
+ * repeated ones, and the sync's mapping then normalises the same page again: this saves the second libphonenumber
+ * parse (about 10 µs a number). Two generations of at most 10,000 (a page of 1,000 rows with 10 phone fields): when
+ * the newer is full it becomes the older, and the older is dropped (no per-entry eviction, which a Map does slowly).
+ */
+const GENERATION = 10_000;
+let newer = new Map<string, PhoneResult>();
+let older = new Map<string, PhoneResult>();
+
 /** Normalises a phone number as a person typed it; numbers without a country code take the default country. */
 export function toE164(text: string, defaultCountry?: CountryCode): PhoneResult {
+  const key = `${defaultCountry ?? ''} ${text}`;
+  const known = newer.get(key) ?? older.get(key);
+  if (known) return known;
+  const result = normalise(text, defaultCountry);
+  if (newer.size >= GENERATION) {
+    older = newer;
+    newer = new Map();
+  }
+  newer.set(key, result);
+  return result;
+}
+
+function normalise(text: string, defaultCountry?: CountryCode): PhoneResult {
   const trimmed = text.trim();
   if (!trimmed) return { ok: false, reason: 'empty' };
   const international = trimmed.startsWith('00') ? `+${trimmed.slice(2)}` : trimmed;

@@ -37,8 +37,8 @@ export interface PullPage {
   left?: string[];
   /** Ids in the selection (a full read or a comparison): every contact held and not present by the run's end has left. */
   present?: string[];
-  /** Rows the source could not read (CSV): line and reason. */
-  errors?: { line: number; reason: string }[];
+  /** Rows the source refused or could not read (CSV): line and reason, and the contact id and field when known. */
+  errors?: { line: number; reason: string; contactId?: string; field?: string; value?: string }[];
 }
 
 export interface WebhookRequest {

@@ -68,7 +68,12 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
   const examples: string[] = [];
   const refuse = (errors: RecordError[]) => {
     invalid += errors.length;
-    for (const e of errors) if (examples.length < show) examples.push(`  invalid  contact ${e.contactId}${e.line ? ` (line ${e.line})` : ''} ${e.field}=${e.value}: ${e.reason}`);
+    for (const e of errors) {
+      if (examples.length >= show) continue;
+      // A row the source refused (a CSV line) may have no contact id or field: only what is known is said.
+      const where = [e.contactId ? `contact ${e.contactId}` : '', e.line ? (e.contactId ? `(line ${e.line})` : `line ${e.line}`) : '', e.field ? `${e.field}=${e.value}` : ''].filter(Boolean).join(' ');
+      examples.push(`  invalid  ${where}: ${e.reason}`);
+    }
   };
   if (rt.source.pulls) {
     const pages = rt.source.pull({ full: true, compare: false, since: null, resume: null, checkpoint: async () => {}, known: async () => new Set(), position: null, savePosition: async () => {} });

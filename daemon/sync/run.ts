@@ -285,7 +285,7 @@ interface PageCounts { seen: number; changed: number; left: number; invalid: num
 
 /** The page's contacts that can be stored, mapped; the record errors of the others (and of the page's own). */
 export function mapPage(rt: SyncRuntime, page: PullPage): { mapped: [SourceContact, MappedContact][]; errors: RecordError[] } {
-  const errors: RecordError[] = (page.errors ?? []).map((e) => ({ contactId: '', line: e.line, field: '', value: '', reason: e.reason, code: 'bad_record' }));
+  const errors: RecordError[] = (page.errors ?? []).map((e) => ({ contactId: e.contactId ?? '', line: e.line, field: e.field ?? '', value: e.value ?? '', reason: e.reason, code: 'bad_record' }));
   const mapped: [SourceContact, MappedContact][] = [];
   for (const c of page.contacts) {
     if (!storableId(c.id)) {

@@ -21,6 +21,7 @@ import { SyncKeys, campaignKey } from '../../daemon/state/keys.ts';
 import type { RunRecord } from '../../daemon/state/sync-state.ts';
 import { REDIS_URL, campaignNumbers, daemonConfig, dialerFixture, freePort, quietLog, RULES_OFF, startRedisServer, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { createCampaign } from '../support/server.ts';
+import { daemonCli as cli, type CliExit as Exit } from '../support/cli.ts';
 
 /** This checkout's root: the CLI under test is the one beside these tests. */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -28,21 +29,6 @@ const CONTACTS = 20;
 const HS_TOKEN = `pat-na1-${randomBytes(8).toString('hex')}`;
 const HS_CLIENT_SECRET = `hs-secret-${randomBytes(8).toString('hex')}`;
 const WEBHOOK_SECRET = `whsec_${randomBytes(24).toString('base64')}`;
-
-interface Exit { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
-
-/** Runs `node daemon/cli.ts ...args`; a guard kills it if it hangs, so a hang fails the test instead of the file. */
-function cli(args: string[], env: Record<string, string> = {}, guardMs = 45_000): Promise<Exit> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['daemon/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
-    child.stdout.on('data', (b: Buffer) => { stdout += b.toString(); });
-    child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
-    const guard = setTimeout(() => child.kill('SIGKILL'), guardMs);
-    child.on('error', reject);
-    child.on('close', (code, signal) => { clearTimeout(guard); resolve({ code, signal, stdout, stderr }); });
-  });
-}
 
 /** The JSON document a command printed (starting at a line that opens it), beside any log lines. */
 function printedJson(stdout: string): any {
