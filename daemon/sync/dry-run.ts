@@ -70,8 +70,8 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
     invalid += errors.length;
     for (const e of errors) {
       if (examples.length >= show) continue;
-      // A row the source refused (a CSV line) may have no contact id or field: only what is known is said.
-      const where = [e.contactId ? `contact ${e.contactId}` : '', e.line ? (e.contactId ? `(line ${e.line})` : `line ${e.line}`) : '', e.field ? `${e.field}=${e.value}` : ''].filter(Boolean).join(' ');
+      // A row the source refused whole (a CSV line) is named by its line, its reason naming the rest.
+      const where = !e.field && e.line ? `line ${e.line}` : `contact ${e.contactId}${e.line ? ` (line ${e.line})` : ''} ${e.field}=${e.value}`;
       examples.push(`  invalid  ${where}: ${e.reason}`);
     }
   };
