@@ -66,12 +66,12 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
   // The desired state as a full read gives it; a number two contacts share goes to the one holding it now, else the first read.
   let invalid = 0;
   const examples: string[] = [];
-  const refuse = (errors: RecordError[]) => {
+  /** `bySource`: rows the source refused whole (a CSV line), named by their line; their reasons say the rest. */
+  const refuse = (errors: RecordError[], bySource = false) => {
     invalid += errors.length;
     for (const e of errors) {
       if (examples.length >= show) continue;
-      // A row the source refused whole (a CSV line) is named by its line, its reason naming the rest.
-      const where = !e.field && e.line ? `line ${e.line}` : `contact ${e.contactId}${e.line ? ` (line ${e.line})` : ''} ${e.field}=${e.value}`;
+      const where = bySource && e.line ? `line ${e.line}` : `contact ${e.contactId}${e.line ? ` (line ${e.line})` : ''} ${e.field}=${e.value}`;
       examples.push(`  invalid  ${where}: ${e.reason}`);
     }
   };
@@ -79,7 +79,10 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
     const pages = rt.source.pull({ full: true, compare: false, since: null, resume: null, checkpoint: async () => {}, known: async () => new Set(), position: null, savePosition: async () => {} });
     for await (const page of pages) {
       const { mapped, errors } = mapPage(rt, page);
-      refuse(errors);
+      // mapPage puts the source's own errors first.
+      const bySource = page.errors?.length ?? 0;
+      refuse(errors.slice(0, bySource), true);
+      refuse(errors.slice(bySource));
       const mappedIds = new Set(mapped.map(([c]) => c.id));
       for (const c of page.contacts) {
         if (mappedIds.has(c.id)) continue;
