@@ -2,7 +2,7 @@
 // sources, and the HTTP side (webhooks, /health, /metrics).
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
-import { complianceOf, ConfigError, dialerOf, type Config, type SyncConfig } from './config.ts';
+import { complianceOf, ConfigError, dialerOf, type Config, type DialerConfig, type SyncConfig } from './config.ts';
 import { followDialerClock, type DialerClock } from './dialer-clock.ts';
 import { CampaignWindow } from './compliance/campaign-window.ts';
 import { routeOf } from './compliance/routes.ts';
@@ -48,6 +48,15 @@ function sumResults(a: MirrorRunResult, b: MirrorRunResult): MirrorRunResult {
 const REDIS_GONE_GRACE_MS = 500;
 /** How long a shutdown waits for Redis to answer a PING before it counts Redis as unreachable. */
 const REDIS_PROBE_MS = 500;
+
+/**
+ * The calling window's dialer client: not given up when the daemon stops, because the last process's stop pauses the
+ * campaigns holding capped numbers through it (a pause given up would leave them dialing with no process to hold
+ * their caps). Its requests are short, and the stop's deadline bounds them.
+ */
+function windowDialer(dialer: DialerConfig): DialerClient {
+  return new DialerClient(dialer);
+}
 /** While Redis stays unreachable, its warning is repeated this often (the first at once). */
 const REDIS_WARN_EVERY_MS = 30_000;
 
@@ -304,7 +313,7 @@ export class Daemon implements RunningDaemon {
           const state = new SyncState(d.redis, routeKeys, id, d.acks);
           rt.routes!.push({
             config: { ...sync, id, campaignId: route.campaignId, routes: undefined }, state, source, push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter,
-            window: new CampaignWindow({ redis: d.redis, keys: routeKeys, dialer: new DialerClient(dialer, d.stopping.signal), campaignId: route.campaignId, compliance: compliance!, mapping: sync.mapping, log, now,
+            window: new CampaignWindow({ redis: d.redis, keys: routeKeys, dialer: windowDialer(dialer), campaignId: route.campaignId, compliance: compliance!, mapping: sync.mapping, log, now,
               refusal: () => refusalOf(d.redis, keys.meta) }),
             route: { of: rt, ...routeOf(route) },
           });
@@ -321,7 +330,7 @@ export class Daemon implements RunningDaemon {
       const state = new SyncState(d.redis, keys, sync.id, d.acks);
       const rt: SyncRuntime = { config: sync, state, source, push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter };
       if (compliance) {
-        rt.window = new CampaignWindow({ redis: d.redis, keys, dialer: new DialerClient(dialer, d.stopping.signal), campaignId: sync.campaignId, compliance, mapping: sync.mapping, log, now,
+        rt.window = new CampaignWindow({ redis: d.redis, keys, dialer: windowDialer(dialer), campaignId: sync.campaignId, compliance, mapping: sync.mapping, log, now,
           refusal: () => refusalOf(d.redis, keys.meta) });
       }
       d.runtimes.set(sync.id, rt);

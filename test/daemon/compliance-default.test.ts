@@ -176,7 +176,8 @@ describe('compliance: { off: "<reason>" }', () => {
       expect(lines.find((l) => l.sync === 'governed' && /rules ON/.test(l.msg))?.msg).toMatch(/^calling-window rules ON for sync "governed": campaign \S+ is paused outside its callees' windows, so its dialer key needs the Campaign Admin role/);
       const refused = lines.find((l) => l.sync === 'governed' && l.level === 50);
       expect(refused?.msg).toBe(`sync "governed" is under the calling-window rules, but its dialer key may not pause or resume campaign ${governedCampaign} (403): ` +
-        'give the key the Campaign Admin role, or turn the rules off for the sync with compliance: { off: "<reason>" }');
+        `campaign ${governedCampaign} stays as the dialer has it (the daemon never set its state), and the sync adds no numbers; ` +
+        'fix: give the key the Campaign Admin role, or turn the rules off for the sync with compliance: { off: "<reason>" }');
 
       // status --json and the text.
       const status = JSON.parse(await cli({ ...raw, log: { level: 'error' } }, ['status', '--json'])) as StatusJson[];
