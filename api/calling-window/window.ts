@@ -50,28 +50,52 @@ export function capFor(rules: readonly WindowRule[]): { calls: number; hours: nu
   return cap;
 }
 
-function holidayDate(h: Holiday, year: number): number {
-  if ('day' in h) return Date.UTC(year, h.month - 1, h.day);
-  const wd = WEEKDAYS.indexOf(h.weekday);
-  if (h.nth > 0) {
-    const first = new Date(Date.UTC(year, h.month - 1, 1)).getUTCDay();
-    return Date.UTC(year, h.month - 1, 1 + ((wd - first + 7) % 7) + (h.nth - 1) * 7);
-  }
-  const lastDay = new Date(Date.UTC(year, h.month, 0));
-  return Date.UTC(year, h.month - 1, lastDay.getUTCDate() - ((lastDay.getUTCDay() - wd + 7) % 7));
+/** Easter Sunday of a Gregorian year (the anonymous algorithm of Meeus's "Astronomical Algorithms"), as a UTC midnight. */
+function easter(year: number): number {
+  const a = year % 19, b = Math.floor(year / 100), c = year % 100, d = Math.floor(b / 4), e = b % 4;
+  const f = Math.floor((b + 8) / 25), g = Math.floor((b - f + 1) / 3), h = (19 * a + b - d - g + 15) % 30;
+  const i = Math.floor(c / 4), k = c % 4, l = (32 + 2 * e + 2 * i - h - k) % 7, m = Math.floor((a + 11 * h + 22 * l) / 451);
+  const month = Math.floor((h + l - 7 * m + 114) / 31), day = ((h + l - 7 * m + 114) % 31) + 1;
+  return Date.UTC(year, month - 1, day);
 }
 
-/** Whether a local date (as a UTC midnight) is one of the holidays, or the day a weekend holiday is kept. */
-export function isHoliday(holidays: readonly Holiday[], date: number): boolean {
+/** The date (a UTC midnight) a holiday falls on in a year, before any weekend observance; null: not that year. */
+function holidayDate(h: Holiday, year: number): number | null {
+  if (h.years && ((year - h.years.from) % h.years.every + h.years.every) % h.years.every !== 0) return null;
+  let date: number;
+  if ('easter' in h) date = easter(year) + h.easter * DAY;
+  else if ('day' in h) date = Date.UTC(year, h.month - 1, h.day);
+  else {
+    const wd = WEEKDAYS.indexOf(h.weekday);
+    if (h.nth > 0) {
+      const first = new Date(Date.UTC(year, h.month - 1, 1)).getUTCDay();
+      date = Date.UTC(year, h.month - 1, 1 + ((wd - first + 7) % 7) + (h.nth - 1) * 7);
+    } else {
+      const lastDay = new Date(Date.UTC(year, h.month, 0));
+      date = Date.UTC(year, h.month - 1, lastDay.getUTCDate() - ((lastDay.getUTCDay() - wd + 7) % 7));
+    }
+  }
+  return date + (h.shift ?? 0) * DAY;
+}
+
+/** The holiday a local date (as a UTC midnight) is, or the day its statute keeps a weekend one on; undefined: none. */
+export function holidayOn(holidays: readonly Holiday[], date: number): Holiday | undefined {
   const year = new Date(date).getUTCFullYear();
   for (const y of [year - 1, year, year + 1]) {
     for (const h of holidays) {
       const d = holidayDate(h, y);
-      const wd = new Date(d).getUTCDay();
-      if (d === date || (wd === 6 && d - DAY === date) || (wd === 0 && d + DAY === date)) return true;
+      if (d === null) continue;
+      if (d === date) return h;
+      const moved = { 6: h.observed?.sat, 0: h.observed?.sun }[new Date(d).getUTCDay()];
+      if (moved && d + moved * DAY === date) return h;
     }
   }
-  return false;
+  return undefined;
+}
+
+/** Whether a local date (as a UTC midnight) is one of the holidays, or the day its statute keeps a weekend one on. */
+export function isHoliday(holidays: readonly Holiday[], date: number): boolean {
+  return holidayOn(holidays, date) !== undefined;
 }
 
 /** The local hours [from, to) in minutes a date allows under all rules, or null. */

@@ -13,6 +13,7 @@ import { locate } from '../../daemon/compliance/locate.ts';
 import { toE164 } from '../../daemon/phone.ts';
 import { loadPackage, runNode, type N8nPackage } from '../support/n8n.ts';
 import { phoneSamples } from '../support/phone-samples.ts';
+import { addDays, HOLIDAY_ROWS, localNoon, NO_HOLIDAY_ROWS } from '../support/state-holidays.ts';
 
 /** The n8n package's folder (its package.json's n8n block names the built files in n8n/dist/). */
 const PACKAGE = new URL('../../n8n/', import.meta.url).pathname;
@@ -140,15 +141,8 @@ describe('the same answers as the daemon', () => {
   // Evidence beside the number, in turn: none, a state, a ZIP code, a time zone field, a province.
   const fieldSets: LocationFields[] = [{}, { region: 'FL' }, { postalCode: '02903' }, { timeZone: 'America/Chicago' }, { region: 'ON', country: 'CA' }];
 
-  it('for hundreds of numbers, evidence and options at several instants', async () => {
-    expect(sampled.length).toBe(200);
-    expect(new Set(sampled.map((p) => parsePhoneNumberFromString(p)!.countryCallingCode)).size).toBeGreaterThan(120);
-    expect(nanp.length).toBeGreaterThan(400);
-    const asks: Ask[] = [...sampled, ...nanp].flatMap((phone, n) => instants.map((at, k): Ask => ({
-      phone, at, ...fieldSets[(n + k) % fieldSets.length],
-      evidence: (n + k) % 2 ? 'best' : 'all', stateRules: (n + k) % 7 !== 0, ...((n + k) % 3 === 0 ? { from: '09:30', to: '19:00' } : {}),
-    })));
-    const res = await run(asks);
+  /** Each ask the node answered unlike the daemon's own locate and window (at most 3), after checking it answered all. */
+  function differences(asks: Ask[], res: Awaited<ReturnType<typeof run>>) {
     expect(res.error).toBeUndefined();
     expect(res.items).toHaveLength(asks.length);
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -167,11 +161,38 @@ describe('the same answers as the daemon', () => {
       const { reason: _, ...node } = res.items[i]!.json;
       if (JSON.stringify(node) !== JSON.stringify(daemon)) differ.push({ ask, node, daemon });
     });
-    expect(differ.slice(0, 3)).toEqual([]);
+    return differ.slice(0, 3);
+  }
+
+  it('for hundreds of numbers, evidence and options at several instants', async () => {
+    expect(sampled.length).toBe(200);
+    expect(new Set(sampled.map((p) => parsePhoneNumberFromString(p)!.countryCallingCode)).size).toBeGreaterThan(120);
+    expect(nanp.length).toBeGreaterThan(400);
+    const asks: Ask[] = [...sampled, ...nanp].flatMap((phone, n) => instants.map((at, k): Ask => ({
+      phone, at, ...fieldSets[(n + k) % fieldSets.length],
+      evidence: (n + k) % 2 ? 'best' : 'all', stateRules: (n + k) % 7 !== 0, ...((n + k) % 3 === 0 ? { from: '09:30', to: '19:00' } : {}),
+    })));
+    const res = await run(asks);
+    expect(differences(asks, res)).toEqual([]);
     // The answers are not all alike: open and closed, placed and not, several states.
     const answers = res.items.map((x) => x.json);
     expect(new Set(answers.map((a) => a.open))).toEqual(new Set([true, false]));
     expect(answers.some((a) => (a.zones as string[]).length === 0)).toBe(true);
     expect(new Set(answers.flatMap((a) => a.states as string[])).size).toBeGreaterThanOrEqual(5);
+  }, 120_000);
+
+  it('at midday, the days around it and the evening before, on every holiday of 2026 and 2027 of each state row', async () => {
+    // Each row's callee on every day of the holiday tables (its own and the others'), at local midday, the midday
+    // before and after, and 19:30 the evening before (so the answer's opensAt/closesAt cross the holiday).
+    const rows = [...HOLIDAY_ROWS, ...NO_HOLIDAY_ROWS];
+    const dates = [...new Set(HOLIDAY_ROWS.flatMap((r) => r.closed.map(([d]) => d)))];
+    const asks: Ask[] = rows.flatMap(({ phone, zone }) => dates.flatMap((date) => [
+      localNoon(zone, date), localNoon(zone, addDays(date, -1)), localNoon(zone, addDays(date, 1)), localNoon(zone, addDays(date, -1)) + 7.5 * 3_600_000,
+    ].map((t): Ask => ({ phone, at: new Date(t).toISOString() }))));
+    const res = await run(asks);
+    expect(differences(asks, res)).toEqual([]);
+    // The holidays are in the answers: Rhode Island's and Louisiana's callees closed at midday on each of them.
+    const closedAtNoon = res.items.filter((x, i) => i % 4 === 0 && ['RI', 'LA'].includes((x.json.states as string[])[0]!) && !x.json.open);
+    expect(closedAtNoon.length).toBeGreaterThanOrEqual(HOLIDAY_ROWS.reduce((n, r) => n + r.closed.length, 0));
   }, 120_000);
 });
