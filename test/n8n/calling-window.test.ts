@@ -1,19 +1,26 @@
 // Campaign Number > Calling Window inside n8n's execution engine: a callee's window from its number and the CRM's
 // evidence, at a given instant (New York, London, Rhode Island's Sunday, a number and an address that disagree, a
-// number no zone places, numbers that cannot be read), and the same answers as the daemon's own locate and window for
-// hundreds of numbers at several instants. No request is made: no server runs.
+// number no zone places, numbers that cannot be read), its times on the callee's own clock, Operator Window Days typed
+// as text, the field texts a business user reads, and the same answers as the daemon's own locate and window for
+// hundreds of numbers at several instants. No request is made: no server runs, and no credential is given.
+import { createRequire } from 'node:module';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, INode, INodeExecutionData, INodeProperties, INodeTypeDescription } from 'n8n-workflow';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { AREA_CODE_ZONES } from '../../api/calling-window/number-zones.ts';
 import { NEW_AREA_CODE_COUNTRIES } from '../../api/calling-window/number-plan.ts';
+import { STATE_RULES } from '../../api/calling-window/rules.ts';
 import { callingWindow, rulesFor, type RuleSet } from '../../api/calling-window/window.ts';
 import type { Evidence, LocationFields } from '../../api/calling-window/locate.ts';
 import { locate } from '../../daemon/compliance/locate.ts';
 import { toE164 } from '../../daemon/phone.ts';
+import { localWallTime } from '../../api/wall-clock.ts';
 import { loadPackage, runNode, type N8nPackage } from '../support/n8n.ts';
 import { phoneSamples } from '../support/phone-samples.ts';
 import { addDays, HOLIDAY_ROWS, localNoon, NO_HOLIDAY_ROWS } from '../support/state-holidays.ts';
+
+// The CommonJS n8n-workflow, the instance n8n-core and the built nodes use (see test/support/n8n.ts).
+const wf: typeof import('n8n-workflow') = createRequire(import.meta.url)('n8n-workflow');
 
 /** The n8n package's folder (its package.json's n8n block names the built files in n8n/dist/). */
 const PACKAGE = new URL('../../n8n/', import.meta.url).pathname;
@@ -33,16 +40,18 @@ const FROM_ITEM = {
   },
 };
 
-interface Ask extends LocationFields { phone: string; at: string; evidence?: Evidence; stateRules?: boolean; from?: string; to?: string }
+interface Ask extends LocationFields { phone: string; at: string; evidence?: Evidence; stateRules?: boolean; from?: string; to?: string; days?: IDataObject[string] }
 
 const item = (a: Ask): INodeExecutionData => ({
   json: { timeZone: '', region: '', postalCode: '', country: '', evidence: 'all', stateRules: true, from: '', to: '', ...a },
 });
 
+/** FROM_ITEM, with Operator Window Days read from the item too (`days`) when any ask gives it. */
 function run(asks: Ask[], continueOnFail = false) {
-  // The credential of the node is required by n8n although this operation sends nothing.
-  return runNode({ pkg, type: 'campaignDialing', parameters: FROM_ITEM, items: asks.map(item), continueOnFail,
-    credentials: { campaignDialingApi: { baseUrl: 'http://127.0.0.1:9', accountId: 'unused', apiToken: 'unused' } } });
+  const days = asks.some((a) => 'days' in a);
+  const parameters = days ? { ...FROM_ITEM, windowOptions: { ...FROM_ITEM.windowOptions, operatorDays: '={{ $json.days }}' } } : FROM_ITEM;
+  // No credential: the operation sends no request, and the node asks for none under it.
+  return runNode({ pkg, type: 'campaignDialing', parameters, items: asks.map(item), continueOnFail });
 }
 
 async function answer(ask: Ask) {
@@ -101,7 +110,8 @@ describe('Calling Window', () => {
 
   it('a number no zone places (+800) is closed, with the reason, not an error', async () => {
     const a = await answer({ phone: '+80012345678', at: '2026-03-02T15:00:00Z' });
-    expect(a).toMatchObject({ number: '+80012345678', open: false, opensAt: null, closesAt: null, zones: [], states: [] });
+    expect(a).toMatchObject({ number: '+80012345678', open: false, opensAt: null, closesAt: null, zones: [], states: [],
+      opensAtLocal: null, closesAtLocal: null, timeZone: null, localTimes: [] });
     expect(a.reason).toMatch(/cannot be placed in any time zone \(country code \+800 is not in the time-zone map\)/);
   });
 
@@ -129,6 +139,166 @@ describe('Calling Window', () => {
     expect(half.error?.message).toMatch(/Operator Window To is empty/);
   });
 });
+
+describe('Calling Window in the callee\'s own time', () => {
+  it('gives opensAt and closesAt on the callee\'s clock with its zone, beside UTC', async () => {
+    // Monday 30 November 2026, 08:30 in New York; the operator's window opens at 09:00.
+    const ny = await answer({ phone: '+12125550123', at: '2026-11-30T13:30:00Z', from: '09:00', to: '20:00' });
+    expect(ny).toMatchObject({
+      open: false, opensAt: '2026-11-30T14:00:00.000Z', closesAt: '2026-12-01T01:00:00.000Z',
+      opensAtLocal: '2026-11-30T09:00:00-05:00', closesAtLocal: '2026-11-30T20:00:00-05:00', timeZone: 'America/New_York',
+      localTimes: [{ timeZone: 'America/New_York', opensAt: '2026-11-30T09:00:00-05:00', closesAt: '2026-11-30T20:00:00-05:00' }],
+    });
+    // London in summer (+01:00); Newfoundland (-03:30) and India (+05:30), offsets of half an hour.
+    const london = await answer({ phone: '+442079460018', at: '2026-07-14T22:00:00+01:00' });
+    expect(london).toMatchObject({ opensAtLocal: '2026-07-15T08:00:00+01:00', closesAtLocal: '2026-07-15T21:00:00+01:00' });
+    // The number's zones keep one clock (Guernsey, the Isle of Man, Jersey, London): the first by name is named.
+    expect(london.timeZone).toBe((london.zones as string[])[0]);
+    expect(new Set((london.localTimes as Array<{ opensAt: string }>).map((l) => l.opensAt))).toEqual(new Set(['2026-07-15T08:00:00+01:00']));
+    expect(await answer({ phone: '+17095550123', at: '2026-01-14T12:00:00Z' })).toMatchObject({
+      open: true, opensAtLocal: '2026-01-14T08:30:00-03:30', closesAtLocal: '2026-01-14T21:00:00-03:30', timeZone: 'America/St_Johns',
+    });
+    const india = await answer({ phone: '+919876543210', at: '2026-01-14T01:00:00Z' });
+    expect(india).toMatchObject({ open: false, opensAt: '2026-01-14T02:30:00.000Z', opensAtLocal: '2026-01-14T08:00:00+05:30' });
+    expect(india.timeZone).toBe((india.zones as string[])[0]);
+  });
+
+  it('a callee in several zones: the clock of the zone that sets the next change, and every zone\'s in localTimes', async () => {
+    // A New York number with a California address, under All: 22:00 in New York, 19:00 in Los Angeles.
+    const closed = await answer({ phone: '+12125550123', region: 'CA', at: '2026-03-03T03:00:00Z' });
+    expect(closed).toMatchObject({
+      open: false, zones: ['America/Los_Angeles', 'America/New_York'],
+      // It waits for Los Angeles' 08:00 (New York's 11:00).
+      timeZone: 'America/Los_Angeles', opensAtLocal: '2026-03-03T08:00:00-08:00', closesAtLocal: '2026-03-03T18:00:00-08:00',
+      localTimes: [
+        { timeZone: 'America/Los_Angeles', opensAt: '2026-03-03T08:00:00-08:00', closesAt: '2026-03-03T18:00:00-08:00' },
+        { timeZone: 'America/New_York', opensAt: '2026-03-03T11:00:00-05:00', closesAt: '2026-03-03T21:00:00-05:00' },
+      ],
+    });
+    // Open at noon in New York: it closes at New York's 21:00.
+    const open = await answer({ phone: '+12125550123', region: 'CA', at: '2026-03-03T17:00:00Z' });
+    expect(open).toMatchObject({
+      open: true, timeZone: 'America/New_York', opensAtLocal: '2026-03-03T12:00:00-05:00', closesAtLocal: '2026-03-03T21:00:00-05:00',
+    });
+  });
+});
+
+describe('Operator Window Days from an expression', () => {
+  const weekdays = 'mon,tue,wed,thu,fri';
+  const tuesday = '2026-03-03T15:00:00Z'; // 10:00 in New York
+  const saturday = '2026-03-07T15:00:00Z';
+
+  it('a text of days is read whole: every weekday it names, not its first', async () => {
+    const res = await run([{ phone: '+12125550123', at: tuesday, days: weekdays }, { phone: '+12125550123', at: saturday, days: weekdays }]);
+    expect(res.error).toBeUndefined();
+    const [onTuesday, onSaturday] = res.items.map((i) => i.json);
+    expect(onTuesday).toMatchObject({ open: true, closesAt: '2026-03-04T02:00:00.000Z' });
+    expect((onTuesday!.rules as Array<{ name: string }>).map((r) => r.name)).toEqual(['federal (TCPA)', 'operator']);
+    // Closed on Saturday and Sunday: Monday 08:00, the day after the clocks went forward.
+    expect(onSaturday).toMatchObject({ open: false, opensAt: '2026-03-09T12:00:00.000Z', opensAtLocal: '2026-03-09T08:00:00-04:00' });
+  });
+
+  it('commas or spaces, any case, full names, a list or a list of texts: all read alike', async () => {
+    const spellings: Array<IDataObject[string]> = [weekdays, 'Monday Tuesday, WEDNESDAY;thu  fri', ' MON, Tue ,wed,THURSDAY,friday ',
+      ['mon', 'TUE', 'Wednesday', 'thu', 'fri'], ['mon,tue', 'wed thu fri'], 'fri,thu,wed,tue,mon,mon'];
+    const res = await run(spellings.flatMap((days) => [tuesday, saturday].map((at) => ({ phone: '+12125550123', at, days }))));
+    expect(res.error).toBeUndefined();
+    const answers = res.items.map((i) => JSON.stringify(i.json));
+    expect(answers).toHaveLength(spellings.length * 2);
+    expect(new Set(answers.filter((_, n) => n % 2 === 0)).size).toBe(1);
+    expect(new Set(answers.filter((_, n) => n % 2 === 1)).size).toBe(1);
+    expect(res.items.map((i) => i.json.open)).toEqual(spellings.flatMap(() => [true, false]));
+  });
+
+  it('a value that is not weekdays is refused naming it, never cut or widened', async () => {
+    for (const [days, message] of [
+      ['mon,tue,funday', 'Operator Window Days has no day "funday" (in "mon,tue,funday")'],
+      ['mo,tu', 'Operator Window Days has no day "mo" (in "mo,tu")'],
+      ['weekdays', 'Operator Window Days has no day "weekdays"'],
+      ['', 'Operator Window Days names no weekday: ""'],
+      [' , ', 'Operator Window Days names no weekday: " , "'],
+      [5, 'Operator Window Days must be weekdays, not 5'],
+      [['mon', 3], 'Operator Window Days must be weekdays, not ["mon",3]'],
+      [null, 'Operator Window Days must be weekdays, not null'],
+    ] as const) {
+      const failed = await run([{ phone: '+12125550123', at: tuesday, days }]);
+      expect(failed.items, JSON.stringify(days)).toEqual([]);
+      expect(failed.error?.message, JSON.stringify(days)).toContain(message);
+      expect(failed.error?.description).toMatch(/mon,tue,wed,thu,fri/);
+    }
+    // An expression reading a field the item does not have.
+    const missing = await runNode({ pkg, type: 'campaignDialing', items: [{ json: { phone: '+12125550123' } }],
+      parameters: { ...FROM_ITEM, windowOptions: { at: tuesday, operatorDays: '={{ $json.days }}' } } });
+    expect(missing.error?.message).toMatch(/^Operator Window Days (names no weekday|must be weekdays)/);
+  });
+
+  it('days picked in the editor still work, and none picked is every day', async () => {
+    const picked = (operatorDays: string[]) => runNode({ pkg, type: 'campaignDialing', items: [{ json: {} }],
+      parameters: { resource: 'campaignNumber', operation: 'callingWindow', phoneNumber: '+12125550123', windowOptions: { at: saturday, operatorDays } } });
+    expect((await picked(['mon', 'fri'])).items[0]!.json).toMatchObject({ open: false, opensAt: '2026-03-09T12:00:00.000Z' });
+    expect((await picked(['sat'])).items[0]!.json).toMatchObject({ open: true });
+    const none = (await picked([])).items[0]!.json;
+    expect(none).toMatchObject({ open: true, rules: [{ name: 'federal (TCPA)' }] });
+  });
+});
+
+describe('the Calling Window as its user reads it', () => {
+  let description: INodeTypeDescription;
+  beforeAll(() => {
+    description = pkg.nodeTypes.getByNameAndVersion(`${pkg.packageName}.campaignDialing`).description;
+  });
+  const node = (parameters: Record<string, unknown>): INode => ({
+    id: 'n', name: 'Campaign Dialing', type: `${pkg.packageName}.campaignDialing`, typeVersion: 1, position: [0, 0], parameters: parameters as INode['parameters'],
+  });
+  const CW = { resource: 'campaignNumber', operation: 'callingWindow' };
+  /** The node's fields the editor shows for these parameters (top level). */
+  const shownFor = (parameters: Record<string, unknown>) =>
+    description.properties.filter((p) => wf.NodeHelpers.displayParameter(parameters as INode['parameters'], p, node(parameters), description));
+
+  it('Apply State Rules names every state row of the rules table', () => {
+    const options = shownFor(CW).find((p) => p.name === 'windowOptions')!.options as INodeProperties[];
+    const text = options.find((o) => o.name === 'stateRules')!.description!;
+    expect(STATE_RULES.length).toBeGreaterThanOrEqual(6);
+    for (const row of STATE_RULES) expect(text, row.state).toContain(row.name);
+    expect(text).toContain('Massachusetts');
+  });
+
+  it('the fields say it checks whether a number may be called now and dials nothing', () => {
+    const fields = shownFor(CW);
+    const phone = fields.filter((p) => p.name === 'phoneNumber');
+    expect(phone).toHaveLength(1);
+    expect(phone[0]!.description).toMatch(/^The phone number to check\b/);
+    expect(phone[0]!.description).toMatch(/dials nothing/);
+    const operation = (fields.find((p) => p.name === 'operation')!.options as Array<{ value: string; description?: string; action?: string }>)
+      .find((o) => o.value === 'callingWindow')!;
+    expect(operation.description).toMatch(/^Check whether a phone number's callee may be called now\b.*dials nothing/);
+    expect(operation.action).toBe('Check whether a phone number may be called now');
+    const texts = JSON.stringify(fields);
+    expect(texts).not.toMatch(/to dial\b/);
+    // Add keeps its own Phone Number, which says what Add does with it.
+    const add = shownFor({ resource: 'campaignNumber', operation: 'add' }).filter((p) => p.name === 'phoneNumber');
+    expect(add.map((p) => p.description)).toEqual([expect.stringMatching(/^The phone number to add to the campaign\b/)]);
+  });
+
+  it('asks for no credential, as n8n decides it; every other operation still needs one', async () => {
+    // n8n-workflow's own reading of which credentials a node uses (the editor's credential issues and n8n-core's
+    // getCredentials both go by the credential entry's displayOptions).
+    const active = (parameters: Record<string, unknown>) => [...wf.NodeHelpers.getActiveCredentialTypes(node(parameters), description) ?? ['(unknown)']];
+    expect(active(CW)).toEqual([]);
+    expect(active({ resource: 'campaignNumber', operation: 'add' })).toEqual(['campaignDialingApi']);
+    expect(active({})).toEqual(['campaignDialingApi']); // Campaign > Get Many, saved without its defaults
+    expect(active({ resource: 'report', operation: 'callDetails' })).toEqual(['campaignDialingApi']);
+    expect(active({ resource: '__CUSTOM_API_CALL__' })).toEqual(['campaignDialingApi']);
+    // Run without a credential: the Calling Window answers; Get Many stops at n8n's own check.
+    const answered = await runNode({ pkg, type: 'campaignDialing', items: [{ json: {} }],
+      parameters: { ...CW, phoneNumber: '+12125550123', windowOptions: { at: tuesdayNoon } } });
+    expect(answered.error).toBeUndefined();
+    expect(answered.items[0]!.json).toMatchObject({ open: true });
+    const refused = await runNode({ pkg, type: 'campaignDialing', parameters: { resource: 'campaign', operation: 'getAll' } });
+    expect(refused.error?.message).toMatch(/Node does not have any credentials set/);
+  });
+});
+const tuesdayNoon = '2026-03-03T17:00:00Z';
 
 describe('the same answers as the daemon', () => {
   // Numbers as the sync holds them (E.164 that libphonenumber-js finds valid): 200 of the seeded samples, every calling
@@ -158,8 +328,19 @@ describe('the same answers as the daemon', () => {
         evidence: where.evidence, zones: where.zones, states: where.states,
         rules: rulesFor(where.states, ruleSet).map(({ name, source }) => ({ name, source })),
       };
-      const { reason: _, ...node } = res.items[i]!.json;
+      const { reason: _, opensAtLocal, closesAtLocal, timeZone, localTimes, ...node } = res.items[i]!.json;
       if (JSON.stringify(node) !== JSON.stringify(daemon)) differ.push({ ask, node, daemon });
+      // The local times are the same instants (to the second), on the clock of one of the callee's zones, and on each.
+      const second = (t: unknown) => (t === null ? null : Math.floor(Date.parse(String(t)) / 1000));
+      const local = { opensAtLocal, closesAtLocal, timeZone, localTimes };
+      const zones = where.zones;
+      const clocks = (localTimes as Array<{ timeZone: string; opensAt: string | null; closesAt: string | null }>);
+      const agrees = (zones.length ? zones.includes(String(timeZone)) || (zones.length > 1 && timeZone === null && daemon.opensAt === null) : timeZone === null)
+        && (timeZone === null || (second(opensAtLocal) === second(daemon.opensAt) && second(closesAtLocal) === second(daemon.closesAt)))
+        && JSON.stringify(clocks.map((c) => c.timeZone)) === JSON.stringify(zones)
+        && clocks.every((c) => second(c.opensAt) === second(daemon.opensAt) && second(c.closesAt) === second(daemon.closesAt)
+          && (c.opensAt === null || localWallTime(Date.parse(c.opensAt), c.timeZone) === c.opensAt.slice(0, 19)));
+      if (!agrees) differ.push({ ask, local, daemon });
     });
     return differ.slice(0, 3);
   }

@@ -5,6 +5,7 @@ import type {
 import { NodeApiError, NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 import { campaignFields, campaignOperations, executeCampaign } from './resources/campaign.ts';
 import { executeNumber, numberFields, numberOperations } from './resources/number.ts';
+import { CALLING_WINDOW } from './resources/calling-window.ts';
 import { executeReport, reportFields, reportOperations } from './resources/report.ts';
 import { campaignDialingApiTest } from './shared/credential-test.ts';
 import { searchCampaigns } from './shared/search.ts';
@@ -55,7 +56,13 @@ export class CampaignDialing implements INodeType {
     inputs: [NodeConnectionTypes.Main],
     outputs: [NodeConnectionTypes.Main],
     // Tested by a function rather than the credential's own request, to explain a server that cannot be reached.
-    credentials: [{ name: 'campaignDialingApi', required: true, testedBy: 'campaignDialingApiTest' }],
+    // Not asked for by Calling Window, which sends no request: n8n's editor and engine require a credential entry only
+    // while its displayOptions show it. Hidden by operation (the only one of that value), not shown by a list of the
+    // others: a saved workflow omits parameters left at their defaults (resource campaign, operation getAll).
+    credentials: [{
+      name: 'campaignDialingApi', required: true, testedBy: 'campaignDialingApiTest',
+      displayOptions: { hide: { operation: [CALLING_WINDOW] } },
+    }],
     properties: [
       {
         displayName: 'Resource',

@@ -1,18 +1,20 @@
 // Campaign Number > Calling Window: whether a phone number's callee may be called now (or at a given time) and when
-// that changes, from the rules and tables the sync daemon applies (api/calling-window/); no request is made.
+// that changes, from the rules and tables the sync daemon applies (api/calling-window/); no request is made, nothing
+// is dialed, and no credential is asked for (see the node's credentials entry).
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { placeCallee, type Evidence, type LocationFields } from '../../../api/calling-window/locate.ts';
-import { WEEKDAYS, type Hours, type Weekday } from '../../../api/calling-window/rules.ts';
-import { callingWindow, rulesFor, type RuleSet } from '../../../api/calling-window/window.ts';
-import { offsetAt } from '../../../api/wall-clock.ts';
+import { STATE_RULES, WEEKDAYS, type Hours, type Weekday } from '../../../api/calling-window/rules.ts';
+import { callingWindow, intervals, rulesFor, type RuleSet } from '../../../api/calling-window/window.ts';
+import { localWallTime, offsetAt } from '../../../api/wall-clock.ts';
 import { operationError } from '../shared/errors.ts';
 import { show } from '../shared/fields.ts';
 import { forEachItem } from '../shared/items.ts';
-import { readPhoneNumber } from '../shared/phone-number.ts';
+import { phoneNumberField, readPhoneNumber } from '../shared/phone-number.ts';
 
 const R = 'campaignNumber';
-const OPERATION = 'callingWindow';
-const shown = show(R, [OPERATION]);
+/** The operation's value: it sends no request, so the node's credential is hidden (not asked for) under it. */
+export const CALLING_WINDOW = 'callingWindow';
+const shown = show(R, [CALLING_WINDOW]);
 
 /** The evidence fields besides the phone number, as the daemon's mapping names them. */
 const EVIDENCE_FIELDS: Array<{ name: keyof LocationFields; displayName: string; placeholder: string; description: string }> = [
@@ -38,7 +40,15 @@ const DAY_NAMES: Record<Weekday, string> = {
   sun: 'Sunday', mon: 'Monday', tue: 'Tuesday', wed: 'Wednesday', thu: 'Thursday', fri: 'Friday', sat: 'Saturday',
 };
 
+/** The words Operator Window Days takes for each weekday, lower case: its value (mon) and its full name (monday). */
+const DAY_BY_WORD: ReadonlyMap<string, Weekday> = new Map(WEEKDAYS.flatMap((d) => [[d, d], [DAY_NAMES[d].toLowerCase(), d]] as const));
+
+/** The state rows' names, from the rules table itself, so the Apply State Rules description cannot leave one out. */
+const STATE_ROW_NAMES = STATE_RULES.map((r) => r.name).sort((a, b) => a.localeCompare(b));
+const inAList = (names: readonly string[]) => (names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`);
+
 export const callingWindowFields: INodeProperties[] = [
+  phoneNumberField('to check, in international format (+14155550100), usually an expression reading a field of the item. This operation only checks whether its callee may be called now; it dials nothing and adds nothing.', shown),
   {
     displayName: 'To add a number only once its callee may be called, put a Wait node (Resume: At Specified Time, Date and Time {{ $json.opensAt }}) between this operation and Add. The Wait node waits for its first item\'s time: run one number per execution (e.g. a sub-workflow run once for each item).',
     name: 'waitNotice',
@@ -62,7 +72,7 @@ export const callingWindowFields: INodeProperties[] = [
         name: 'stateRules',
         type: 'boolean',
         default: true,
-        description: 'Whether the stricter hours of the callee\'s state apply on top of the federal 08:00–21:00 (Florida, Louisiana, Mississippi, Rhode Island, Washington), as the daemon\'s compliance.stateRules',
+        description: `Whether the stricter hours of the callee's state apply on top of the federal 08:00–21:00 (the rows of ${inAList(STATE_ROW_NAMES)}), as the daemon's compliance.stateRules`,
       },
       {
         displayName: 'At',
@@ -89,7 +99,7 @@ export const callingWindowFields: INodeProperties[] = [
         // Listed in n8n's order for options (by name), not the week's.
         options: WEEKDAYS.map((value) => ({ name: DAY_NAMES[value], value })).sort((a, b) => a.name.localeCompare(b.name)),
         default: [],
-        description: 'The weekdays your own calling window allows, in the callee\'s time; none chosen: every day',
+        description: 'The weekdays your own calling window allows, in the callee\'s time; none chosen: every day. An expression may give a list or a text such as mon,tue,wed (commas or spaces, any case, full names too).',
       },
       {
         displayName: 'Operator Window From',
@@ -113,15 +123,42 @@ export const callingWindowFields: INodeProperties[] = [
 
 const HHMM = /^([01]\d|2[0-3]):[0-5]\d$/;
 
+/**
+ * The weekdays of Operator Window Days. The editor gives a list of values; an expression may give a list or a text
+ * ("mon,tue,wed", "Monday Friday"), read whole: every word a weekday (its value or full name, any case) or the field
+ * is refused naming the value, never read in part. Nothing set: every day. A text or expression that names no day is
+ * refused too: it is not the editor's "none chosen", and reading it as every day would widen the window.
+ */
+function operatorDaysOf(ctx: IExecuteFunctions, options: IDataObject, itemIndex: number): Weekday[] {
+  if (!Object.hasOwn(options, 'operatorDays')) return [];
+  const value: unknown = options.operatorDays;
+  if (Array.isArray(value) && value.length === 0) return [];
+  const shown = typeof value === 'string' ? `"${value}"` : value === undefined ? 'nothing (an expression that gave undefined)' : JSON.stringify(value);
+  const wrong = (message: string) => operationError(ctx.getNode(), message, {
+    itemIndex,
+    description: 'Pick weekdays from the list, or give them as a list or a text of weekdays separated by commas or spaces, by value or full name in any case, e.g. mon,tue,wed,thu,fri or Monday, Friday. Remove the option to allow every day.',
+  });
+  const parts = Array.isArray(value) ? value : [value];
+  const days = new Set<Weekday>();
+  for (const part of parts) {
+    if (typeof part !== 'string') throw wrong(`Operator Window Days must be weekdays, not ${shown}`);
+    for (const word of part.split(/[\s,;]+/).filter(Boolean)) {
+      const day = DAY_BY_WORD.get(word.toLowerCase());
+      if (!day) throw wrong(`Operator Window Days has no day "${word}" (in ${shown})`);
+      days.add(day);
+    }
+  }
+  if (!days.size) throw wrong(`Operator Window Days names no weekday: ${shown}`);
+  return WEEKDAYS.filter((d) => days.has(d));
+}
+
 /** The rule set of the options: state rules, and the operator's window when one is set (days alone: all day on those). */
 function ruleSetOf(ctx: IExecuteFunctions, options: IDataObject, itemIndex: number): RuleSet {
   const wrong = (message: string, description: string) => operationError(ctx.getNode(), message, { itemIndex, description });
   const stateRules = options.stateRules !== false;
   const from = String(options.operatorFrom ?? '').trim();
   const to = String(options.operatorTo ?? '').trim();
-  const days = [options.operatorDays ?? []].flat().map((d) => String(d).trim().toLowerCase().slice(0, 3)).filter(Boolean);
-  const unknown = days.find((d) => !(WEEKDAYS as readonly string[]).includes(d));
-  if (unknown !== undefined) throw wrong(`Operator Window Days has no day "${unknown}"`, 'Pick weekdays from the list (Sunday to Saturday).');
+  const days = operatorDaysOf(ctx, options, itemIndex);
   if (!from && !to && !days.length) return { stateRules };
   let hours: Hours = ['00:00', '24:00'];
   if (from || to) {
@@ -131,7 +168,7 @@ function ruleSetOf(ctx: IExecuteFunctions, options: IDataObject, itemIndex: numb
     if (from >= to) throw wrong(`Operator Window From (${from}) must be before Operator Window To (${to})`, 'A window does not span midnight.');
     hours = [from, to];
   }
-  return { stateRules, operator: { hours, ...(days.length ? { days: days as Weekday[] } : {}) } };
+  return { stateRules, operator: { hours, ...(days.length ? { days } : {}) } };
 }
 
 /**
@@ -165,6 +202,31 @@ function instantOf(ctx: IExecuteFunctions, value: unknown, itemIndex: number): n
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+const twoDigits = (n: number) => String(n).padStart(2, '0');
+
+/** An instant on a zone's clock, ISO 8601 to the second with that clock's offset: 2026-11-30T09:00:00-05:00. */
+function onClock(ms: number | null, timeZone: string): string | null {
+  if (ms === null) return null;
+  const minutes = Math.round(offsetAt(timeZone, ms) / 60_000);
+  const sign = minutes < 0 ? '-' : '+';
+  return `${localWallTime(ms, timeZone)}${sign}${twoDigits(Math.floor(Math.abs(minutes) / 60))}:${twoDigits(Math.abs(minutes) % 60)}`;
+}
+
+/**
+ * The clock the answer's local times are written on. One zone: the callee's. Several (the callee may be in any of
+ * them): the zone whose own window sets the answer's next change, i.e. while closed the one whose window opens last
+ * (opensAt is its opening), while open the one whose window closes first (closesAt is its close); of zones that set it
+ * together (one clock under several names: Europe/Guernsey … Europe/London) the first by name, as when a fixed clock
+ * (Mississippi's) sets it alone. None, or no window in the horizon with several zones: null.
+ */
+function clockOf(zones: readonly string[], states: readonly string[], ruleSet: RuleSet, at: number, w: { open: boolean; opensAt: number | null; closesAt: number | null }): string | null {
+  if (zones.length <= 1) return zones[0] ?? null;
+  const edge = w.open ? w.closesAt : w.opensAt;
+  if (edge === null) return null;
+  const rules = rulesFor(states, ruleSet);
+  return zones.find((zone) => intervals([zone], rules, at).some(([start, end]) => (w.open ? end : start) === edge)) ?? zones[0]!;
+}
+
 function answer(ctx: IExecuteFunctions, itemIndex: number): IDataObject {
   const text = String(ctx.getNodeParameter('phoneNumber', itemIndex, '') ?? '').trim();
   if (!text) {
@@ -195,11 +257,17 @@ function answer(ctx: IExecuteFunctions, itemIndex: number): IDataObject {
   const reason = !location.zones.length
     ? `The callee cannot be placed in any time zone (${location.evidence}), so no calling window is known: give a time zone, a state or a postal code`
     : !window.open && opensAt === null ? 'No calling window opens in the next 15 days under these rules' : null;
+  const timeZone = clockOf(location.zones, location.states, ruleSet, at, window);
   return {
     number: read.e164,
     open: window.open,
     opensAt: iso(opensAt),
     closesAt: iso(window.closesAt),
+    // The same instants on the callee's own clock (see clockOf for a callee in several zones), and on every zone's.
+    opensAtLocal: timeZone === null ? null : onClock(opensAt, timeZone),
+    closesAtLocal: timeZone === null ? null : onClock(window.closesAt, timeZone),
+    timeZone,
+    localTimes: location.zones.map((zone) => ({ timeZone: zone, opensAt: onClock(opensAt, zone), closesAt: onClock(window.closesAt, zone) })),
     evidence: location.evidence,
     zones: location.zones,
     states: location.states,

@@ -1,5 +1,5 @@
 // Campaign Number resource: Get Many, Add (batched), Upload CSV (from binary data), Delete (batched), and Calling
-// Window (computed here, before a number is added).
+// Window (computed here, before a number is added; no request, no credential).
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties, NodeOperationError } from 'n8n-workflow';
 import { NUMBER_STATUSES } from '../../../api/enums.ts';
 import type { AddNumbersResult } from '../../../api/records.ts';
@@ -10,6 +10,7 @@ import { collect, deleteIds, forEachItem, groupBy, inBatches, Rejected, type Ite
 import { apiError, apiRequest, campaignPath, forModel, listRecords } from '../shared/transport.ts';
 import { apiTextInWords, operationError } from '../shared/errors.ts';
 import { callingWindowFields, executeCallingWindow } from './calling-window.ts';
+import { phoneNumberField } from '../shared/phone-number.ts';
 
 const R = 'campaignNumber';
 
@@ -22,8 +23,8 @@ export const numberOperations = operationField(R, [
     {
       name: 'Calling Window',
       value: 'callingWindow',
-      description: 'Whether a phone number\'s callee may be called now under the daemon\'s calling-time rules, and when that window next opens and closes; a Wait node until opensAt before Add adds it in time',
-      action: 'Get the calling window of a phone number',
+      description: 'Check whether a phone number\'s callee may be called now under the daemon\'s calling-time rules, and when that changes, in UTC and the callee\'s own time; it dials nothing and needs no credential',
+      action: 'Check whether a phone number may be called now',
     },
     { name: 'Delete', value: 'delete', description: 'Delete numbers that are Not Contacted or Retry Pending', action: 'Delete numbers from a campaign' },
     { name: 'Get Many', value: 'getAll', description: 'List the numbers of a campaign', action: 'Get many numbers of a campaign' },
@@ -32,16 +33,7 @@ export const numberOperations = operationField(R, [
 
 export const numberFields: INodeProperties[] = [
   campaignLocator(show(R, ['add', 'delete', 'getAll', 'upload'])),
-  {
-    displayName: 'Phone Number',
-    name: 'phoneNumber',
-    type: 'string',
-    default: '',
-    required: true,
-    placeholder: 'e.g. {{ $json.phone }}',
-    description: 'The phone number to dial, in international format (+14155550100); usually an expression reading a field of the item',
-    displayOptions: show(R, ['add', 'callingWindow']),
-  },
+  phoneNumberField('to add to the campaign, in international format (+14155550100); usually an expression reading a field of the item', show(R, ['add'])),
   {
     displayName: 'Variables',
     name: 'variables',

@@ -1,10 +1,25 @@
 // A phone number in international format (E.164) read into the parts the calling-window decision takes, without
 // libphonenumber-js (the package depends on n8n alone): its calling code, the one of api/'s table that starts it, and
-// its national number; a NANP (+1) number must have the shape of its plan.
+// its national number; a NANP (+1) number must have the shape of its plan. And the Phone Number field that reads it.
+import type { IDisplayOptions, INodeProperties } from 'n8n-workflow';
 import type { DialedNumber } from '../../../api/calling-window/locate.ts';
 import { CALLING_CODES } from '../../../api/calling-window/number-plan.ts';
 
 const CODES = new Set(CALLING_CODES);
+
+/** The Phone Number field of an operation; `does` says what the operation does with it, after "The phone number". */
+export function phoneNumberField(does: string, displayOptions: IDisplayOptions): INodeProperties {
+  return {
+    displayName: 'Phone Number',
+    name: 'phoneNumber',
+    type: 'string',
+    default: '',
+    required: true,
+    placeholder: 'e.g. {{ $json.phone }}',
+    description: `The phone number ${does}`,
+    displayOptions,
+  };
+}
 
 /** What people type between the digits of a phone number. */
 const SEPARATORS = /[\s().\-/]/g;
