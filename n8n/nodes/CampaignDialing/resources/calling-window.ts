@@ -1,7 +1,7 @@
 // Campaign Number > Calling Window: whether a phone number's callee may be called now (or at a given time) and when
 // that changes, from the rules and tables the sync daemon applies (api/calling-window/); no request is made.
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { placeCallee, type Evidence, type LocationFields } from '../../../api/calling-window/locate.ts';
+import { heldBecause, placeCallee, type Evidence, type LocationFields } from '../../../api/calling-window/locate.ts';
 import { WEEKDAYS, type Hours, type Weekday } from '../../../api/calling-window/rules.ts';
 import { callingWindow, rulesFor, type RuleSet } from '../../../api/calling-window/window.ts';
 import { offsetAt } from '../../../api/wall-clock.ts';
@@ -194,7 +194,7 @@ function answer(ctx: IExecuteFunctions, itemIndex: number): IDataObject {
   const opensAt = window.open ? at : window.opensAt;
   const reason = !location.zones.length
     ? `The callee cannot be placed in any time zone (${location.evidence}), so no calling window is known: give a time zone, a state or a postal code`
-    : !window.open && opensAt === null ? 'No calling window opens in the next 15 days under these rules' : null;
+    : !window.open && opensAt === null ? 'No calling window opens in the next 15 days under these rules' : heldBecause(location);
   return {
     number: read.e164,
     open: window.open,
