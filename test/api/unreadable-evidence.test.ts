@@ -94,12 +94,14 @@ describe('a number with no place', () => {
     expect(callingWindow(l, DEFAULT_RULE_SET, Date.parse('2026-01-14T20:00:00Z')).open).toBe(false);
   });
 
-  it('what it costs: 4 hours a weekday in winter, 3 in summer, Saturday 2 and 1, no Sunday, where a placed callee has 13 a day', () => {
+  it('what it costs: 4 hours a weekday in winter, 3 in summer, Saturday 2 and 1, no Sunday, where a placed callee has 13 a day; Canada\'s 600 8.5', () => {
     const tollFree = place('8002345670');
     // Monday 12 January and Monday 13 July 2026, from 10:00 UTC (05:00 in New York, 00:00 in Honolulu): local days.
     expect(openHours(tollFree, '2026-01-12T10:00:00Z', 7)).toEqual([4, 4, 4, 4, 4, 2, 0]);
     expect(openHours(tollFree, '2026-07-13T10:00:00Z', 7)).toEqual([3, 3, 3, 3, 3, 1, 0]);
     expect(openHours(place('8082345670'), '2026-01-12T10:00:00Z', 7)).toEqual([13, 13, 13, 13, 13, 13, 13]);
+    // Canada's 600: every Canadian zone, no state row: 08:00 in Vancouver and Whitehorse to 21:00 in St. John's.
+    expect(openHours(place('6002345670'), '2026-01-12T10:00:00Z', 7)).toEqual([8.5, 8.5, 8.5, 8.5, 8.5, 8.5, 8.5]);
     // 19:00–23:00 UTC in January: 09:00 in Honolulu (Rhode Island's row) to 18:00 in New York.
     const w = callingWindow(tollFree, DEFAULT_RULE_SET, Date.parse('2026-01-14T20:00:00Z'));
     expect(w).toMatchObject({ open: true, closesAt: Date.parse('2026-01-14T23:00:00Z'), opensAt: Date.parse('2026-01-15T19:00:00Z') });
