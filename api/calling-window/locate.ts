@@ -2,11 +2,11 @@
 // field, the address, the number itself): all of it, or only the strongest piece, with that evidence in words for the
 // operator. One decision for the daemon and the n8n node: each parses the number its own way (libphonenumber-js, a
 // small E.164 reader) and hands the parts here.
-import { isTimeZone } from '../wall-clock.ts';
 import { NEW_AREA_CODE_COUNTRIES } from './number-plan.ts';
+import { NON_GEOGRAPHIC_AREA_CODES } from './non-geographic.ts';
 import { AREA_CODE_ZONES, CALLING_CODE_ZONES, NUMBER_ZONES_SOURCE } from './number-zones.ts';
 import { CA_POSTAL_DISTRICTS, CA_REGION_ZONES, REGION_NAMES, US_REGION_ZONES } from './regions.ts';
-import { STATE_BY_AREA_CODE } from './rules.ts';
+import { STATE_BY_AREA_CODE, STATE_RULES } from './rules.ts';
 import { ZIP3_STATES, ZIP5_STATES, ZIP_STATES_SOURCE } from './zip-states.ts';
 
 /** A phone number as a parser read it. */
@@ -44,7 +44,22 @@ export interface Location {
    * code 212 (libphonenumber time-zone map): America/New_York".
    */
   evidence: string;
+  /**
+   * Evidence given that the rules cannot read (a time zone, a state or province, a postal code). Unreadable evidence
+   * never widens a window: every readable piece then counts (as under `all`, whatever `evidence` says), and the daemon
+   * makes each a record error of the contact.
+   */
+  unread: Unread[];
+  /**
+   * Why the number places nobody (`toll-free: no place`) when it alone placed the callee: in every zone of its
+   * country, under every state row of it. Null otherwise.
+   */
+  noPlace: string | null;
 }
+
+/** A location field whose value the rules cannot read, and what the evidence says of it. */
+export interface Unread { field: 'timeZone' | 'region' | 'postalCode'; value: string; said: string }
+const FIELD_ORDER: readonly Unread['field'][] = ['timeZone', 'region', 'postalCode'];
 
 /**
  * Which evidence places the callee: `all` (the zones every piece names, so a call only while each piece's window
@@ -56,16 +71,34 @@ export const EVIDENCE: readonly Evidence[] = ['all', 'best'];
 const canonicalZones = new Map(Intl.supportedValuesOf('timeZone').map((z) => [z.toLowerCase(), z]));
 
 /**
- * A zone as CRMs write it: an IANA name in any case, or HubSpot's `hs_timezone` option values
- * (`america_slash_new_york`, `america_slash_port_minus_au_minus_prince`). Undefined when it names no zone.
+ * Names of the tz database that are abbreviations of a clock rather than a place's: EST and MST are fixed UTC-5 and
+ * UTC-7 (links to Panama and Phoenix since tzdata 2024b), HST UTC-10. A CRM that writes "EST" means the US Eastern
+ * clock, summer time included; read as a fixed offset it would allow 21:00–22:00 EDT, so they read as no zone.
+ */
+const CLOCK_ABBREVIATIONS = new Set(['est', 'mst', 'hst']);
+const readZones = new Map<string, string | null>();
+
+/**
+ * A zone as CRMs write it: any name or link of the runtime's tz database (Asia/Kolkata as well as Asia/Calcutta,
+ * America/Indiana/Indianapolis, US/Eastern) in any case, or HubSpot's `hs_timezone` option values
+ * (`america_slash_indiana_slash_indianapolis`, `america_slash_port_minus_au_minus_prince`). The answer is the runtime's
+ * own name of the zone (Intl canonicalises a link: Asia/Kolkata → Asia/Calcutta). Undefined when it names no zone.
  */
 export function readTimeZone(text: string): string | undefined {
   const t = text.trim();
-  if (!t) return undefined;
+  if (!t || t.length > 64) return undefined;
   const spelled = t.toLowerCase().replaceAll('_slash_', '/').replaceAll('_minus_', '-').replaceAll('_plus_', '+');
+  // Only names (a letter first): Intl also takes offsets such as "-05:00", which no place keeps in summer.
+  if (!/^[a-z]/.test(spelled) || CLOCK_ABBREVIATIONS.has(spelled)) return undefined;
   const known = canonicalZones.get(spelled);
   if (known) return known;
-  return isTimeZone(t) && t.includes('/') ? t : undefined;
+  let zone = readZones.get(spelled);
+  if (zone === undefined) {
+    try { zone = new Intl.DateTimeFormat('en-US', { timeZone: spelled }).resolvedOptions().timeZone; } catch { zone = null; }
+    if (readZones.size > 10_000) readZones.clear();
+    readZones.set(spelled, zone);
+  }
+  return zone ?? undefined;
 }
 
 function regionCode(region: string, country: string | undefined): { code: string; country: 'US' | 'CA' } | undefined {
@@ -103,17 +136,26 @@ export function placeCallee(number: DialedNumber | undefined, fields: LocationFi
   const nanp = number?.callingCode === '1';
   const areaCode = nanp ? number!.nationalNumber.slice(0, 3) : undefined;
   const presumed = areaCode ? STATE_BY_AREA_CODE.get(areaCode) : undefined;
+  const unread: Unread[] = [];
+  const addressCountry = countryCode(fields.country);
+  // The rules read addresses in the US and Canada (or naming no country): another country's region is not evidence.
+  const northAmerican = addressCountry === 'US' || addressCountry === 'CA' || !addressCountry;
 
   // The address's state (US) or province (CA), from the region field or a Canadian postal code.
   let address: { code: string; country: 'US' | 'CA'; said: string } | undefined;
-  if (fields.region) {
-    const r = regionCode(fields.region, fields.country);
+  let regionNote = '';
+  const region = fields.region?.trim();
+  if (region) {
+    const r = regionCode(region, fields.country);
     if (r) address = { ...r, said: `${r.country === 'US' ? 'state' : 'province'} ${r.code}` };
+    else if (northAmerican) {
+      regionNote = `state or province "${region.slice(0, 32)}" is not read`;
+      unread.push({ field: 'region', value: region.slice(0, 64), said: regionNote });
+    }
   }
   // A postal code when no state or province was read: a Canadian one's first letter, or a US ZIP Code's prefix (read
   // as a ZIP only when the address says US, or names no country and the number is a NANP one: 10115 is also Berlin's).
   let postalNote = '';
-  const addressCountry = countryCode(fields.country);
   const postal = fields.postalCode?.trim();
   if (!address && postal) {
     const ca = addressCountry !== 'US' ? /^([ABCEGHJ-NPRSTVXY])\d[A-Z]\s?\d[A-Z]\d$/i.exec(postal) : null;
@@ -124,6 +166,8 @@ export function placeCallee(number: DialedNumber | undefined, fields: LocationFi
     else if (state && US_REGION_ZONES[state]) address = { code: state, country: 'US', said: `ZIP code ${postal} (${ZIP_STATES_SOURCE}: state ${state})` };
     else if (zip) postalNote = `ZIP code ${postal} ${state ? `is ${state}'s (military mail or a freely associated state: no zones listed)` : 'has a prefix assigned to no state'}`;
     else if (!ca && (addressCountry === 'US' || addressCountry === 'CA' || (!addressCountry && nanp))) postalNote = `postal code "${postal.slice(0, 16)}" is not read`;
+    else if (provinces) postalNote = `postal code ${postal.toUpperCase()} is in ${provinces.join(' or ')} (no one province)`;
+    if (postalNote) unread.push({ field: 'postalCode', value: postal.slice(0, 64), said: postalNote });
   }
   const states = sorted([...(address?.country === 'US' ? [address.code] : []), ...(presumed ? [presumed] : [])]);
 
@@ -131,32 +175,53 @@ export function placeCallee(number: DialedNumber | undefined, fields: LocationFi
   const pieces: Piece[] = [];
   const zone = fields.timeZone ? readTimeZone(fields.timeZone) : undefined;
   if (zone) pieces.push({ from: 'field', zones: [zone], said: `time zone field: ${zone}` });
-  else if (fields.timeZone) pieces.push({ from: 'field', zones: [], said: `time zone field "${fields.timeZone.trim().slice(0, 64)}" names no zone` });
+  else if (fields.timeZone?.trim()) {
+    const said = `time zone field "${fields.timeZone.trim().slice(0, 64)}" names no zone`;
+    unread.push({ field: 'timeZone', value: fields.timeZone.trim().slice(0, 64), said });
+    pieces.push({ from: 'field', zones: [], said });
+  }
+  if (regionNote) pieces.push({ from: 'address', zones: [], said: regionNote });
   if (address) {
     const zones = sorted((address.country === 'US' ? US_REGION_ZONES : CA_REGION_ZONES)[address.code]!);
     pieces.push({ from: 'address', zones, said: `${address.said}: ${words(zones)}` });
   } else if (postalNote) pieces.push({ from: 'address', zones: [], said: postalNote });
-  pieces.push(numberPiece(number, areaCode, pieces.some((p) => p.zones.length)));
+  const numbered = numberPiece(number, areaCode, pieces.some((p) => p.zones.length));
+  pieces.push(numbered);
 
   // `best`: the first piece with zones decides, and only the unreadable ones before it are said. `all`: every piece
   // counts, so the callee is held to the window each of them allows (a number from New York with an address in
-  // California is called only while both clocks allow it).
+  // California is called only while both clocks allow it). A piece that cannot be read may say the callee is
+  // elsewhere: then every readable piece counts, under `best` too (the strictest reading of what can be read).
   const decisive = pieces.findIndex((p) => p.zones.length);
-  const used = evidence === 'best' && decisive >= 0 ? pieces.slice(0, decisive + 1) : pieces;
+  const used = evidence === 'best' && decisive >= 0 && !unread.length ? pieces.slice(0, decisive + 1) : pieces;
+  const noPlace = numbered.noPlace && used.includes(numbered) ? numbered.noPlace : null;
   return {
     zones: sorted(used.flatMap((p) => p.zones)),
-    states,
+    // A number with no place holds the callee to every state row of its country besides the zones.
+    states: noPlace ? sorted([...states, ...numbered.states ?? []]) : states,
     from: decisive >= 0 ? pieces[decisive]!.from : 'none',
     evidence: used.map((p) => p.said).join('; '),
+    // In the order of the evidence: the time zone, the state, the postal code.
+    unread: unread.sort((a, b) => FIELD_ORDER.indexOf(a.field) - FIELD_ORDER.indexOf(b.field)),
+    noPlace,
   };
 }
 
-interface Piece { from: Exclude<Location['from'], 'none'>; zones: string[]; said: string }
+interface Piece {
+  from: Exclude<Location['from'], 'none'>; zones: string[]; said: string;
+  /** The number places nobody: why, and the state rows of its country. */
+  noPlace?: string; states?: string[];
+}
+
+/** The states with a row in the US (a callee anywhere in it may be in any of them); Canada has none. */
+const US_STATES_WITH_ROWS = STATE_RULES.map((r) => r.state);
 
 /**
- * What the number says: its area code's zones (NANP) or its country code's. An area code newer than the map gives
- * every zone of its country, but only when nothing else gives zones: that is a lack of evidence, not evidence of a
- * place, and would hold a callee the address places to the narrow window all those zones share.
+ * What the number says: its area code's zones (NANP) or its country code's. A number with no place (a toll-free or
+ * other non-geographic area code, or one newer than the map) gives every zone of its country and every state row of
+ * it, but only when nothing else gives zones: that is a lack of evidence, not evidence of a place, and would hold a
+ * callee the address places to the narrow window all those zones share. A number whose country is unknown (+800,
+ * +881) gives none: it has no window.
  */
 function numberPiece(number: DialedNumber | undefined, areaCode: string | undefined, placedElsewhere: boolean): Piece {
   const none = (said: string): Piece => ({ from: 'number', zones: [], said });
@@ -167,16 +232,34 @@ function numberPiece(number: DialedNumber | undefined, areaCode: string | undefi
       const zones = listed.split(' ');
       return { from: 'number', zones, said: `area code ${areaCode} (${NUMBER_ZONES_SOURCE}): ${words(zones)}` };
     }
-    // The number plan (number-plan.ts, from libphonenumber-js) knows the country of a new area code.
+    const service = NON_GEOGRAPHIC_AREA_CODES[areaCode];
+    const what = `area code ${areaCode} ${service ? `(${service}) names no place` : 'is not in the time-zone map'}`;
+    // The number plan (number-plan.ts, from libphonenumber-js) knows the country of a new or non-geographic area code.
     const country = number.valid ? NEW_AREA_CODE_COUNTRIES[areaCode] : undefined;
     const table = country === 'US' ? US_REGION_ZONES : country === 'CA' ? CA_REGION_ZONES : undefined;
-    if (!table) return none(`area code ${areaCode} is not in the time-zone map`);
-    if (placedElsewhere) return none(`area code ${areaCode} is not in the time-zone map (not counted: other evidence places the callee)`);
+    if (!table) return none(`${what} and no country`);
+    if (placedElsewhere) return none(`${what} (not counted: other evidence places the callee)`);
     const zones = sorted(Object.entries(table).filter(([code]) => country === 'CA' || !['GU', 'MP', 'AS', 'PR', 'VI'].includes(code)).flatMap(([, z]) => z));
-    return { from: 'number', zones, said: `area code ${areaCode} is not in the time-zone map; any zone of ${country}: ${words(zones)}` };
+    const states = country === 'US' ? US_STATES_WITH_ROWS : [];
+    return {
+      from: 'number', zones, states, noPlace: `${service ?? 'not in the time-zone map'}: no place`,
+      said: `${what}; every zone of ${country}: ${words(zones)}${states.length ? `; every state row of ${country}: ${states.join(', ')}` : ''}`,
+    };
   }
   const listed = CALLING_CODE_ZONES[number.callingCode];
   if (!listed) return none(`country code +${number.callingCode} is not in the time-zone map`);
   const zones = listed.split(' ');
   return { from: 'number', zones, said: `country code +${number.callingCode} (${NUMBER_ZONES_SOURCE}): ${words(zones)}` };
+}
+
+/**
+ * Why a placed callee is held to a narrower window than its evidence would seem to give, in words for whoever asked
+ * (the n8n node's `reason`): a number with no place, or evidence the rules cannot read. Null when neither.
+ */
+export function heldBecause(l: Pick<Location, 'zones' | 'unread' | 'noPlace'>): string | null {
+  if (!l.zones.length) return null;
+  const why: string[] = [];
+  if (l.noPlace) why.push(`${l.noPlace}, so the callee is held to every zone of its country and every state row of it`);
+  for (const u of l.unread) why.push(`${u.said}, so every other piece of the evidence counts`);
+  return why.length ? `${why.join('; ')} (unreadable evidence never widens a window)` : null;
 }

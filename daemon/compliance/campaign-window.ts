@@ -26,7 +26,7 @@ import { cappedUntil } from './cap.ts';
 import { ClockSet } from './clocks.ts';
 import { campaignEdge, parseGroup, windowGroup, type CampaignState, type GroupEdge, type WindowGroup } from './groups.ts';
 import { capFor, rulesFor, sharedWindow } from '../../api/calling-window/window.ts';
-import type { LocationFields } from '../../api/calling-window/locate.ts';
+import type { LocationFields, Unread } from '../../api/calling-window/locate.ts';
 import { locate } from './locate.ts';
 
 /** Where a contact's location fields are (the mapping's names). */
@@ -36,6 +36,10 @@ export interface Located {
   phone: string; group: WindowGroup | null; evidence: string;
   /** Outside the sync's `compliance.zones`: another sync's number, left out without an error. */
   elsewhere?: true;
+  /** The contact's location fields the rules cannot read (`field`: the CRM's name of it): the contact's record errors. */
+  unread?: (Omit<Unread, 'field'> & { field: string })[];
+  /** Why the number places nobody (held to every zone and state row of its country), e.g. `toll-free: no place`. */
+  noPlace?: string;
 }
 
 export interface WindowStatus {
@@ -207,7 +211,11 @@ export class CampaignWindow {
     return phones.map((phone) => {
       const l = locate(phone, where, this.compliance.evidence);
       const elsewhere = only && l.zones.length > 0 && !l.zones.every((z) => only.holds(z));
-      return { phone, group: windowGroup(l, this.compliance.ruleSet), evidence: l.evidence, ...(elsewhere ? { elsewhere: true } : {}) };
+      return {
+        phone, group: windowGroup(l, this.compliance.ruleSet), evidence: l.evidence, ...(elsewhere ? { elsewhere: true } : {}),
+        ...(l.unread.length ? { unread: l.unread.map((u) => ({ ...u, field: this.mapping[u.field] ?? u.field })) } : {}),
+        ...(l.noPlace ? { noPlace: l.noPlace } : {}),
+      };
     });
   }
 

@@ -24,7 +24,7 @@ export interface RecordError {
   field: string;
   value: string;
   reason: string;
-  code: 'invalid_number' | 'no_number' | 'bad_record' | 'no_window' | 'no_route';
+  code: 'invalid_number' | 'no_number' | 'bad_record' | 'no_window' | 'no_route' | 'unread_evidence';
 }
 
 /** Masks all but the last 4 digits: enough to find a record, not enough to call it. */

@@ -304,6 +304,18 @@ function placeError(rt: SyncRuntime, c: SourceContact, l: Located, code: 'no_win
   return { contactId: c.id, line: c.line, field: rt.config.mapping.phone.join(','), value: redactPhone(l.phone), reason: `${reason}: ${l.evidence}`, code };
 }
 
+/**
+ * The contact's location fields the rules cannot read, each a record error (once per contact, from the numbers it
+ * still has): its numbers are not kept out, but held to the strictest window the rest of its evidence allows.
+ */
+function unreadErrors(c: SourceContact, located: readonly Located[]): RecordError[] {
+  const unread = located.find((l) => l.unread)?.unread ?? [];
+  return unread.map((u) => ({
+    contactId: c.id, line: c.line, field: u.field, value: u.value, code: 'unread_evidence',
+    reason: `${u.said}: the callee may be elsewhere, so it is held to the window every other piece of its evidence allows (${located.map((l) => `${redactPhone(l.phone)}: ${l.group ? l.group.key : 'no window'}`).join('; ')})`,
+  }));
+}
+
 /** Records an applied page in its run: the ids a full read saw, the record errors, the counts and their metrics. */
 async function countPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey: string | null, errors: RecordError[], changed: number, left: number): Promise<PageCounts> {
   const redis = redisOf(rt);
@@ -328,7 +340,7 @@ async function countPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey
 export function placeContact(rt: SyncRuntime, c: SourceContact, contact: MappedContact): { phones: string[]; located: Located[]; errors: RecordError[] } {
   if (!rt.window) return { phones: contact.phones, located: [], errors: [] };
   const where = rt.window.locate(c.fields, contact.phones).filter((l) => !l.elsewhere);
-  const errors = where.filter((l) => !l.group).map((l) => placeError(rt, c, l, 'no_window', 'no calling window'));
+  const errors = [...unreadErrors(c, where), ...where.filter((l) => !l.group).map((l) => placeError(rt, c, l, 'no_window', 'no calling window'))];
   return { phones: where.filter((l) => l.group).map((l) => l.phone), located: where, errors };
 }
 
@@ -338,9 +350,10 @@ export function placeContact(rt: SyncRuntime, c: SourceContact, contact: MappedC
  */
 export function routeContact(rt: SyncRuntime, routes: readonly SyncRuntime[], c: SourceContact, contact: MappedContact): { located: Located[][]; errors: RecordError[] } {
   const located = routes.map((): Located[] => []);
-  const errors: RecordError[] = [];
   // Every route has the sync's rule set: any of them places the callee.
-  for (const l of routes[0]!.window!.locate(c.fields, contact.phones)) {
+  const where = routes[0]!.window!.locate(c.fields, contact.phones);
+  const errors = unreadErrors(c, where);
+  for (const l of where) {
     const i = routeIndex(routes, l);
     if (i >= 0) located[i]!.push(l);
     else errors.push(l.group ? placeError(rt, c, l, 'no_route', 'in no route: no route holds all of its callee\'s zones') : placeError(rt, c, l, 'no_window', 'no calling window'));

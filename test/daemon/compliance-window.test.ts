@@ -86,7 +86,7 @@ describe('where a callee is, by every piece of evidence (all, the default)', () 
     ['+442071234567', { region: 'NY' }, ['America/New_York', 'Europe/Guernsey', 'Europe/Isle_of_Man', 'Europe/Jersey', 'Europe/London'], ['NY'], 'address', '^state NY: America/New_York; country code \\+44'],
     // An area code newer than the map is no evidence of a place: it counts only when nothing else places the callee.
     ['+12732345670', { region: 'ON' }, ['America/Toronto', 'America/Winnipeg'], [], 'address', '^province ON: America/Toronto, America/Winnipeg; area code 273 is not in the time-zone map \\(not counted'],
-    ['+12732345670', {}, [...new Set(Object.values(CA_REGION_ZONES).flat())].sort(), [], 'number', '^area code 273 is not in the time-zone map; any zone of CA'],
+    ['+12732345670', {}, [...new Set(Object.values(CA_REGION_ZONES).flat())].sort(), [], 'number', '^area code 273 is not in the time-zone map; every zone of CA'],
   ] as const)('%s %j → %j %j (%s)', (phone, fields, zones, states, from, evidence) => {
     const l = locate(phone, fields);
     expect(l.zones).toEqual(zones);

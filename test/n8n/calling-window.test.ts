@@ -11,7 +11,8 @@ import { AREA_CODE_ZONES } from '../../api/calling-window/number-zones.ts';
 import { NEW_AREA_CODE_COUNTRIES } from '../../api/calling-window/number-plan.ts';
 import { STATE_RULES } from '../../api/calling-window/rules.ts';
 import { callingWindow, rulesFor, type RuleSet } from '../../api/calling-window/window.ts';
-import type { Evidence, LocationFields } from '../../api/calling-window/locate.ts';
+import { heldBecause, type Evidence, type LocationFields } from '../../api/calling-window/locate.ts';
+import { TZ_NAMES } from '../api/fixtures/tz-names.ts';
 import { locate } from '../../daemon/compliance/locate.ts';
 import { toE164 } from '../../daemon/phone.ts';
 import { localWallTime } from '../../api/wall-clock.ts';
@@ -113,6 +114,24 @@ describe('Calling Window', () => {
     expect(a).toMatchObject({ number: '+80012345678', open: false, opensAt: null, closesAt: null, zones: [], states: [],
       opensAtLocal: null, closesAtLocal: null, timeZone: null, localTimes: [] });
     expect(a.reason).toMatch(/cannot be placed in any time zone \(country code \+800 is not in the time-zone map\)/);
+  });
+
+  it('a toll-free number with nothing else to place it: every US zone and state row, with the reason; an address places it', async () => {
+    const a = await answer({ phone: '+1 800 234 5670', at: '2026-01-14T20:00:00Z' }); // Wednesday 15:00 EST, 10:00 HST
+    expect(a).toMatchObject({ open: true, closesAt: '2026-01-14T23:00:00.000Z', states: ['FL', 'LA', 'MA', 'MS', 'RI', 'WA'] });
+    expect(a.zones).toEqual(expect.arrayContaining(['America/New_York', 'Pacific/Honolulu', 'America/Adak']));
+    expect(a.evidence).toMatch(/^area code 800 \(toll-free\) names no place; every zone of US: /);
+    expect(a.reason).toMatch(/^toll-free: no place, so the callee is held to every zone of its country and every state row of it/);
+    expect(await answer({ phone: '+18002345670', region: 'CA', at: '2026-01-14T20:00:00Z' })).toMatchObject({ zones: ['America/Los_Angeles'], reason: null });
+  });
+
+  it('a time zone that names no zone is said in the reason; a HubSpot alias reads', async () => {
+    const a = await answer({ phone: '+18082345670', timeZone: 'Mars/Base', at: '2026-07-02T01:30:00Z' });
+    expect(a).toMatchObject({ open: true, zones: ['Pacific/Honolulu'] });
+    expect(a.reason).toMatch(/^time zone field "Mars\/Base" names no zone, so every other piece of the evidence counts/);
+    // 21:30 Eastern: Indianapolis' clock is closed, Honolulu's open.
+    const b = await answer({ phone: '+18082345670', timeZone: 'america_slash_indiana_slash_indianapolis', at: '2026-07-02T01:30:00Z' });
+    expect(b).toMatchObject({ open: false, zones: ['America/Indianapolis', 'Pacific/Honolulu'], reason: null });
   });
 
   it('a phone number that cannot be read fails naming it; with Continue On Fail it is an error item among the answers', async () => {
@@ -308,8 +327,13 @@ describe('the same answers as the daemon', () => {
     .map((areaCode) => toE164(`+1${areaCode}2345670`)).flatMap((r) => (r.ok ? [r.e164] : []));
   // US and EU clock changes, a Sunday, a Saturday holiday kept on the Friday (4 July 2026), Thanksgiving.
   const instants = ['2026-03-08T06:30:00Z', '2026-07-03T23:00:00Z', '2026-10-25T01:30:00Z', '2026-11-26T15:00:00Z'];
-  // Evidence beside the number, in turn: none, a state, a ZIP code, a time zone field, a province.
-  const fieldSets: LocationFields[] = [{}, { region: 'FL' }, { postalCode: '02903' }, { timeZone: 'America/Chicago' }, { region: 'ON', country: 'CA' }];
+  // Evidence beside the number, in turn: none, a state, a ZIP code, a time zone field, a province, and evidence the
+  // rules cannot read (a zone, a state, a ZIP code).
+  const fieldSets: LocationFields[] = [{}, { region: 'FL' }, { postalCode: '02903' }, { timeZone: 'America/Chicago' }, { region: 'ON', country: 'CA' },
+    { timeZone: 'Mars/Base' }, { region: 'Narnia' }, { postalCode: '00000' }];
+  // Every name and link of the tz database in HubSpot's spelling, beside a Hawaii number.
+  const hubspot = (name: string) => name.toLowerCase().replaceAll('/', '_slash_').replaceAll('-', '_minus_').replaceAll('+', '_plus_');
+  const zoneAsks: Ask[] = TZ_NAMES.map(([name], n) => ({ phone: '+18082345670', timeZone: hubspot(name), at: instants[n % instants.length]!, evidence: n % 2 ? 'best' : 'all' }));
 
   /** Each ask the node answered unlike the daemon's own locate and window (at most 3), after checking it answered all. */
   function differences(asks: Ask[], res: Awaited<ReturnType<typeof run>>) {
@@ -328,7 +352,7 @@ describe('the same answers as the daemon', () => {
         evidence: where.evidence, zones: where.zones, states: where.states,
         rules: rulesFor(where.states, ruleSet).map(({ name, source }) => ({ name, source })),
       };
-      const { reason: _, opensAtLocal, closesAtLocal, timeZone, localTimes, ...node } = res.items[i]!.json;
+      const { reason, opensAtLocal, closesAtLocal, timeZone, localTimes, ...node } = res.items[i]!.json;
       if (JSON.stringify(node) !== JSON.stringify(daemon)) differ.push({ ask, node, daemon });
       // The local times are the same instants (to the second), on the clock of one of the callee's zones, and on each.
       const second = (t: unknown) => (t === null ? null : Math.floor(Date.parse(String(t)) / 1000));
@@ -341,6 +365,9 @@ describe('the same answers as the daemon', () => {
         && clocks.every((c) => second(c.opensAt) === second(daemon.opensAt) && second(c.closesAt) === second(daemon.closesAt)
           && (c.opensAt === null || localWallTime(Date.parse(c.opensAt), c.timeZone) === c.opensAt.slice(0, 19)));
       if (!agrees) differ.push({ ask, local, daemon });
+      // Where the daemon places the callee, the node's reason says why its window is narrowed (no place, unreadable).
+      const held = heldBecause(where);
+      if (held !== null && reason !== held) differ.push({ ask, reason, held });
     });
     return differ.slice(0, 3);
   }
@@ -352,7 +379,7 @@ describe('the same answers as the daemon', () => {
     const asks: Ask[] = [...sampled, ...nanp].flatMap((phone, n) => instants.map((at, k): Ask => ({
       phone, at, ...fieldSets[(n + k) % fieldSets.length],
       evidence: (n + k) % 2 ? 'best' : 'all', stateRules: (n + k) % 7 !== 0, ...((n + k) % 3 === 0 ? { from: '09:30', to: '19:00' } : {}),
-    })));
+    }))).concat(zoneAsks);
     const res = await run(asks);
     expect(differences(asks, res)).toEqual([]);
     // The answers are not all alike: open and closed, placed and not, several states.
@@ -360,6 +387,10 @@ describe('the same answers as the daemon', () => {
     expect(new Set(answers.map((a) => a.open))).toEqual(new Set([true, false]));
     expect(answers.some((a) => (a.zones as string[]).length === 0)).toBe(true);
     expect(new Set(answers.flatMap((a) => a.states as string[])).size).toBeGreaterThanOrEqual(5);
+    // Numbers with no place and unreadable evidence were among them, and every tz name read.
+    expect(answers.filter((a) => /^toll-free: no place/.test(String(a.reason))).length).toBeGreaterThanOrEqual(7);
+    expect(answers.filter((a) => / names no zone, so every other piece/.test(String(a.reason))).length).toBeGreaterThan(50);
+    expect(answers.slice(-zoneAsks.length).filter((a) => !/^time zone field: /.test(String(a.evidence))).map((a) => a.evidence)).toEqual(['EST', 'HST', 'MST'].map((z) => expect.stringContaining(`"${z.toLowerCase()}" names no zone`)));
   }, 120_000);
 
   it('at midday, the days around it and the evening before, on every holiday of 2026 and 2027 of each state row', async () => {

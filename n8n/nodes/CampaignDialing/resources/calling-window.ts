@@ -2,7 +2,7 @@
 // that changes, from the rules and tables the sync daemon applies (api/calling-window/); no request is made, nothing
 // is dialed, and no credential is asked for (see the node's credentials entry).
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { placeCallee, type Evidence, type LocationFields } from '../../../api/calling-window/locate.ts';
+import { heldBecause, placeCallee, type Evidence, type LocationFields } from '../../../api/calling-window/locate.ts';
 import { STATE_RULES, WEEKDAYS, type Hours, type Weekday } from '../../../api/calling-window/rules.ts';
 import { callingWindow, intervals, rulesFor, type RuleSet } from '../../../api/calling-window/window.ts';
 import { localWallTime, offsetAt } from '../../../api/wall-clock.ts';
@@ -256,7 +256,7 @@ function answer(ctx: IExecuteFunctions, itemIndex: number): IDataObject {
   const opensAt = window.open ? at : window.opensAt;
   const reason = !location.zones.length
     ? `The callee cannot be placed in any time zone (${location.evidence}), so no calling window is known: give a time zone, a state or a postal code`
-    : !window.open && opensAt === null ? 'No calling window opens in the next 15 days under these rules' : null;
+    : !window.open && opensAt === null ? 'No calling window opens in the next 15 days under these rules' : heldBecause(location);
   const timeZone = clockOf(location.zones, location.states, ruleSet, at, window);
   return {
     number: read.e164,
