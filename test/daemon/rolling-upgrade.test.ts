@@ -57,8 +57,10 @@ interface World {
   feeds: Feed[];
   prefix: string;
   cleanup(): Promise<void>;
-  /** Every phone number sent to be added, as often as it was sent, by campaign id. */
+  /** Every phone number the dialer took a request to add, as often as it was sent, by campaign id. */
   sent: Record<string, string[]>;
+  /** Phone numbers in add requests the dialer refused whole (a paused campaign's 409), sent again later. */
+  refusedWhole: number;
   /** Call writes the CRM proxy is holding now. */
   holding: number;
   procs: { name: string; p: DaemonProcess }[];
@@ -83,11 +85,20 @@ async function world(options: { windowed?: boolean } = {}): Promise<World> {
     feeds.push({ sync: 'windowed', campaignId: second.id, token: await createKey(server, account.id, ['CampaignNumberAdmin', 'CampaignReader', 'CampaignAdmin']) });
   }
   const { prefix, cleanup } = testPrefix();
-  const w: World = { server, dialer, hs, crm, accountId: account.id, token, campaignId: campaign.id, feeds, prefix, cleanup, sent: {}, holding: 0, procs: [] };
+  const w: World = { server, dialer, hs, crm, accountId: account.id, token, campaignId: campaign.id, feeds, prefix, cleanup, sent: {}, refusedWhole: 0, holding: 0, procs: [] };
+  // A phone number counts as sent when the dialer took the request (2xx: added, or refused as a duplicate, which a
+  // second send of an added number would be). A request refused whole (409: a calling window had paused the campaign,
+  // as while a process judges what it holds) added nothing: sending its numbers again is no duplicate.
+  const asked = new WeakMap<object, { campaignId: string; numbers: string[] }>();
   dialer.interceptWithBody = (req, body) => {
     const added = req.method === 'POST' ? /\/campaigns\/([^/]+)\/numbers(\?|$)/.exec(req.url!) : null;
-    if (added) (w.sent[added[1]!] ??= []).push(...(JSON.parse(body.toString()) as { number: string }[]).map((e) => e.number));
+    if (added) asked.set(req, { campaignId: added[1]!, numbers: (JSON.parse(body.toString()) as { number: string }[]).map((e) => e.number) });
     return undefined;
+  };
+  dialer.onAnswer = (exchange, _body, req) => {
+    const a = req && asked.get(req);
+    if (a && exchange.status < 300) (w.sent[a.campaignId] ??= []).push(...a.numbers);
+    else if (a) w.refusedWhole += a.numbers.length;
   };
   crm.hold = (req) => {
     if (!(req.method === 'POST' && /\/calls\/batch\/create/.test(req.url!))) return undefined;
@@ -376,6 +387,6 @@ describe('an upgrade from a8ba58f (the checkout before 0.1.0), following CHANGEL
     await finish(w, redis);
     for (const { name, p } of w.procs) expect(p.output(), `${name} refused nothing`).not.toContain('is REFUSED');
     console.log(`rolling upgrade from a8ba58f: ${expected} numbers in each of 2 campaigns, ${w.hs.calls().length} calls, ${((Date.now() - t0) / 1000).toFixed(1)} s; ` +
-      `old1 left at ${JSON.stringify(first)}, old2 at ${JSON.stringify(second)}; ${workOf(w)}`);
+      `old1 left at ${JSON.stringify(first)}, old2 at ${JSON.stringify(second)}; ${w.refusedWhole} numbers refused whole (409) and sent again; ${workOf(w)}`);
   }, 400_000);
 });

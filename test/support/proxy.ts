@@ -23,7 +23,7 @@ export interface Proxy {
    * Sees each upstream answer (its body whole) before it is relayed: returning 'drop' cuts the connection instead, and
    * an answer of its own is sent in its place (the upstream has done the work; the client hears otherwise).
    */
-  onAnswer: ((exchange: Exchange, body: Buffer) => 'drop' | { status: number; body?: string } | void) | null;
+  onAnswer: ((exchange: Exchange, body: Buffer, req?: IncomingMessage) => 'drop' | { status: number; body?: string } | void) | null;
   /**
    * Holds matching requests: `before` until the returned promise settles, then forwards them; `after` holds the
    * upstream's answer (the upstream has done the work) until the promise settles, then relays it. To stop a client at
@@ -89,7 +89,7 @@ export async function startProxy(target: string): Promise<Proxy> {
         up.on('end', async () => {
           await held;
           const body = Buffer.concat(chunks);
-          const verdict = proxy.onAnswer?.(exchange, body);
+          const verdict = proxy.onAnswer?.(exchange, body, req);
           if (verdict === 'drop') {
             res.destroy();
             return;
