@@ -20,11 +20,8 @@ export const BITMAP_BYTES = 1_250_000;
 const STAGING_MS = 6 * 3_600_000;
 /** Bitmaps of the copy a switch replaced stay this long for readers that read the old record just before it. */
 const REPLACED_MS = 60_000;
-/** Bitmaps a full load holds in memory at once (1.25 MB each); more area codes are written to Redis and OR-ed. */
+/** Bitmaps a load holds in memory at once (1.25 MB each); a file of more area codes has the least recent written out. */
 const BITMAPS_IN_MEMORY = 16;
-/** Bits set by one BITFIELD command of a change list, and bits waiting at most before they are sent. */
-const OPS_PER_COMMAND = 4096;
-const OPS_PENDING = 65_536;
 
 export interface FileRecord {
   /** The file's name (`archive.zip:entry.txt` inside a zip). */
@@ -89,7 +86,84 @@ function decodeRecord(raw: string): CopyRecord | string {
 const newGeneration = () => `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const pad3 = (n: number) => String(n).padStart(3, '0');
 
-interface Stage { files: Set<string>; written: boolean; buf: Buffer | null }
+/**
+ * The bitmaps of a copy being loaded, by area code, at most BITMAPS_IN_MEMORY in memory: the least recently used is
+ * written out to the new generation's key (with the staging expiry) and read back when needed again. `start` gives an
+ * area code's first bitmap (empty, or the copy's before a change list).
+ */
+class StagedBitmaps {
+  private readonly held = new Map<string, { buf: Buffer | null; written: boolean }>();
+  private inMemory = 0;
+  private readonly redis: RedisClient;
+  private readonly key: (areaCode: string) => string;
+  private readonly start: (areaCode: string) => Promise<Buffer>;
+  constructor(redis: RedisClient, key: (a: string) => string, start: (a: string) => Promise<Buffer>) {
+    this.redis = redis;
+    this.key = key;
+    this.start = start;
+  }
+
+  get areaCodes(): string[] { return [...this.held.keys()]; }
+
+  async get(areaCode: string): Promise<Buffer> {
+    const h = this.held.get(areaCode);
+    if (h?.buf) return h.buf;
+    if (this.inMemory >= BITMAPS_IN_MEMORY) {
+      const [oldest] = [...this.held].find(([, x]) => x.buf)!;
+      await this.writeOut(oldest);
+    }
+    let buf: Buffer;
+    if (h?.written) {
+      const back = await this.redis.getBuffer(this.key(areaCode));
+      if (!back) throw new Error(`the bitmap of area code ${areaCode} being loaded is gone from Redis`);
+      buf = back;
+    } else {
+      buf = await this.start(areaCode);
+    }
+    // Least recently used first: a file sorted by area code writes each one out once.
+    this.held.delete(areaCode);
+    this.held.set(areaCode, { buf, written: h?.written ?? false });
+    this.inMemory++;
+    return buf;
+  }
+
+  private async writeOut(areaCode: string): Promise<void> {
+    const h = this.held.get(areaCode)!;
+    await this.redis.set(this.key(areaCode), h.buf!, 'PX', STAGING_MS);
+    h.buf = null;
+    h.written = true;
+    this.inMemory--;
+  }
+
+  async writeAll(): Promise<void> {
+    for (const [a, h] of this.held) if (h.buf) await this.writeOut(a);
+  }
+
+  /** Every key a failed load may have written. */
+  keys(): string[] { return this.areaCodes.map((a) => this.key(a)); }
+}
+
+/**
+ * The batch's indices grouped by area code, in file order within each (a stable counting sort): each area code's bitmap
+ * is fetched once a batch, so a file whose lines jump between more area codes than fit in memory costs a write-out per
+ * area code and batch, not per line; a change list's lines of one number keep their order.
+ */
+const counts = new Uint32Array(1000);
+function byAreaCode(batch: NumberBatch): Uint32Array {
+  counts.fill(0);
+  for (let i = 0; i < batch.length; i++) counts[batch.areaCodes[i]!]!++;
+  for (let a = 0, sum = 0; a < 1000; a++) { const c = counts[a]!; counts[a] = sum; sum += c; }
+  const order = new Uint32Array(batch.length);
+  for (let i = 0; i < batch.length; i++) order[counts[batch.areaCodes[i]!]!++] = i;
+  return order;
+}
+
+/** An area code's bitmap with no number, bit 0 set: exchange 000 is never a number, the bit says the bitmap exists. */
+function emptyBitmap(): Buffer {
+  const buf = Buffer.alloc(BITMAP_BYTES);
+  buf[0] = 0x80;
+  return buf;
+}
 
 export interface CopyOptions { now?: () => number }
 
@@ -126,55 +200,25 @@ export class ListCopies {
     if (!paths.length) throw new Error(`Do Not Call list ${this.list}: a full copy needs at least one file`);
     const before = await this.copy();
     const generation = newGeneration();
-    const stages = new Map<number, Stage>();
-    let inMemory = 0;
+    const staged = new StagedBitmaps(this.redis, (a) => this.keys.bitmap(this.list, a, generation), async () => emptyBitmap());
+    const filesOf = new Map<string, Set<string>>();
     const files: Array<Omit<FileRecord, 'loadedAt'>> = [];
     try {
-      const flush = async (areaCode: number, stage: Stage) => {
-        const buf = stage.buf!;
-        stage.buf = null;
-        inMemory--;
-        const key = this.keys.bitmap(this.list, pad3(areaCode), generation);
-        if (!stage.written) {
-          await this.redis.set(key, buf, 'PX', STAGING_MS);
-          stage.written = true;
-        } else {
-          // A file not sorted by area code came back to one written already: OR the new part into it.
-          const scratch = this.keys.scratch(this.list, pad3(areaCode), generation);
-          await this.redis.set(scratch, buf, 'PX', STAGING_MS);
-          await this.redis.bitop('OR', key, key, scratch);
-          await this.redis.unlink(scratch);
-          await this.redis.pexpire(key, STAGING_MS); // BITOP's result has no expiry of its own
-        }
-      };
-      const bitmapOf = async (areaCode: number, file: string): Promise<Buffer> => {
-        let stage = stages.get(areaCode);
-        if (stage?.buf) {
-          stage.files.add(file);
-          return stage.buf;
-        }
-        if (inMemory >= BITMAPS_IN_MEMORY) {
-          const [oldest, s] = [...stages].find(([, x]) => x.buf)!;
-          await flush(oldest, s);
-        }
-        if (!stage) stages.set(areaCode, stage = { files: new Set(), written: false, buf: null });
-        stage.files.add(file);
-        stage.buf = Buffer.alloc(BITMAP_BYTES);
-        stage.buf[0] = 0x80; // bit 0, exchange 000: the mark that the bitmap exists
-        inMemory++;
-        // Least recently used first: a file sorted by area code flushes each one once.
-        stages.delete(areaCode);
-        stages.set(areaCode, stage);
-        return stage.buf;
-      };
       for (const path of paths) {
         for (const source of await listSources(path)) {
           const lines = await readNumbers(source, 'full', async (batch: NumberBatch) => {
             let current = -1;
             let buf: Buffer | null = null;
-            for (let i = 0; i < batch.length; i++) {
+            for (const i of byAreaCode(batch)) {
               const a = batch.areaCodes[i]!;
-              if (a !== current) { buf = await bitmapOf(a, source.name); current = a; }
+              if (a !== current) {
+                const areaCode = pad3(a);
+                buf = await staged.get(areaCode);
+                current = a;
+                let f = filesOf.get(areaCode);
+                if (!f) filesOf.set(areaCode, f = new Set());
+                f.add(source.name);
+              }
               const off = batch.offsets[i]!;
               buf![off >>> 3]! |= 0x80 >>> (off & 7);
             }
@@ -182,32 +226,31 @@ export class ListCopies {
           files.push({ name: source.name, kind: 'full', date, lines });
         }
       }
-      if (!stages.size) throw new DncFileError(paths.map((p) => basename(p)).join(', '), undefined, 'no number in the files: a copy needs the numbers of at least one area code');
-      for (const [a, s] of stages) if (s.buf) await flush(a, s);
+      if (!filesOf.size) throw new DncFileError(paths.map((p) => basename(p)).join(', '), undefined, 'no number in the files: a copy needs the numbers of at least one area code');
+      await staged.writeAll();
       const areaCodes: Record<string, AreaCodeCopy> = {};
-      await Promise.all([...stages].map(async ([a, s]) => {
-        const bits = await this.redis.bitcount(this.keys.bitmap(this.list, pad3(a), generation));
-        areaCodes[pad3(a)] = { generation, files: [...s.files], numbers: bits - 1 };
-      }));
+      for (const a of [...filesOf.keys()].sort()) {
+        const bits = await this.redis.bitcount(this.keys.bitmap(this.list, a, generation));
+        areaCodes[a] = { generation, files: [...filesOf.get(a)!], numbers: bits - 1 };
+      }
       const loadedAt = new Date(this.now()).toISOString();
       const record: CopyRecord = {
         list: this.list, generation, date, countsFrom: new Date(countsFrom).toISOString(), loadedAt,
-        full: files.map((f) => ({ ...f, loadedAt })), changes: [],
-        areaCodes: Object.fromEntries(Object.entries(areaCodes).sort(([x], [y]) => x.localeCompare(y))),
+        full: files.map((f) => ({ ...f, loadedAt })), changes: [], areaCodes,
         numbers: Object.values(areaCodes).reduce((n, a) => n + a.numbers, 0),
       };
       await this.switchTo(record, before);
       return record;
     } catch (err) {
-      await this.discard([...stages.keys()].flatMap((a) => [this.keys.bitmap(this.list, pad3(a), generation), this.keys.scratch(this.list, pad3(a), generation)]));
+      await this.discard(staged.keys());
       throw err;
     }
   }
 
   /**
    * Applies a change list (numbers added to and deleted from the list since the copy's download) on top of the current
-   * copy, as a new copy dated `date`: the touched area codes' bitmaps are copied to new keys and changed there, then
-   * the record switches. Lines of area codes the copy has no file for are counted as skipped (those numbers still
+   * copy, as a new copy dated `date`: the touched area codes' bitmaps are read, changed in memory and written under new
+   * keys, then the record switches. Lines of area codes the copy has no file for are counted as skipped (those numbers still
    * cannot be vouched for). A refused line, or a copy switched meanwhile by another process, stores nothing.
    */
   async applyChanges(path: string, date: string, layout: ChangeLayout = DEFAULT_CHANGE_LAYOUT): Promise<CopyRecord> {
@@ -220,59 +263,57 @@ export class ListCopies {
       throw new DncFileError(name, undefined, `dated ${date}, before the copy it would change (${before.date}): change lists are applied in the order of their downloads`);
     }
     const generation = newGeneration();
-    interface Touched { key: string; ops: number[]; added: number; deleted: number; unchanged: number }
-    const touched = new Map<string, Touched>();
-    let pending = 0;
-    const sendOps = async (t: Touched) => {
-      while (t.ops.length) {
-        const part = t.ops.splice(0, OPS_PER_COMMAND);
-        const args: (string | number)[] = [];
-        for (const op of part) args.push('SET', 'u1', op >>> 1, op & 1);
-        const old = await this.redis.call('BITFIELD', t.key, ...args) as number[];
-        for (let i = 0; i < part.length; i++) {
-          const bit = part[i]! & 1;
-          if (old[i] === bit) t.unchanged++;
-          else if (bit) t.added++;
-          else t.deleted++;
+    const staged = new StagedBitmaps(
+      this.redis, (a) => this.keys.bitmap(this.list, a, generation),
+      async (a) => {
+        const buf = await this.redis.getBuffer(this.keys.bitmap(this.list, a, before.areaCodes[a]!.generation));
+        if (!buf || buf.length !== BITMAP_BYTES || !(buf[0]! & 0x80)) {
+          throw new Error(`Do Not Call list ${this.list}: the bitmap of area code ${a} is gone from Redis (evicted?): load the full list again`);
         }
-      }
-    };
-    const sendAll = async () => {
-      await Promise.all([...touched.values()].map(sendOps));
-      pending = 0;
-    };
+        return buf;
+      },
+    );
     const changes: FileRecord[] = [];
     try {
       for (const source of await listSources(path)) {
         const skipped: Record<string, number> = {};
-        for (const t of touched.values()) t.added = t.deleted = t.unchanged = 0;
+        let added = 0, deleted = 0, unchanged = 0;
         const lines = await readNumbers(source, 'changes', async (batch) => {
-          for (let i = 0; i < batch.length; i++) {
-            const a = pad3(batch.areaCodes[i]!);
-            const base = before.areaCodes[a];
-            if (!base) { skipped[a] = (skipped[a] ?? 0) + 1; continue; }
-            let t = touched.get(a);
-            if (!t) {
-              const key = this.keys.bitmap(this.list, a, generation);
-              touched.set(a, t = { key, ops: [], added: 0, deleted: 0, unchanged: 0 });
-              if (await this.redis.copy(this.keys.bitmap(this.list, a, base.generation), key) !== 1) {
-                throw new Error(`Do Not Call list ${this.list}: the bitmap of area code ${a} is gone from Redis (evicted?): load the full list again`);
-              }
-              await this.redis.pexpire(key, STAGING_MS);
+          let current = -1;
+          let buf: Buffer | null = null;
+          for (const i of byAreaCode(batch)) {
+            const n = batch.areaCodes[i]!;
+            if (n !== current) {
+              const a = pad3(n);
+              current = n;
+              buf = before.areaCodes[a] ? await staged.get(a) : null;
             }
-            t.ops.push(batch.offsets[i]! * 2 + batch.adds[i]!);
-            if (++pending >= OPS_PENDING) await sendAll();
+            if (!buf) {
+              const a = pad3(n);
+              skipped[a] = (skipped[a] ?? 0) + 1;
+              continue;
+            }
+            const off = batch.offsets[i]!;
+            const at = off >>> 3, mask = 0x80 >>> (off & 7);
+            const was = (buf[at]! & mask) !== 0;
+            if (batch.adds[i]) {
+              if (was) unchanged++;
+              else { buf[at]! |= mask; added++; }
+            } else if (!was) {
+              unchanged++;
+            } else {
+              buf[at]! &= ~mask;
+              deleted++;
+            }
           }
         }, layout);
-        await sendAll();
-        let added = 0, deleted = 0, unchanged = 0;
-        for (const t of touched.values()) { added += t.added; deleted += t.deleted; unchanged += t.unchanged; }
         changes.push({ name: source.name, kind: 'changes', date, lines, loadedAt: '', added, deleted, unchanged, ...(Object.keys(skipped).length ? { skipped } : {}) });
       }
+      await staged.writeAll();
       const loadedAt = new Date(this.now()).toISOString();
       const areaCodes = { ...before.areaCodes };
-      for (const [a, t] of touched) {
-        const bits = await this.redis.bitcount(t.key);
+      for (const a of staged.areaCodes) {
+        const bits = await this.redis.bitcount(this.keys.bitmap(this.list, a, generation));
         areaCodes[a] = { ...before.areaCodes[a]!, generation, numbers: bits - 1 };
       }
       const record: CopyRecord = {
@@ -283,7 +324,7 @@ export class ListCopies {
       await this.switchTo(record, before);
       return record;
     } catch (err) {
-      await this.discard([...touched.values()].map((t) => t.key));
+      await this.discard(staged.keys());
       throw err;
     }
   }

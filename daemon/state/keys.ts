@@ -189,8 +189,7 @@ export function campaignKey(baseUrl: string, accountId: string, campaignId: stri
 /**
  * Do Not Call lists' keys (daemon/dnc/). A list's name is checked by daemon/dnc/names.ts (no braces, no colons).
  * Redis Cluster: each list's record has its own tag {dnc-<list>}; each bitmap of a list and area code its own
- * {dnc-<list>-<area code>}, so the area codes spread over the masters and a copy's next generation of an area code (COPY,
- * BITOP) shares the slot of the one before. The company's own list is one slot, {dnc-own-<list>}.
+ * {dnc-<list>-<area code>}, so the area codes spread over the masters. The company's own list is one slot, {dnc-own-<list>}.
  */
 export class DncKeys {
   private readonly prefix: string;
@@ -202,8 +201,6 @@ export class DncKeys {
    * generation of the list's copy. Bit 0 (exchange 000, never a number) is always set: a key that reads 0 there is gone.
    */
   bitmap(list: string, areaCode: string, generation: string) { return `${this.prefix}:{dnc-${list}-${areaCode}}:dnc:${list}:${areaCode}:${generation}`; }
-  /** string: a part of a bitmap being loaded, OR-ed into it and deleted. */
-  scratch(list: string, areaCode: string, generation: string) { return `${this.bitmap(list, areaCode, generation)}:scratch`; }
   /** hash: phone number (E.164) -> JSON of who put it on the company's own list, when and why. */
   ownNumbers(list: string) { return `${this.prefix}:{dnc-own-${list}}:dnc-own:${list}:numbers`; }
   /** list: every add and remove of the company's own list (JSON: op, number, by, at, reason), oldest first. */

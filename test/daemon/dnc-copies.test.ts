@@ -125,6 +125,24 @@ describe('change lists', () => {
     expect(answers[2]!.copy).toEqual({ file: 'full.txt', changes: ['changes-1.txt'], date: '2026-11-28' });
   });
 
+  it('loads and changes more area codes than it holds in memory, from files not sorted by area code', async () => {
+    const { copies } = fresh();
+    // 20 area codes (more than the 16 bitmaps a load holds), each line the next one's, over 40,000 lines (3 batches of
+    // the reader): every bitmap is written out and needed again (OR-ed in by the full load, read back by the change list).
+    const areaCodes = Array.from({ length: 20 }, (_, i) => String(230 + i));
+    const number = (i: number) => `${areaCodes[i % 20]}${5_550_000 + Math.floor(i / 20)}`;
+    const full = await copies.loadFull([file('mixed.txt', Array.from({ length: 40_000 }, (_, i) => number(i)))], '2026-11-27');
+    expect(Object.keys(full.areaCodes)).toEqual(areaCodes);
+    expect(full.numbers).toBe(40_000);
+    // Delete the first 20,000 numbers, add 20,000 new ones, interleaved.
+    const lines = Array.from({ length: 40_000 }, (_, i) => (i % 2 ? `${number(40_000 + i)},A` : `${number(i / 2)},D`));
+    const changed = await copies.applyChanges(file('mixed-changes.txt', lines), '2026-11-28');
+    expect(changed.changes[0]).toMatchObject({ added: 20_000, deleted: 20_000, unchanged: 0 });
+    expect(changed.numbers).toBe(40_000);
+    const phones = [0, 19_999, 20_000, 39_999, 40_001, 79_999, 79_998].map((i) => `+1${number(i)}`);
+    expect(await statuses(copies, phones)).toEqual(['not-listed', 'not-listed', 'listed', 'listed', 'listed', 'listed', 'not-listed']);
+  });
+
   it('refuses a change list with a bad line (nothing changes), one older than the copy, and one with no copy', async () => {
     const { copies, prefix } = fresh();
     await expect(copies.applyChanges(file('c0.txt', ['2015550123,A']), '2026-11-28')).rejects.toThrow('c0.txt: a change list follows a copy, and list national has none yet: load its full list first');
