@@ -156,6 +156,25 @@ describe('change lists', () => {
     expect(await statuses(copies, ['+12015550123', '+12015550124'])).toEqual(['listed', 'not-listed']);
   });
 
+  it('refuses the second of two change lists applied at once on the same copy, keeping nothing of it', async () => {
+    const { copies, prefix } = fresh();
+    const full = await copies.loadFull([file('race.txt', ['2015550123'])], '2026-11-20');
+    // Both read the same copy before either switches it (their first request is that read, sent together).
+    const results = await Promise.allSettled([
+      copies.applyChanges(file('race-1.txt', ['2015550124,A']), '2026-11-21'),
+      copies.applyChanges(file('race-2.txt', ['2015550125,A']), '2026-11-21'),
+    ]);
+    const won = results.filter((r) => r.status === 'fulfilled');
+    const lost = results.filter((r) => r.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(String(lost[0]!.reason)).toContain('another load switched the copy while this one was loading; nothing of this one was kept: load it again');
+    const now = (await copies.copy())!;
+    expect(now.changes).toHaveLength(1);
+    // Only the first copy's bitmap (lapsing) and the winner's are left.
+    const generations = (await keysUnder(prefix)).filter((k) => k.includes(':dnc:national:201:')).map((k) => k.split(':').pop());
+    expect(generations.sort()).toEqual([full.generation, now.generation].sort());
+  });
+
   it('reads a configured layout', async () => {
     const { copies } = fresh();
     await copies.loadFull([file('f2.txt', ['2015550123'])], '2026-11-20');
