@@ -182,11 +182,17 @@ export class ListCopies {
 
   /** The current copy's record, or null when none was loaded. Throws when the record cannot be read. */
   async copy(): Promise<CopyRecord | null> {
+    const { record, unreadable } = await this.current();
+    if (unreadable) throw new Error(`Do Not Call list ${this.list}: ${unreadable}`);
+    return record;
+  }
+
+  /** The record as stored (what a switch expects to find unchanged) and decoded, or why it cannot be read. */
+  private async current(): Promise<{ raw: string | null; record: CopyRecord | null; unreadable?: string }> {
     const raw = await this.redis.get(this.keys.copy(this.list));
-    if (raw === null) return null;
+    if (raw === null) return { raw, record: null };
     const r = decodeRecord(raw);
-    if (typeof r === 'string') throw new Error(`Do Not Call list ${this.list}: ${r}`);
-    return r;
+    return typeof r === 'string' ? { raw, record: null, unreadable: r } : { raw, record: r };
   }
 
   /**
@@ -198,7 +204,8 @@ export class ListCopies {
     const now = this.now();
     const countsFrom = copyInstant(date, now);
     if (!paths.length) throw new Error(`Do Not Call list ${this.list}: a full copy needs at least one file`);
-    const before = await this.copy();
+    // A record that cannot be read is replaced (its bitmaps, unknown, lapse with no reader or stay): the fix it asks for.
+    const { raw, record: before } = await this.current();
     const generation = newGeneration();
     const staged = new StagedBitmaps(this.redis, (a) => this.keys.bitmap(this.list, a, generation), async () => emptyBitmap());
     const filesOf = new Map<string, Set<string>>();
@@ -239,7 +246,7 @@ export class ListCopies {
         full: files.map((f) => ({ ...f, loadedAt })), changes: [], areaCodes,
         numbers: Object.values(areaCodes).reduce((n, a) => n + a.numbers, 0),
       };
-      await this.switchTo(record, before);
+      await this.switchTo(record, raw, before);
       return record;
     } catch (err) {
       await this.discard(staged.keys());
@@ -256,8 +263,9 @@ export class ListCopies {
   async applyChanges(path: string, date: string, layout: ChangeLayout = DEFAULT_CHANGE_LAYOUT): Promise<CopyRecord> {
     const now = this.now();
     const countsFrom = copyInstant(date, now);
-    const before = await this.copy();
+    const { raw, record: before, unreadable } = await this.current();
     const name = basename(path);
+    if (unreadable) throw new DncFileError(name, undefined, `list ${this.list}'s ${unreadable.replace(/^its /, '')}`);
     if (!before) throw new DncFileError(name, undefined, `a change list follows a copy, and list ${this.list} has none yet: load its full list first`);
     if (countsFrom < Date.parse(before.countsFrom)) {
       throw new DncFileError(name, undefined, `dated ${date}, before the copy it would change (${before.date}): change lists are applied in the order of their downloads`);
@@ -321,7 +329,7 @@ export class ListCopies {
         changes: [...before.changes, ...changes.map((c) => ({ ...c, loadedAt }))],
         areaCodes, numbers: Object.values(areaCodes).reduce((n, a) => n + a.numbers, 0),
       };
-      await this.switchTo(record, before);
+      await this.switchTo(record, raw, before);
       return record;
     } catch (err) {
       await this.discard(staged.keys());
@@ -330,21 +338,18 @@ export class ListCopies {
   }
 
   /**
-   * Makes `record` the copy, if the copy is still `before` (another process's load meanwhile refuses this one: its
+   * Makes `record` the copy, if the stored record is still `raw` (another process's load meanwhile refuses this one: its
    * bitmaps were made from what it replaced). Then the new bitmaps lose their staging expiry and the replaced ones
    * get REPLACED_MS. A crash between the two leaves the new bitmaps to lapse: lookups then say the bitmap is gone.
    */
-  private async switchTo(record: CopyRecord, before: CopyRecord | null): Promise<void> {
+  private async switchTo(record: CopyRecord, raw: string | null, before: CopyRecord | null): Promise<void> {
     const key = this.keys.copy(this.list);
     // Its own connection: WATCH holds for a connection, and the shared one carries other callers' commands.
     const c: RedisClient = this.redis instanceof Cluster ? this.redis.duplicate() : this.redis.duplicate();
     try {
       await c.watch(key);
-      const raw = await c.get(key);
-      const current = raw === null ? null : decodeRecord(raw);
-      const currentGeneration = current === null ? null : typeof current === 'string' ? '?' : current.generation;
       const changed = () => new Error(`Do Not Call list ${this.list}: another load switched the copy while this one was loading; nothing of this one was kept: load it again`);
-      if (currentGeneration !== (before?.generation ?? null)) {
+      if (await c.get(key) !== raw) {
         await c.unwatch();
         throw changed();
       }

@@ -1,5 +1,5 @@
 // The company's own Do Not Call list in Redis: a record per phone number (who added it, when, why) and a log of every
-// add and remove, and the same lookup shape as a registry copy. Nothing leaves it by itself: only `remove`, with who.
+// add and remove asked, and the same lookup shape as a registry copy. Nothing leaves it by itself: only `remove`, with who.
 import type { RedisClient } from '../state/connection.ts';
 import { DncKeys } from '../state/keys.ts';
 import { checkListName, type ListAnswer, type OwnEntry } from './answers.ts';
@@ -39,33 +39,36 @@ export class OwnList {
     this.now = options.now ?? Date.now;
   }
 
-  /** Adds numbers (E.164); one already on the list keeps its first record. Returns how many were new. */
+  /**
+   * Adds numbers (E.164); one already on the list keeps its first record. Every number asked is logged with who asked,
+   * in the same transaction (a record without its log line, or the reverse, cannot be left). Returns how many were new.
+   */
   async add(phones: readonly string[], change: OwnChange): Promise<number> {
-    const c = checkChange(change);
-    phones.forEach(checkPhone);
-    if (!phones.length) return 0;
-    const at = new Date(this.now()).toISOString();
-    const record: OwnEntry = { at, ...c };
-    const m = this.redis.multi();
-    for (const p of phones) m.hsetnx(this.keys.ownNumbers(this.list), p, JSON.stringify(record));
-    const results = await m.exec();
-    const added = phones.filter((_, i) => results?.[i]?.[1] === 1);
-    if (added.length) await this.redis.rpush(this.keys.ownLog(this.list), ...added.map((n) => JSON.stringify({ op: 'add', number: n, ...record })));
-    return added.length;
+    return this.change('add', phones, change);
   }
 
-  /** Removes numbers, recording who did and why. Returns how many were on the list. */
+  /** Removes numbers, logging who asked and why in the same transaction. Returns how many were on the list. */
   async remove(phones: readonly string[], change: OwnChange): Promise<number> {
+    return this.change('remove', phones, change);
+  }
+
+  private async change(op: 'add' | 'remove', phones: readonly string[], change: OwnChange): Promise<number> {
     const c = checkChange(change);
     phones.forEach(checkPhone);
     if (!phones.length) return 0;
-    const at = new Date(this.now()).toISOString();
+    const entry: OwnEntry = { at: new Date(this.now()).toISOString(), ...c };
+    const numbers = this.keys.ownNumbers(this.list);
     const m = this.redis.multi();
-    for (const p of phones) m.hdel(this.keys.ownNumbers(this.list), p);
+    for (const p of phones) {
+      if (op === 'add') m.hsetnx(numbers, p, JSON.stringify(entry));
+      else m.hdel(numbers, p);
+    }
+    m.rpush(this.keys.ownLog(this.list), ...phones.map((number) => JSON.stringify({ op, number, ...entry })));
     const results = await m.exec();
-    const removed = phones.filter((_, i) => results?.[i]?.[1] === 1);
-    if (removed.length) await this.redis.rpush(this.keys.ownLog(this.list), ...removed.map((n) => JSON.stringify({ op: 'remove', number: n, at, ...c })));
-    return removed.length;
+    if (!results) throw new Error(`the company's Do Not Call list ${this.list}: the change was not made (Redis aborted the transaction)`);
+    const failed = results.find(([err]) => err);
+    if (failed) throw failed[0]!;
+    return results.slice(0, phones.length).filter(([, n]) => n === 1).length;
   }
 
   /** A page of the list (HSCAN order), from `cursor` ('0' first); the next cursor is '0' at the end. */
@@ -81,7 +84,7 @@ export class OwnList {
 
   async size(): Promise<number> { return this.redis.hlen(this.keys.ownNumbers(this.list)); }
 
-  /** The log of adds and removes, oldest first (`from` and `to` as LRANGE's). */
+  /** The log of adds and removes asked, oldest first (`from` and `to` as LRANGE's). */
   async log(from = 0, to = -1): Promise<OwnLogEntry[]> {
     return (await this.redis.lrange(this.keys.ownLog(this.list), from, to)).map((l) => JSON.parse(l) as OwnLogEntry);
   }

@@ -203,6 +203,6 @@ export class DncKeys {
   bitmap(list: string, areaCode: string, generation: string) { return `${this.prefix}:{dnc-${list}-${areaCode}}:dnc:${list}:${areaCode}:${generation}`; }
   /** hash: phone number (E.164) -> JSON of who put it on the company's own list, when and why. */
   ownNumbers(list: string) { return `${this.prefix}:{dnc-own-${list}}:dnc-own:${list}:numbers`; }
-  /** list: every add and remove of the company's own list (JSON: op, number, by, at, reason), oldest first. */
+  /** list: every add and remove asked of the company's own list (JSON: op, number, by, at, reason), oldest first. */
   ownLog(list: string) { return `${this.prefix}:{dnc-own-${list}}:dnc-own:${list}:log`; }
 }

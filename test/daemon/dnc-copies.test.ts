@@ -204,6 +204,16 @@ describe('failing closed', () => {
     }
   });
 
+  it('answers cannot vouch while the copy record cannot be read; a change list is refused, a full load replaces it', async () => {
+    const { copies, keys } = fresh();
+    await redis.set(keys.copy('national'), '{"generation": 1');
+    expect(await copies.lookup(['+12015550123'])).toEqual([{ list: 'national', status: 'cannot-vouch', reason: 'its copy record in Redis cannot be read: load the list again' }]);
+    await expect(copies.applyChanges(file('unreadable-changes.txt', ['2015550123,A']), '2026-11-28'))
+      .rejects.toThrow("unreadable-changes.txt: list national's copy record in Redis cannot be read: load the list again");
+    await copies.loadFull([file('repair.txt', ['2015550123'])], '2026-11-28');
+    expect(await statuses(copies, ['+12015550123', '+12015550124'])).toEqual(['listed', 'not-listed']);
+  });
+
   it('answers cannot vouch for an area code whose bitmap is gone from Redis', async () => {
     const { copies, keys } = fresh();
     const r = await copies.loadFull([file('gone.txt', ['2015550123', '4152220000'])], '2026-11-28');

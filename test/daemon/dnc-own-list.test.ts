@@ -44,8 +44,9 @@ describe("the company's own list", () => {
     expect(page.cursor).toBe('0');
     expect(page.entries.map((e) => e.number).sort()).toEqual(['+12015550124', '+442071234567']);
     expect((await own.log()).map((l) => `${l.op} ${l.number} ${l.by} ${l.at.slice(11, 16)}`)).toEqual([
-      'add +12015550123 agent 7 12:00', 'add +442071234567 agent 7 12:00', 'add +12015550124 web form 12:01',
-      'remove +12015550123 compliance officer 12:02',
+      'add +12015550123 agent 7 12:00', 'add +442071234567 agent 7 12:00',
+      'add +12015550123 web form 12:01', 'add +12015550124 web form 12:01', // asked again: logged, its first record kept
+      'remove +12015550123 compliance officer 12:02', 'remove +12015550125 compliance officer 12:02',
     ]);
   });
 
