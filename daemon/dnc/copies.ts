@@ -210,6 +210,7 @@ export class ListCopies {
     const staged = new StagedBitmaps(this.redis, (a) => this.keys.bitmap(this.list, a, generation), async () => emptyBitmap());
     const filesOf = new Map<string, Set<string>>();
     const files: Array<Omit<FileRecord, 'loadedAt'>> = [];
+    let record: CopyRecord;
     try {
       for (const path of paths) {
         for (const source of await listSources(path)) {
@@ -241,17 +242,18 @@ export class ListCopies {
         areaCodes[a] = { generation, files: [...filesOf.get(a)!], numbers: bits - 1 };
       }
       const loadedAt = new Date(this.now()).toISOString();
-      const record: CopyRecord = {
+      record = {
         list: this.list, generation, date, countsFrom: new Date(countsFrom).toISOString(), loadedAt,
         full: files.map((f) => ({ ...f, loadedAt })), changes: [], areaCodes,
         numbers: Object.values(areaCodes).reduce((n, a) => n + a.numbers, 0),
       };
-      await this.switchTo(record, raw, before);
-      return record;
+      await this.switchTo(record, raw);
     } catch (err) {
       await this.discard(staged.keys());
       throw err;
     }
+    await this.settle(record, before);
+    return record;
   }
 
   /**
@@ -282,6 +284,7 @@ export class ListCopies {
       },
     );
     const changes: FileRecord[] = [];
+    let record: CopyRecord;
     try {
       for (const source of await listSources(path)) {
         const skipped: Record<string, number> = {};
@@ -324,25 +327,25 @@ export class ListCopies {
         const bits = await this.redis.bitcount(this.keys.bitmap(this.list, a, generation));
         areaCodes[a] = { ...before.areaCodes[a]!, generation, numbers: bits - 1 };
       }
-      const record: CopyRecord = {
+      record = {
         ...before, generation, date, countsFrom: new Date(countsFrom).toISOString(), loadedAt,
         changes: [...before.changes, ...changes.map((c) => ({ ...c, loadedAt }))],
         areaCodes, numbers: Object.values(areaCodes).reduce((n, a) => n + a.numbers, 0),
       };
-      await this.switchTo(record, raw, before);
-      return record;
+      await this.switchTo(record, raw);
     } catch (err) {
       await this.discard(staged.keys());
       throw err;
     }
+    await this.settle(record, before);
+    return record;
   }
 
   /**
    * Makes `record` the copy, if the stored record is still `raw` (another process's load meanwhile refuses this one: its
-   * bitmaps were made from what it replaced). Then the new bitmaps lose their staging expiry and the replaced ones
-   * get REPLACED_MS. A crash between the two leaves the new bitmaps to lapse: lookups then say the bitmap is gone.
+   * bitmaps were made from what it replaced).
    */
-  private async switchTo(record: CopyRecord, raw: string | null, before: CopyRecord | null): Promise<void> {
+  private async switchTo(record: CopyRecord, raw: string | null): Promise<void> {
     const key = this.keys.copy(this.list);
     // Its own connection: WATCH holds for a connection, and the shared one carries other callers' commands.
     const c: RedisClient = this.redis instanceof Cluster ? this.redis.duplicate() : this.redis.duplicate();
@@ -358,6 +361,13 @@ export class ListCopies {
     } finally {
       c.disconnect();
     }
+  }
+
+  /**
+   * After a switch: the new bitmaps lose their staging expiry and the replaced ones get REPLACED_MS. A crash before
+   * leaves the new bitmaps to lapse: lookups then say the bitmap is gone (failing closed) until the next load.
+   */
+  private async settle(record: CopyRecord, before: CopyRecord | null): Promise<void> {
     const fresh = Object.entries(record.areaCodes).filter(([, a]) => a.generation === record.generation);
     await Promise.all(fresh.map(([a]) => this.redis.persist(this.keys.bitmap(this.list, a, record.generation))));
     if (before) {
