@@ -185,3 +185,24 @@ export function routeId(syncId: string, campaignId: string): string {
 export function campaignKey(baseUrl: string, accountId: string, campaignId: string): string {
   return createHash('sha256').update(`${baseUrl}\n${accountId}\n${campaignId}`).digest('base64url').slice(0, 16);
 }
+
+/**
+ * Do Not Call lists' keys (daemon/dnc/). A list's name is checked by daemon/dnc/names.ts (no braces, no colons).
+ * Redis Cluster: each list's record has its own tag {dnc-<list>}; each bitmap of a list and area code its own
+ * {dnc-<list>-<area code>}, so the area codes spread over the masters. The company's own list is one slot, {dnc-own-<list>}.
+ */
+export class DncKeys {
+  private readonly prefix: string;
+  constructor(prefix: string) { this.prefix = prefix; }
+  /** string: the JSON record of the list's current copy (store.ts's CopyRecord); switching it switches the copy. */
+  copy(list: string) { return `${this.prefix}:{dnc-${list}}:dnc:${list}:copy`; }
+  /**
+   * string: one bit per 7-digit number of an area code (offset = the number's last 7 digits; 1.25 MB), of one
+   * generation of the list's copy. Bit 0 (exchange 000, never a number) is always set: a key that reads 0 there is gone.
+   */
+  bitmap(list: string, areaCode: string, generation: string) { return `${this.prefix}:{dnc-${list}-${areaCode}}:dnc:${list}:${areaCode}:${generation}`; }
+  /** hash: phone number (E.164) -> JSON of who put it on the company's own list, when and why. */
+  ownNumbers(list: string) { return `${this.prefix}:{dnc-own-${list}}:dnc-own:${list}:numbers`; }
+  /** list: every add and remove asked of the company's own list (JSON: op, number, by, at, reason), oldest first. */
+  ownLog(list: string) { return `${this.prefix}:{dnc-own-${list}}:dnc-own:${list}:log`; }
+}
