@@ -210,8 +210,7 @@ export class ListCopies {
     const staged = new StagedBitmaps(this.redis, (a) => this.keys.bitmap(this.list, a, generation), async () => emptyBitmap());
     const filesOf = new Map<string, Set<string>>();
     const files: Array<Omit<FileRecord, 'loadedAt'>> = [];
-    let record: CopyRecord;
-    try {
+    return this.publish(staged, raw, before, async () => {
       for (const path of paths) {
         for (const source of await listSources(path)) {
           const lines = await readNumbers(source, 'full', async (batch: NumberBatch) => {
@@ -242,18 +241,13 @@ export class ListCopies {
         areaCodes[a] = { generation, files: [...filesOf.get(a)!], numbers: bits - 1 };
       }
       const loadedAt = new Date(this.now()).toISOString();
-      record = {
+      const record: CopyRecord = {
         list: this.list, generation, date, countsFrom: new Date(countsFrom).toISOString(), loadedAt,
         full: files.map((f) => ({ ...f, loadedAt })), changes: [], areaCodes,
         numbers: Object.values(areaCodes).reduce((n, a) => n + a.numbers, 0),
       };
-      await this.switchTo(record, raw);
-    } catch (err) {
-      await this.discard(staged.keys());
-      throw err;
-    }
-    await this.settle(record, before);
-    return record;
+      return record;
+    });
   }
 
   /**
@@ -284,8 +278,7 @@ export class ListCopies {
       },
     );
     const changes: FileRecord[] = [];
-    let record: CopyRecord;
-    try {
+    return this.publish(staged, raw, before, async () => {
       for (const source of await listSources(path)) {
         const skipped: Record<string, number> = {};
         let added = 0, deleted = 0, unchanged = 0;
@@ -327,11 +320,24 @@ export class ListCopies {
         const bits = await this.redis.bitcount(this.keys.bitmap(this.list, a, generation));
         areaCodes[a] = { ...before.areaCodes[a]!, generation, numbers: bits - 1 };
       }
-      record = {
+      const record: CopyRecord = {
         ...before, generation, date, countsFrom: new Date(countsFrom).toISOString(), loadedAt,
         changes: [...before.changes, ...changes.map((c) => ({ ...c, loadedAt }))],
         areaCodes, numbers: Object.values(areaCodes).reduce((n, a) => n + a.numbers, 0),
       };
+      return record;
+    });
+  }
+
+  /**
+   * Stages a new copy's bitmaps and record (`build`), switches readers to it unless another process switched first,
+   * then lets the replaced copy's keys lapse; on any failure the staged bitmaps are discarded and readers keep the copy
+   * before.
+   */
+  private async publish(staged: StagedBitmaps, raw: string | null, before: CopyRecord | null, build: () => Promise<CopyRecord>): Promise<CopyRecord> {
+    let record: CopyRecord;
+    try {
+      record = await build();
       await this.switchTo(record, raw);
     } catch (err) {
       await this.discard(staged.keys());
