@@ -14,6 +14,7 @@ import { isTimeZone } from './local-time.ts';
 import { OUTCOMES, ruleSchema } from './outcomes.ts';
 import { telemetrySchema } from './telemetry.ts';
 import { yamlErrorText } from './yaml-error.ts';
+import { dncChoiceSchema, dncInForce, dncListsSchema, unknownLists, type DncChoice } from './dnc/config.ts';
 import { MAX_VARIABLES } from '../api/limits.ts';
 
 const COUNTRIES = new Set<string>(getCountries());
@@ -84,6 +85,14 @@ const mapping = z.strictObject({
   region: z.string().min(1).optional(),
   postalCode: z.string().min(1).optional(),
   country: z.string().min(1).optional(),
+  /**
+   * Exemptions from the Do Not Call registry and state lists (never from the company's own list): fields holding the
+   * date of the contact's written consent (exempt until the field is emptied), of its last purchase, delivery or
+   * payment (18 months after), and of its last inquiry or application (3 months after). See dnc/exemptions.ts.
+   */
+  consent: z.string().min(1).optional(),
+  lastPurchase: z.string().min(1).optional(),
+  lastInquiry: z.string().min(1).optional(),
 });
 
 // {every: 15m} or {cron: '0 0 * * * *', tz?}: one object, so an error points at the key that is wrong.
@@ -166,6 +175,8 @@ const sync = z.strictObject({
   mirror: mirror.optional(),
   /** This sync's calling-window rules, or `{ off: "<reason>" }` (default: the daemon's `compliance`, else the rules on). */
   compliance: complianceSchema.optional(),
+  /** Which Do Not Call lists hold this sync's numbers (default: the top-level doNotCall, else every list), or `{ off: "<reason>" }`. */
+  doNotCall: dncChoiceSchema.optional(),
 }).refine((s) => !(s.mirror?.sink.type === 'source' && (s.source.type === 'webhook' || s.source.type === 'csv')),
   { message: 'a webhook or CSV source has no CRM to write activities to: give mirror.sink a type of webhook or file', path: ['mirror', 'sink'] })
   .superRefine((s, ctx) => {
@@ -274,7 +285,26 @@ export const configSchema = z.strictObject({
   log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info') }).default({ level: 'info' }),
   /** OpenTelemetry traces (off unless an endpoint is set here or in OTEL_EXPORTER_OTLP_ENDPOINT); see telemetry.ts. */
   telemetry: telemetrySchema.optional(),
+  /** The Do Not Call lists the daemon keeps copies of (the national registry, state lists); see dnc/config.ts. */
+  doNotCallLists: dncListsSchema.default([]),
+  /** Which of them hold every sync without a doNotCall of its own (default: every one), or `{ off: "<reason>" }`. */
+  doNotCall: dncChoiceSchema.optional(),
+  /**
+   * POST /dnc/company: numbers added to the company's own Do Not Call list by a web form, an IVR's opt-out or a
+   * workflow, signed as Standard Webhooks are (`whsec_` + base64). Off without it.
+   */
+  doNotCallEndpoint: z.strictObject({ secret }).optional(),
+  /** Days each day's Do Not Call evidence stays in Redis for `campaign-sync dnc export` (export daily to keep it longer). */
+  doNotCallAuditDays: z.number().int().min(1).max(800).default(45),
 }).superRefine((c, ctx) => {
+  // A sync (or the top level) may name only lists of the catalog.
+  const unknown = (choice: DncChoice | undefined, path: PropertyKey[]) => {
+    for (const name of unknownLists(choice, c.doNotCallLists)) {
+      ctx.addIssue({ code: 'custom', path, input: name, message: `no Do Not Call list "${name}" in doNotCallLists${c.doNotCallLists.length ? ` (it has ${c.doNotCallLists.map((l) => l.name).join(', ')})` : ' (none is configured)'}` });
+    }
+  };
+  unknown(c.doNotCall, ['doNotCall', 'lists']);
+  c.syncs.forEach((s, i) => unknown(s.doNotCall, ['syncs', i, 'doNotCall', 'lists']));
   // ownsCampaign takes the numbers no sync added: with two syncs feeding the campaign, one would take the other's.
   const campaignsOf = (s: (typeof c.syncs)[number]) => (s.routes ? s.routes.map((r) => r.campaignId) : [s.campaignId!])
     .map((id) => ({ id, key: `${s.dialer?.baseUrl ?? c.dialer.baseUrl}\n${s.dialer?.accountId ?? c.dialer.accountId}\n${id}` }));
@@ -294,7 +324,7 @@ export const configSchema = z.strictObject({
   });
 })
   // Each sync's rules as they hold: its own block, else the top-level one, else the default rules (on).
-  .transform((c) => ({ ...c, syncs: c.syncs.map((s) => ({ ...s, rules: rulesInForce(s.compliance, c.compliance) })) }))
+  .transform((c) => ({ ...c, syncs: c.syncs.map((s) => ({ ...s, rules: rulesInForce(s.compliance, c.compliance), dnc: dncInForce(s.doNotCall, c.doNotCall, c.doNotCallLists) })) }))
   // A sync under the state rows without a mirror gets one that only counts (see COUNTING_MIRROR): a cap never goes uncounted.
   .transform((c) => ({ ...c, syncs: c.syncs.map((s) => (s.mirror || !s.rules.compliance?.ruleSet.stateRules ? s : { ...s, mirror: COUNTING_MIRROR })) }));
 

@@ -165,7 +165,16 @@ function emptyBitmap(): Buffer {
   return buf;
 }
 
-export interface CopyOptions { now?: () => number }
+export interface CopyOptions {
+  now?: () => number;
+  /** Days a copy vouches for (MAX_AGE_DAYS, the registry's, by default). */
+  maxAgeDays?: number;
+  /**
+   * The list's files hold every number it has (a state's list), not one file per subscribed area code (the registry):
+   * an area code the copy has no file for holds none of its numbers, instead of being unvouched.
+   */
+  whole?: boolean;
+}
 
 /** One list's copies: load, apply change lists, look up. */
 export class ListCopies {
@@ -173,11 +182,15 @@ export class ListCopies {
   private readonly redis: RedisClient;
   private readonly keys: DncKeys;
   private readonly now: () => number;
+  readonly maxAgeDays: number;
+  private readonly whole: boolean;
   constructor(redis: RedisClient, keys: DncKeys, list: string, options: CopyOptions = {}) {
     this.redis = redis;
     this.keys = keys;
     this.list = checkListName(list);
     this.now = options.now ?? Date.now;
+    this.maxAgeDays = options.maxAgeDays ?? MAX_AGE_DAYS;
+    this.whole = options.whole ?? false;
   }
 
   /** The current copy's record, or null when none was loaded. Throws when the record cannot be read. */
@@ -254,7 +267,7 @@ export class ListCopies {
    * Applies a change list (numbers added to and deleted from the list since the copy's download) on top of the current
    * copy, as a new copy dated `date`: the touched area codes' bitmaps are read, changed in memory and written under new
    * keys, then the record switches. Lines of area codes the copy has no file for are counted as skipped (those numbers still
-   * cannot be vouched for). A refused line, or a copy switched meanwhile by another process, stores nothing.
+   * cannot be vouched for); a whole list (a state's) takes them, its area code starting empty. A refused line, or a copy switched meanwhile by another process, stores nothing.
    */
   async applyChanges(path: string, date: string, layout: ChangeLayout = DEFAULT_CHANGE_LAYOUT): Promise<CopyRecord> {
     const now = this.now();
@@ -270,6 +283,8 @@ export class ListCopies {
     const staged = new StagedBitmaps(
       this.redis, (a) => this.keys.bitmap(this.list, a, generation),
       async (a) => {
+        // A whole list's area code without numbers yet starts empty (a change list may add its first).
+        if (!before.areaCodes[a]) return emptyBitmap();
         const buf = await this.redis.getBuffer(this.keys.bitmap(this.list, a, before.areaCodes[a]!.generation));
         if (!buf || buf.length !== BITMAP_BYTES || !(buf[0]! & 0x80)) {
           throw new Error(`Do Not Call list ${this.list}: the bitmap of area code ${a} is gone from Redis (evicted?): load the full list again`);
@@ -290,7 +305,7 @@ export class ListCopies {
             if (n !== current) {
               const a = pad3(n);
               current = n;
-              buf = before.areaCodes[a] ? await staged.get(a) : null;
+              buf = before.areaCodes[a] || this.whole ? await staged.get(a) : null;
             }
             if (!buf) {
               const a = pad3(n);
@@ -318,7 +333,7 @@ export class ListCopies {
       const areaCodes = { ...before.areaCodes };
       for (const a of staged.areaCodes) {
         const bits = await this.redis.bitcount(this.keys.bitmap(this.list, a, generation));
-        areaCodes[a] = { ...before.areaCodes[a]!, generation, numbers: bits - 1 };
+        areaCodes[a] = { files: [], ...before.areaCodes[a], generation, numbers: bits - 1 };
       }
       const record: CopyRecord = {
         ...before, generation, date, countsFrom: new Date(countsFrom).toISOString(), loadedAt,
@@ -400,7 +415,7 @@ export class ListCopies {
     let stale: string | null = null;
     if (record) {
       const ageDays = (now - Date.parse(record.countsFrom)) / DAY_MS;
-      if (ageDays > MAX_AGE_DAYS) stale = `its copy of ${record.date} is ${Math.floor(ageDays)} days old (${MAX_AGE_DAYS} at most): load a newer copy or change list`;
+      if (ageDays > this.maxAgeDays) stale = `its copy of ${record.date} is ${Math.floor(ageDays)} days old (${this.maxAgeDays} at most): load a newer copy or change list`;
     }
     const byAreaCode = new Map<string, number[]>();
     phones.forEach((phone, i) => {
@@ -417,7 +432,9 @@ export class ListCopies {
         return;
       }
       if (!record.areaCodes[areaCode]) {
-        answers[i] = { list, status: 'cannot-vouch', reason: `its copy of ${record.date} has no file for area code ${areaCode}: add that area code's full list` };
+        answers[i] = this.whole
+          ? { list, status: 'not-listed', copy: { file: '(no number of the area code)', changes: record.changes.map((c) => c.name), date: record.date } }
+          : { list, status: 'cannot-vouch', reason: `its copy of ${record.date} has no file for area code ${areaCode}: add that area code's full list` };
         return;
       }
       if (Number(rest) < 2_000_000) {

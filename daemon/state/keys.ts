@@ -174,6 +174,15 @@ export class SyncKeys {
    * (the number is kept out of the campaign whichever sync added it).
    */
   get doNotCall() { return `${this.campaign}:do-not-call`; }
+  /**
+   * hash: phone number -> JSON of the Do Not Call check that let it in when it was last added (dnc/evidence.ts's
+   * Evidence: which lists, which copy of each, which exemption), for `campaign-sync dnc why`.
+   */
+  get dncEvidence() { return `${this.campaign}:dnc:evidence`; }
+  /** list: the same evidence of every number added on one day (UTC, YYYY-MM-DD), oldest first, for the auditor's export; it expires. */
+  dncAudit(day: string) { return `${this.campaign}:dnc:audit:${day}`; }
+  /** sorted set: phone number the sync holds under a Do Not Call exemption, scored by when the exemption ends (ms). */
+  get dncExemptEnds() { return `${this.sync}:dnc:exempt-ends`; }
 }
 
 /** A route's id (a routed sync's campaign): the sync's id and its campaign's, so reordering routes keeps each one's state. */
