@@ -29,7 +29,8 @@ import type { Sink } from './sinks/sink.ts';
 import { WebhookSink } from './sinks/webhook.ts';
 import { connectRedis, redisWhere, serverRunIds, type RedisClient } from './state/connection.ts';
 import { ReplicaAcks } from './state/replication.ts';
-import { DaemonKeys, campaignKey, routeId } from './state/keys.ts';
+import { DaemonKeys, DncKeys, campaignKey, routeId } from './state/keys.ts';
+import { DncGate, listHold } from './dnc/gate.ts';
 import { openState } from './state/state-version.ts';
 import { WorkerWatchdog } from './worker-watchdog.ts';
 import { inSpan, queueTelemetry } from './telemetry.ts';
@@ -294,6 +295,11 @@ export class Daemon implements RunningDaemon {
       // What a run held for a webhook being received is released, when the last one ends, by a run of its own.
       const arrivals = new Arrivals(() => d.triggerPull(sync.id, 'webhook', false, 'inbox'));
       const source = createSource(sync, ctx);
+      // The sync's Do Not Call lists: one gate, each campaign's evidence under its own id; a list that cannot vouch holds
+      // the campaigns Paused through their calling window.
+      const gate = new DncGate(d.redis, new DncKeys(d.prefix), sync.dnc, { now });
+      const dncOf = (campaignId: string) => ({ gate, auditDays: config.doNotCallAuditDays, campaignId });
+      const hold = (holdsNumbers: boolean) => listHold(gate, holdsNumbers);
       /** The mirror of one campaign of the sync (`id`: the sync's, or a route's); its plans and history are the sync's. */
       const mirrorOf = (id: string, campaignId: string, state: SyncState, sink: Sink, window: CampaignWindow | undefined): MirrorRuntime => ({
         syncId: id, campaignId, config: sync.mirror!, timeZone: dialer.timeZone, sink,
@@ -314,8 +320,8 @@ export class Daemon implements RunningDaemon {
           rt.routes!.push({
             config: { ...sync, id, campaignId: route.campaignId, routes: undefined }, state, source, push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter,
             window: new CampaignWindow({ redis: d.redis, keys: routeKeys, dialer: windowDialer(dialer), campaignId: route.campaignId, compliance: compliance!, mapping: sync.mapping, log, now,
-              refusal: () => refusalOf(d.redis, keys.meta) }),
-            route: { of: rt, ...routeOf(route) },
+              refusal: () => refusalOf(d.redis, keys.meta), listHold: hold }),
+            route: { of: rt, ...routeOf(route) }, dnc: dncOf(route.campaignId),
           });
           d.targets.set(id, d.pushTarget(sync, sync.id, route.campaignId, state, rt.routes!.at(-1)!.window));
           if (sync.mirror) {
@@ -328,10 +334,10 @@ export class Daemon implements RunningDaemon {
       }
       const keys = d.keys.sync(sync.id, campaignKey(dialer.baseUrl, dialer.accountId, sync.campaignId));
       const state = new SyncState(d.redis, keys, sync.id, d.acks);
-      const rt: SyncRuntime = { config: sync, state, source, push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter };
+      const rt: SyncRuntime = { config: sync, state, source, push, log, metrics: d.metrics, arrivals, leaseMs: config.takeoverAfter, dnc: dncOf(sync.campaignId) };
       if (compliance) {
         rt.window = new CampaignWindow({ redis: d.redis, keys, dialer: windowDialer(dialer), campaignId: sync.campaignId, compliance, mapping: sync.mapping, log, now,
-          refusal: () => refusalOf(d.redis, keys.meta) });
+          refusal: () => refusalOf(d.redis, keys.meta), listHold: hold });
       }
       d.runtimes.set(sync.id, rt);
       if (sync.mirror) {

@@ -107,9 +107,15 @@ export class CampaignWindow {
   private readonly refusal: () => Promise<Refusal | null>;
   /** What the window last said about a refused sync's campaign (said again only when it changes). */
   private said: string | null = null;
+  /**
+   * Why the Do Not Call lists cannot vouch for the numbers the campaign holds (a registry copy too old, none loaded), so
+   * that the campaign is held Paused as a closed window holds it; and when that starts (a copy's 31 days running out).
+   */
+  private readonly listHold: (holdsNumbers: boolean) => Promise<{ reason: string | null; at: number | null }>;
 
   constructor(o: { redis: RedisClient; keys: SyncKeys; dialer: DialerClient; campaignId: string; compliance: Compliance; mapping: LocationMapping; log: Logger; now?: () => number;
-    refusal?: () => Promise<Refusal | null> }) {
+    refusal?: () => Promise<Refusal | null>; listHold?: (holdsNumbers: boolean) => Promise<{ reason: string | null; at: number | null }> }) {
+    this.listHold = o.listHold ?? (async () => ({ reason: null, at: null }));
     this.state = new WindowState(o.redis, o.keys);
     this.dialer = o.dialer;
     this.campaignId = o.campaignId;
@@ -244,8 +250,13 @@ export class CampaignWindow {
     if (j.judgedAt === null) return closed('the numbers the campaign holds are not judged yet');
     if (!j.current) return closed(j.error ? `what the campaign holds could not be read: ${j.error}` : 'the campaign holds numbers not judged yet');
     if (j.unjudged) return closed(`the campaign holds ${j.unjudged} number${j.unjudged === 1 ? '' : 's'} whose callee's zone is unknown (added by another key): delete ${j.unjudged === 1 ? 'it' : 'them'} from the campaign`);
+    const lists = await this.listHold(all.length > 0);
+    if (lists.reason) return closed(lists.reason);
     if (!all.length) return { group: '', want: 'Active', next: null, groups: 0, closedBecause: null };
-    return { group: '', ...campaignEdge(all.map(parseGroup), this.compliance.ruleSet, at, this.compliance.margin), groups: all.length, closedBecause: null };
+    const edge = campaignEdge(all.map(parseGroup), this.compliance.ruleSet, at, this.compliance.margin);
+    // A list that stops vouching before the window's next edge pauses the campaign then.
+    const next = lists.at !== null && (edge.next === null || lists.at < edge.next) && edge.want === 'Active' ? lists.at : edge.next;
+    return { group: '', ...edge, next, groups: all.length, closedBecause: null };
   }
 
   /**

@@ -56,15 +56,16 @@ export class DncGate {
   readonly company: OwnList;
   private readonly lists: CatalogList[];
   readonly off?: string;
-  private readonly now: () => number;
+  /** The clock copies' ages and exemptions are judged by (the daemon's: the real one, or the demo's dialer clock). */
+  readonly now: () => number;
   constructor(redis: RedisClient, keys: DncKeys, inForce: DncInForce, options: { now?: () => number } = {}) {
     this.now = options.now ?? Date.now;
     this.company = new OwnList(redis, keys, COMPANY_LIST, { now: this.now });
-    this.lists = inForce.lists.map((config) => ({
+    this.lists = (inForce?.lists ?? []).map((config) => ({
       config,
       copies: new ListCopies(redis, keys, config.name, { now: this.now, maxAgeDays: config.maxAgeDays, whole: config.type === 'state' }),
     }));
-    this.off = inForce.off;
+    this.off = inForce?.off;
   }
 
   /** The names of the lists asked, the company's first. */
@@ -145,4 +146,19 @@ export function verdictOf(answers: readonly ListAnswer[]): Verdict {
     else if (a.status === 'cannot-vouch' && verdict === 'clear') verdict = 'unvouched';
   }
   return verdict;
+}
+
+/**
+ * Whether a campaign is held Paused for its Do Not Call lists (the calling window's hold): while it holds numbers and a
+ * list that holds the sync cannot vouch for anything (no copy, a copy too old, its record unreadable), with the list and
+ * the fix in words; otherwise when the first list stops vouching (its copy's age limit), so the window pauses it then.
+ */
+export async function listHold(gate: DncGate, holdsNumbers: boolean): Promise<{ reason: string | null; at: number | null }> {
+  const health = await gate.health();
+  const bad = health.filter((h) => h.cannotVouch);
+  if (bad.length && holdsNumbers) {
+    return { reason: `Do Not Call ${bad.map((h) => `list ${h.list} cannot vouch for the numbers the campaign holds: ${h.cannotVouch}`).join('; ')}`, at: null };
+  }
+  const ats = health.map((h) => h.staleAt).filter((t): t is number => t !== null);
+  return { reason: null, at: ats.length ? Math.min(...ats) + 1 : null };
 }

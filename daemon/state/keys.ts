@@ -181,6 +181,11 @@ export class SyncKeys {
   get dncEvidence() { return `${this.campaign}:dnc:evidence`; }
   /** list: the same evidence of every number added on one day (UTC, YYYY-MM-DD), oldest first, for the auditor's export; it expires. */
   dncAudit(day: string) { return `${this.campaign}:dnc:audit:${day}`; }
+  /**
+   * hash: phone number a contact wants that a Do Not Call list keeps out of the campaign -> the list (the first that holds
+   * it, or cannot vouch for it: then `?` before its name); counted by status, /ops and the window's hold.
+   */
+  get dncKeptOut() { return `${this.campaign}:dnc:kept-out`; }
   /** sorted set: phone number the sync holds under a Do Not Call exemption, scored by when the exemption ends (ms). */
   get dncExemptEnds() { return `${this.sync}:dnc:exempt-ends`; }
 }

@@ -81,7 +81,20 @@ export interface BatchOutcome {
  * A contact as the sync stores it: its phone numbers (E.164) and the variables it wants them added with; one marked
  * Do Not Call wants none of its numbers in the campaign, whoever else holds them.
  */
-export interface StoredContact { id: string; phones: string[]; varValues: string[]; hash: string; doNotCall?: boolean }
+/** A number a plan wrote into an add batch: the contact wanting it, and the exemption that let it past a list. */
+export interface PlannedAdd { phone: string; contact: string; exemption?: string; until?: number }
+
+export interface PlanResult {
+  batchIds: string[];
+  skipped: number;
+  planned: number;
+  held: string[];
+  added: PlannedAdd[];
+  /** Numbers a contact wants that a Do Not Call list keeps out (it holds them, or cannot vouch for them). */
+  keptOut: string[];
+}
+
+export interface StoredContact { id: string; phones: string[]; varValues: string[]; hash: string; doNotCall?: boolean; exempt?: { until: number; why: string } }
 
 /**
  * A dry run's finding for one phone number: a change, or `others`: the campaign holds it, no sync of the daemon added
@@ -145,7 +158,9 @@ export class SyncState {
     const args: string[] = [];
     for (const c of changes) {
       if ('deleted' in c) args.push(c.deleted, '', '');
-      else args.push(c.contact.id, c.contact.phones.join(','), JSON.stringify({ v: c.contact.varValues, h: c.contact.hash, ...(c.contact.doNotCall ? { d: 1 } : {}) }));
+      // x, w: the contact's Do Not Call exemption, when until (ms, -1 until withdrawn) and why: the plan lets its numbers
+      // past the registry and state lists while it holds. A change of them changes the value, so its numbers are planned again.
+      else args.push(c.contact.id, c.contact.phones.join(','), JSON.stringify({ v: c.contact.varValues, h: c.contact.hash, ...(c.contact.doNotCall ? { d: 1 } : {}), ...(c.contact.exempt ? { x: c.contact.exempt.until, w: c.contact.exempt.why } : {}) }));
     }
     const k = this.keys;
     const [changed, unchanged, removed] = await this.redis.cdsApplyContacts(k.contacts, k.phones, k.dirty, k.doNotCall, ...args);
@@ -157,12 +172,16 @@ export class SyncState {
    * `whole`: adds short of a full batch are not written but left dirty and returned as `held`. `traceparent`: the
    * planning span, kept with each batch (tracing on only).
    */
-  async plan(phones: string[], onLeave: 'delete' | 'keep', maxBatch: number, runId: string, whole = false, traceparent?: string, owns = false): Promise<{ batchIds: string[]; skipped: number; planned: number; held: string[] }> {
-    if (!phones.length) return { batchIds: [], skipped: 0, planned: 0, held: [] };
+  async plan(phones: string[], onLeave: 'delete' | 'keep', maxBatch: number, runId: string, whole = false, traceparent?: string, owns = false, marks?: readonly string[], now = Date.now()): Promise<PlanResult> {
+    if (!phones.length) return { batchIds: [], skipped: 0, planned: 0, held: [], added: [], keptOut: [] };
     const k = this.keys;
-    const [batchIds, skipped, planned, held] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter, k.doNotCall, k.window.takenOut, k.others,
-      this.syncId, onLeave, maxBatch, Date.now(), runId, whole ? 1 : 0, traceparent ?? '', owns ? 1 : 0, ...phones);
-    return { batchIds, skipped, planned, held };
+    const [batchIds, skipped, planned, held, flat, keptOut] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter, k.doNotCall, k.window.takenOut, k.others,
+      this.syncId, onLeave, maxBatch, now, runId, whole ? 1 : 0, traceparent ?? '', owns ? 1 : 0, ...(marks ? phones.map((p, i) => marks[i] + p) : phones));
+    const added: PlannedAdd[] = [];
+    for (let i = 0; i < flat.length; i += 4) {
+      added.push({ phone: flat[i]!, contact: flat[i + 1]!, ...(flat[i + 2] ? { exemption: flat[i + 2]!, until: Number(flat[i + 3]) } : {}) });
+    }
+    return { batchIds, skipped, planned, held, added, keptOut };
   }
 
   /**

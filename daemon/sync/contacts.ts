@@ -5,6 +5,7 @@ import type { Mapping } from '../config.ts';
 import { toE164 } from '../phone.ts';
 import type { SourceContact } from '../sources/source.ts';
 import { readDoNotCall } from './do-not-call.ts';
+import { readExemption, type Exemption } from '../dnc/exemptions.ts';
 
 /** A contact mapped for the campaign: the state the daemon keeps per contact. */
 export interface MappedContact {
@@ -16,6 +17,10 @@ export interface MappedContact {
   hash: string;
   /** Marked Do Not Call (or its Do Not Call field cannot be read): its numbers leave the campaign and are never added. */
   doNotCall?: boolean;
+  /** Marked by a readable Do Not Call value (not by one that cannot be read): its numbers go on the company's list. */
+  markedDoNotCall?: boolean;
+  /** Its exemption from the Do Not Call registry and state lists (consent, a purchase, an inquiry), if one holds now. */
+  exempt?: Exemption;
 }
 
 export interface RecordError {
@@ -56,7 +61,7 @@ export function hashValues(values: string[]): string {
  * contact the dialer would refuse whole (a variable value over the API's limit) maps to no contact: it is refused
  * alone, with its reason, and what the campaign holds for it stays as it was until the CRM record is fixed.
  */
-export function mapContact(contact: SourceContact, mapping: Mapping): { contact: MappedContact | null; errors: RecordError[] } {
+export function mapContact(contact: SourceContact, mapping: Mapping, now = Date.now()): { contact: MappedContact | null; errors: RecordError[] } {
   const errors: RecordError[] = [];
   const phones: string[] = [];
   for (const field of mapping.phone) {
@@ -75,7 +80,9 @@ export function mapContact(contact: SourceContact, mapping: Mapping): { contact:
   const dnc = readDoNotCall(contact.fields, mapping.doNotCall);
   for (const u of dnc.unreadable) errors.push({ contactId: contact.id, line: contact.line, field: u.field, value: u.value, reason: u.reason, code: 'bad_record' });
   // Its variables do not matter: nothing of it is sent, and whatever the campaign holds of it leaves.
-  if (dnc.marked) return { contact: { id: contact.id, phones, varValues: [], hash: '', doNotCall: true }, errors };
+  if (dnc.marked) return { contact: { id: contact.id, phones, varValues: [], hash: '', doNotCall: true, ...(dnc.unreadable.length ? {} : { markedDoNotCall: true }) }, errors };
+  const { exemption, errors: unread } = readExemption(contact.fields, mapping, now);
+  for (const u of unread) errors.push({ contactId: contact.id, line: contact.line, field: u.field, value: u.value, reason: u.reason, code: 'bad_record' });
   const varValues = Object.values(mapping.variables).map((field) => varValue(contact.fields[field]));
   const tooLong = Object.entries(mapping.variables).flatMap(([name, field], i) => {
     const length = varValues[i]!.length;
@@ -87,5 +94,5 @@ export function mapContact(contact: SourceContact, mapping: Mapping): { contact:
     }];
   });
   if (tooLong.length) return { contact: null, errors: [...errors, ...tooLong] };
-  return { contact: { id: contact.id, phones, varValues, hash: hashValues(varValues) }, errors };
+  return { contact: { id: contact.id, phones, varValues, hash: hashValues(varValues), ...(exemption ? { exempt: exemption } : {}) }, errors };
 }

@@ -14,6 +14,8 @@ import { storableId, type SyncState, type RunRecord } from '../state/sync-state.
 import type { Arrivals } from './arrivals.ts';
 import { currentTraceparent, inSpan, linkActiveSpan, traceIdOf } from '../telemetry.ts';
 import { Lease } from '../state/lease.ts';
+import { VERDICT_MARK } from '../dnc/gate.ts';
+import { afterJudgedPlan, recheckCampaign, recordCrmMarks, type SyncDnc } from './dnc-check.ts';
 
 export interface SyncRuntime {
   config: SyncConfig;
@@ -38,6 +40,12 @@ export interface SyncRuntime {
    * states (null: a route by zones alone).
    */
   route?: Route & { of: SyncRuntime };
+  /**
+   * The Do Not Call lists that hold the campaign's numbers (the company's own, and the registry and state lists the
+   * configuration names): every number is judged by them before a plan, and its evidence kept. A routed sync's routes
+   * each have their own (the campaign id differs); the routed sync's records the CRM's marks.
+   */
+  dnc?: SyncDnc;
 }
 
 /** The runtimes that hold a campaign's state: a routed sync's routes, or the sync itself. */
@@ -145,7 +153,13 @@ async function planNow(rt: SyncRuntime, phones: string[], runId: string, carry?:
   let planned = 0;
   let held: string[] = [];
   for (let i = 0; i < all.length; i += 1000) {
-    const r = await rt.state.plan([...held, ...all.slice(i, i + 1000)], rt.config.onLeave, max, runId, carry !== undefined, currentTraceparent(), rt.config.ownsCampaign);
+    const chunk = [...held, ...all.slice(i, i + 1000)];
+    // The Do Not Call lists judge every number first (their bitmaps are in other slots than the plan's keys).
+    const judged = rt.dnc ? await rt.dnc.gate.judge(chunk) : null;
+    const now = rt.dnc?.gate.now() ?? Date.now();
+    const r = await rt.state.plan(chunk, rt.config.onLeave, max, runId, carry !== undefined, currentTraceparent(), rt.config.ownsCampaign,
+      judged?.map((j) => VERDICT_MARK[j.verdict]), now);
+    if (judged) await afterJudgedPlan(rt.state, rt.dnc!, judged, r, now);
     await rt.push.enqueue(rt.config.id, r.batchIds);
     planned += r.planned;
     held = r.held;
@@ -365,6 +379,7 @@ export function routeContact(rt: SyncRuntime, routes: readonly SyncRuntime[], c:
 async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey: string | null, carry?: Carry): Promise<PageCounts> {
   if (rt.routes) return applyRoutedPage(rt, rt.routes, runId, page, seenKey, carry);
   const { mapped, errors } = mapPage(rt, page);
+  if (rt.dnc) await recordCrmMarks(rt.dnc.gate, rt.config.id, mapped.map(([, c]) => c));
   const changes: ({ contact: MappedContact } | { deleted: string })[] = [];
   const phones = new Set<string>();
   const located: Located[] = [];
@@ -394,6 +409,7 @@ async function applyPage(rt: SyncRuntime, runId: string, page: PullPage, seenKey
  */
 async function applyRoutedPage(rt: SyncRuntime, routes: SyncRuntime[], runId: string, page: PullPage, seenKey: string | null, carry?: Carry): Promise<PageCounts> {
   const { mapped, errors } = mapPage(rt, page);
+  if (routes[0]?.dnc) await recordCrmMarks(routes[0].dnc.gate, rt.config.id, mapped.map(([, c]) => c));
   const per = routes.map(() => ({ changes: [] as ({ contact: MappedContact } | { deleted: string })[], phones: new Set<string>(), located: [] as Located[] }));
   for (const [c, contact] of mapped) {
     const routed = routeContact(rt, routes, c, contact);
@@ -579,6 +595,8 @@ async function runSyncNow(rt: SyncRuntime, runId: string, trigger: string, fence
         const others = await redis.hkeys(campaign.state.keys.others);
         for (let i = 0; i < others.length; i += 1000) await redis.sadd(campaign.state.keys.dirty, ...others.slice(i, i + 1000));
       }
+      // Exemptions that ended, and lists whose copy changed since the campaign's numbers were checked: planned again.
+      if (campaign.dnc) await recheckCampaign(campaign.state, campaign.dnc, log, campaign.dnc.gate.now());
     }
     // Parked records are retried by every run that reads the source, not by the runs webhooks queue: those come
     // with every change, and retrying every parked number for each would make a webhook cost the parked count.

@@ -224,7 +224,7 @@ describe('one selection split over syncs by zone', () => {
     const { prefix, cleanup } = testPrefix();
     const { csv, config } = csvSync(f, prefix, 'east', 'c1,+12122345670\nc2,+18082345670\nc3,+12192345670');
     // (The parsed sync less what parsing adds that a file cannot say: the rules it resolved.)
-    const { rules: _resolved, ...parsed } = config.syncs[0]!;
+    const { rules: _resolved, dnc: _lists, ...parsed } = config.syncs[0]!;
     const both = daemonConfig(f, prefix, [
       { ...parsed, id: 'east', source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, compliance: { zones: ['America/New_York', 'America/Chicago'] } },
       { ...parsed, id: 'pacific', campaignId: other.id, source: { type: 'csv', path: csv }, mapping: { phone: 'phone' }, compliance: { zones: ['Pacific/Honolulu'] } },

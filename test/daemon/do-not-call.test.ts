@@ -14,6 +14,7 @@ import { DO_NOT_CALL_FIELD, startPipedriveStandIn, type PipedriveStandIn, type S
 import { startSalesforceStandIn, type SalesforceStandIn } from '../../crm-stand-ins/salesforce.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { dryRun } from '../../daemon/sync/dry-run.ts';
+import { crmMarkBy, replanNumbers } from '../../daemon/sync/dnc-check.ts';
 import { syncStatus } from '../../daemon/sync/status.ts';
 import { campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, type DialerFixture } from '../support/daemon.ts';
 import { PHONES, salesforceSync } from '../support/salesforce.ts';
@@ -116,7 +117,7 @@ function scenarios(name: string, { unreadable, reads }: { unreadable: boolean; r
       }
     });
 
-    it('a contact marked after it was added leaves the campaign at once, for one DELETE; unmarked, it is added again for one POST', async () => {
+    it('a contact marked after it was added leaves the campaign at once, for one DELETE, and its number goes on the company\'s list: unmarked, it stays out until taken off that list, then is added again for one POST', async () => {
       let i = 0;
       for (const via of vias()) {
         const phone = validPhone(710_000 + i++);
@@ -131,7 +132,17 @@ function scenarios(name: string, { unreadable, reads }: { unreadable: boolean; r
         expect({ via, dialer: marking.dialer }).toEqual({ via, dialer: ['DELETE /numbers'] });
         expect(marking.crm).toBeLessThanOrEqual(3);
 
+        // The mark put the number on the company's Do Not Call list, which nothing leaves by itself: unmarked, it stays out.
+        const rt = rig.d.runtimes.get(rig.driver.syncId)!;
+        const company = rt.dnc!.gate.company;
+        expect((await company.lookup([phone]))[0]).toMatchObject({ status: 'listed', entry: { by: crmMarkBy(rig.driver.syncId) } });
         await rig.driver.set(id, false);
+        const unmarked = await cost(rig, () => deliver(rig, id, via));
+        expect((await numbersHeld(rig.f)).has(phone)).toBe(false);
+        expect({ via, dialer: unmarked.dialer }).toEqual({ via, dialer: [] });
+        // Taken off the company's list (campaign-sync dnc remove), it is added again, for one POST.
+        await company.remove([phone], { by: 'test', reason: 'the contact asked to be called again' });
+        await replanNumbers(rt.state.redis, [rt.state.keys], [phone]);
         const unmarking = await cost(rig, () => deliver(rig, id, via));
         expect((await numbersHeld(rig.f)).get(phone)?.status).toBe('NotContacted');
         expect({ via, dialer: unmarking.dialer }).toEqual({ via, dialer: ['POST /numbers'] });

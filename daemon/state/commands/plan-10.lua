@@ -23,9 +23,15 @@
     ARGV[6] whole (1|0)   ARGV[7] the W3C traceparent of the planning span, or '' (tracing off): kept as the batch's `p`,
     so that a batch queued again after a crash (resumeBatches) links back to the plan   ARGV[8] owns (1|0): the sync
     owns the campaign alone (ownsCampaign), so numbers no sync added are its own to replace or delete
-    ARGV[9..] phone numbers
+    ARGV[9..] phone numbers, each after the Do Not Call lists' verdict on it (dnc/gate.ts VERDICT_MARK): nothing (clear),
+    '!' (the company's own list holds it: blocked like a Do Not Call mark), '~' (a registry or state list holds it:
+    blocked unless the contact wanting it is exempt, its value's x: until when, ms, -1 until withdrawn), '?' (a list
+    cannot vouch for it: an exempt contact's number goes on; otherwise it is not added nor replaced, and stays dirty
+    until a list can vouch; a number held goes on being held, and may leave)
   Output:
-    {batch ids, skipped (claimed), planned (entries), held (whole: the adds and deletions left dirty for a later batch)}
+    {batch ids, skipped (claimed), planned (entries), held (whole: the adds and deletions left dirty for a later batch),
+     added (flat: phone, contact, the exemption that let it in or '', until or '' of each add written),
+     kept out (the marked numbers a contact wanted that were not let in: held by a list, or waiting for one to vouch)}
   Entries: add {e164, contact, variables, hash}; delete {e164, number id, then add 0|1, wanted hash or false}.
 ]=]
 --- @include "includes/owners"
@@ -34,7 +40,8 @@ local contacts, phones, dirty, have, claims, batches, counter, blocked, taken_ou
 local sync, on_leave, max_batch, now, run, whole = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6] == '1'
 local traceparent = ARGV[7] ~= '' and ARGV[7] or nil
 local owns = ARGV[8] == '1'
-local adds, dels, ids = {}, {}, {}
+local adds, dels, ids, added = {}, {}, {}, {}
+local exempted, kept_out = {}, {}
 local skipped, planned = 0, 0
 local function flush(kind, list)
   if #list == 0 then return end
@@ -43,21 +50,45 @@ local function flush(kind, list)
   for _, e in ipairs(list) do redis.call('HSET', claims, e[1], id) end
   planned = planned + #list
   ids[#ids + 1] = id
+  if kind == 'add' then
+    for _, a in ipairs(list) do
+      local x = exempted[a[1]]
+      added[#added + 1] = a[1]; added[#added + 1] = a[2]
+      added[#added + 1] = x and x[1] or ''; added[#added + 1] = x and tostring(x[2]) or ''
+    end
+  end
 end
 for i = 9, #ARGV do
   local e = ARGV[i]
+  local mark = string.sub(e, 1, 1)
+  if mark == '!' or mark == '~' or mark == '?' then e = string.sub(e, 2) else mark = '' end
   if redis.call('SISMEMBER', dirty, e) == 1 then
     if redis.call('HEXISTS', claims, e) == 1 then
       skipped = skipped + 1
     else
       redis.call('SREM', dirty, e)
       -- A number any holder marks Do Not Call, or taken out at its cap, is wanted by nobody; otherwise its first holder wants it.
-      local is_blocked = redis.call('HEXISTS', blocked, e) == 1 or redis.call('HEXISTS', taken_out, e) == 1
+      local is_blocked = redis.call('HEXISTS', blocked, e) == 1 or redis.call('HEXISTS', taken_out, e) == 1 or mark == '!'
       local owner = (not is_blocked) and owners(phones, e)[1] or nil
       local value = nil
       if owner then
         local raw = redis.call('HGET', contacts, owner)
         if raw then value = cjson.decode(string.sub(raw, string.find(raw, '\n', 1, true) + 1)) end
+      end
+      -- The Do Not Call lists: an exemption of the contact wanting the number lets it past the registry and state lists.
+      local unvouched = false
+      if mark == '~' or mark == '?' then
+        local x = value and tonumber(value.x)
+        if x and (x == -1 or x > now) then
+          exempted[e] = {value.w or 'exempt', x}
+        elseif mark == '~' then
+          if value then kept_out[#kept_out + 1] = e end
+          is_blocked, owner, value = true, nil, nil
+        else
+          unvouched = true
+        end
+      elseif mark == '!' and owners(phones, e)[1] then
+        kept_out[#kept_out + 1] = e
       end
       local held_raw = redis.call('HGET', have, e)
       local held = held_raw and cjson.decode(held_raw) or nil
@@ -68,6 +99,12 @@ for i = 9, #ARGV do
         redis.call('HDEL', others, e)
       end
       local action = decide(held, owner, value and value.h, sync, on_leave, is_blocked, owns)
+      if unvouched and (action == 'add' or action == 'replace') then
+        -- No list can vouch for it: it waits, dirty, for a copy that can (what the campaign holds of it stays).
+        redis.call('SADD', dirty, e)
+        kept_out[#kept_out + 1] = e
+        action = nil
+      end
       if action == 'add' then
         adds[#adds + 1] = {e, owner, value.v, value.h}
       elseif action == 'replace' then
@@ -102,4 +139,4 @@ else
   flush('del', dels)
   flush('add', adds)
 end
-return {ids, skipped, planned, held}
+return {ids, skipped, planned, held, added, kept_out}
