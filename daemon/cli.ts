@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `campaign-sync start|sync|status|check --config FILE`, `init --source TYPE` (`./dev daemon …` in a checkout): the
+// `campaign-sync start|sync|status|check|dnc … --config FILE`, `init --source TYPE` (`./dev daemon …` in a checkout): the
 // sync daemon's command line.
 // Each command imports what it needs when it runs (`trace` reads a file and loads no queue, Redis or HTTP code), and
 // the daemon's modules load after tracing has started, as the OpenTelemetry SDK wants.
@@ -22,6 +22,8 @@ commands:
   status                each sync: last runs with counts, contacts and numbers held, parked records
   backfill SYNC_ID      mirror every call-detail record since a time again, adding only what the CRM lacks  --since ISO-TIME
   trace PHONE           a phone number's traces as timelines, from a trace receiver's file (no --config)  [--file traces.jsonl]
+  dnc SUBCOMMAND        the Do Not Call lists: load the registry and state lists, add to and remove from the company's
+                        own list, list them, why a number is held, export a day's audit records (${CMD} dnc --help)
 
 ${CMD} <command> --help shows the command's options; --version prints the version.`,
   start: `usage: ${CMD} start --config FILE
@@ -59,6 +61,32 @@ ${CMD} <command> --help shows the command's options; --version prints the versio
   --file      the receiver's file (default traces.jsonl in the folder it runs in; ./dev runs in the repository's root)
   --since     only spans of the number that started since then: a duration back from now (30m, 2h) or an ISO time
   --country   the country of a number given without its country code (default US)`,
+  dnc: `usage: ${CMD} dnc <subcommand> --config FILE [options]
+  The Do Not Call lists: the registry and state lists of doNotCallLists, loaded from the folder each names, and the
+  company's own list. A number without its country code takes --country (default US).
+
+  load [LIST...]        load each list's downloads newer than its copy from its folder (default: every list of
+                        doNotCallLists): the newest full-YYYY-MM-DD subfolder, then every changes-YYYY-MM-DD after
+                        it in date order; prints what it loaded, what it skipped and why, and each list's age after.
+                        Exit 1 when a list's load failed (a refused file is named with its line).
+  add NUMBER... [--file F] [--reason TEXT] [--by WHO] [--country US]
+                        put numbers on the company's own list (F: one number a line); --by defaults to
+                        cli:<your user name>. A number that cannot be read is refused (with its line in F), the
+                        others are added; exit 1 when any was refused.
+  remove NUMBER... --by WHO [--reason TEXT] [--file F] [--country US]
+                        take numbers off the company's own list. --by is required (no default): a number removed
+                        may be called again, so the record names who decided it.
+  list [--json] [--numbers]
+                        the company's own list (its size; with --numbers every entry: who added it, when, why) and
+                        each registry and state list: its copy's date, age and area codes, or why it cannot vouch.
+  why NUMBER [--json] [--country US]
+                        for each sync: whether the number may be added (the verdict of the lists in force for it)
+                        and every list's answer (which copy answered, or why it cannot vouch), whether its campaign
+                        holds the number, and the check recorded when it was last added.
+  export --sync SYNC_ID --day YYYY-MM-DD [--out FILE]
+                        the audit records of the numbers added on that day (UTC) to the sync's campaign (a routed
+                        sync: each route's campaign), whichever sync added them, as CSV with a header, to stdout
+                        or FILE (replaced if it exists). Records are kept doNotCallAuditDays days (default 45).`,
 };
 
 function fail(message: string, code = 2): never {
@@ -80,12 +108,14 @@ if (argv[0] === '--version') {
   process.exit(0);
 }
 const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : 'help';
-let values: { config?: string; full?: boolean; compare?: boolean; 'dry-run'?: boolean; json?: boolean; help?: boolean; since?: string; file?: string; country?: string; source?: string; out?: string };
+let values: { config?: string; full?: boolean; compare?: boolean; 'dry-run'?: boolean; json?: boolean; help?: boolean; since?: string; file?: string; country?: string; source?: string; out?: string;
+  numbers?: boolean; reason?: string; by?: string; sync?: string; day?: string };
 let positionals: string[];
 try {
   ({ values, positionals } = parseArgs({
     args: argv.slice(command === 'help' ? 0 : 1), allowPositionals: true,
-    options: { config: { type: 'string', short: 'c' }, full: { type: 'boolean' }, compare: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, since: { type: 'string' }, file: { type: 'string' }, country: { type: 'string' }, source: { type: 'string' }, out: { type: 'string' } },
+    options: { config: { type: 'string', short: 'c' }, full: { type: 'boolean' }, compare: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, since: { type: 'string' }, file: { type: 'string' }, country: { type: 'string' }, source: { type: 'string' }, out: { type: 'string' },
+      numbers: { type: 'boolean' }, reason: { type: 'string' }, by: { type: 'string' }, sync: { type: 'string' }, day: { type: 'string' } },
   }));
 } catch (err) {
   fail(`${(err as Error).message}\n\n${HELP[command] ?? HELP.main}`);
@@ -137,6 +167,13 @@ if (command === 'init') {
     `then: ${CMD} check --config ${values.out ?? 'FILE'}`].join('\n'));
   process.exit(0);
 }
+if (command === 'dnc') {
+  // The subcommand is asked right before the configuration is read.
+  const { DNC_SUBCOMMANDS } = await import('./dnc/command.ts');
+  if (!(DNC_SUBCOMMANDS as readonly string[]).includes(positionals[0] ?? '')) {
+    fail(`${positionals[0] ? `no dnc subcommand "${positionals[0]}"` : 'which dnc subcommand?'} (one of ${DNC_SUBCOMMANDS.join(', ')})\n\n${HELP.dnc}`);
+  }
+}
 if (!values.config) fail(`--config FILE is required\n\n${HELP[command]}`);
 
 const [{ ConfigError, dialerOf, loadConfig }, { startTelemetry, stopTelemetry, telemetrySettings }] = await Promise.all([import('./config.ts'), import('./telemetry.ts')]);
@@ -169,6 +206,29 @@ const REDIS_WAIT_MS = 5000;
 if (command !== 'start') {
   const why = await redisUnreachable(config.redis, REDIS_WAIT_MS);
   if (why) fail(`${command}: ${why}. Is Redis running, and is redis.${config.redis.cluster?.length ? 'cluster' : 'url'} in ${values.config} right?`, 1);
+}
+
+if (command === 'dnc') {
+  const [{ dncCommand, isUsageError }, { connectRedis }] = await Promise.all([import('./dnc/command.ts'), import('./state/connection.ts')]);
+  const [sub, ...args] = positionals as [import('./dnc/command.ts').DncSubcommand, ...string[]];
+  let code: number;
+  try {
+    code = await dncCommand(sub, args, values, {
+      config, configFile: values.config, command: CMD,
+      connect: () => {
+        const redis = connectRedis(config.redis);
+        redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
+        return redis;
+      },
+      // The syncs' keys as the daemon builds them (as `status` reads them): no workers, no HTTP.
+      openDaemon: () => DaemonClass.start(config, { log, workers: false, http: false }),
+    });
+  } catch (err) {
+    if (isUsageError(err)) fail(`dnc ${sub}: ${err.message}\n\n${HELP.dnc}`);
+    throw err;
+  }
+  await stopTelemetry();
+  process.exit(code);
 }
 
 function syncArg(): string {

@@ -1,6 +1,7 @@
-// The daemon's HTTP side (fastify): CRM webhooks (verified, deduplicated, acknowledged at once, then queued),
-// /health, Prometheus /metrics and the operations page (/ops, in ops.ts). It listens from the start of `start`, before
-// anything waits for Redis: until the daemon is ready, /health answers 503 saying what the start waits for.
+// The daemon's HTTP side (fastify): CRM webhooks (verified, deduplicated, acknowledged at once, then queued), the
+// company's Do Not Call list's signed endpoint (dnc.ts), /health, Prometheus /metrics and the operations page (/ops,
+// in ops.ts). It listens from the start of `start`, before anything waits for Redis: until the daemon is ready,
+// /health answers 503 saying what the start waits for.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { currentTraceparent, inSpan } from '../telemetry.ts';
@@ -9,6 +10,7 @@ import type { RunningDaemon } from './running-daemon.ts';
 import type { SyncKeys } from '../state/keys.ts';
 import { verifyStandardWebhook } from '../signing.ts';
 import type { InboxItem } from '../sync/run.ts';
+import { registerDnc } from './dnc.ts';
 import { registerOps } from './ops.ts';
 
 /** The daemon's listening socket: a starting daemon's answers first, then its routes (serve). */
@@ -215,6 +217,7 @@ async function buildHttp(d: RunningDaemon, serverFactory: (handler: Handler) => 
     return reply.type(d.metrics.registry.contentType).send(parts.join('\n'));
   });
 
+  await registerDnc(app, d);
   await registerOps(app, d);
 
   return app;

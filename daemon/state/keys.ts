@@ -219,4 +219,8 @@ export class DncKeys {
   ownNumbers(list: string) { return `${this.prefix}:{dnc-own-${list}}:dnc-own:${list}:numbers`; }
   /** list: every add and remove asked of the company's own list (JSON: op, number, by, at, reason), oldest first. */
   ownLog(list: string) { return `${this.prefix}:{dnc-own-${list}}:dnc-own:${list}:log`; }
+  /** A signed request to POST /dnc/company already received (its signed content's hash), for the timestamp tolerance. */
+  endpointReplay(hash: string) { return `${this.prefix}:{dnc-endpoint}:dnc-endpoint:replay:${hash}`; }
+  /** A webhook-id POST /dnc/company already handled (its hash): the sender's retry of it changes nothing again. */
+  endpointEvent(hash: string) { return `${this.prefix}:{dnc-endpoint}:dnc-endpoint:event:${hash}`; }
 }
