@@ -9,6 +9,10 @@ import { lookupAll, type ListAnswer } from './answers.ts';
 import { ListCopies, type CopyRecord } from './copies.ts';
 import { OwnList } from './own-list.ts';
 import { COMPANY_LIST, type DncInForce, type DncListConfig } from './config.ts';
+import { commandName } from '../../api/command-name.ts';
+
+/** The command as the user runs it: campaign-sync installed, ./dev daemon in a checkout. */
+const CMD = commandName('campaign-sync', './dev daemon', process.env);
 
 /**
  * - `clear`: no list holds the number, and every list that covers it vouches for that.
@@ -107,17 +111,17 @@ export class DncGate {
       try {
         record = await copies.copy();
       } catch (err) {
-        return { ...base, date: null, ageDays: null, areaCodes: 0, numbers: 0, staleAt: null, cannotVouch: `${(err as Error).message}: load the list again (campaign-sync dnc load ${config.name})` };
+        return { ...base, date: null, ageDays: null, areaCodes: 0, numbers: 0, staleAt: null, cannotVouch: `${(err as Error).message}: load the list again (${CMD} dnc load ${config.name})` };
       }
       if (!record) {
-        return { ...base, date: null, ageDays: null, areaCodes: 0, numbers: 0, staleAt: null, cannotVouch: `no copy is loaded: put its downloaded files in ${config.folder} and run campaign-sync dnc load ${config.name}` };
+        return { ...base, date: null, ageDays: null, areaCodes: 0, numbers: 0, staleAt: null, cannotVouch: `no copy is loaded: put its full download in ${config.folder}/full-<download date> and run ${CMD} dnc load ${config.name}` };
       }
       const from = Date.parse(record.countsFrom);
       const ageDays = Math.floor((now - from) / DAY_MS);
       const staleAt = from + config.maxAgeDays * DAY_MS;
       return {
         ...base, date: record.date, ageDays, areaCodes: Object.keys(record.areaCodes).length, numbers: record.numbers, staleAt,
-        cannotVouch: now > staleAt ? `its copy of ${record.date} is ${ageDays} days old (${config.maxAgeDays} at most): download a newer copy or change list into ${config.folder} and run campaign-sync dnc load ${config.name}` : null,
+        cannotVouch: now > staleAt ? `its copy of ${record.date} is ${ageDays} days old (${config.maxAgeDays} at most): put a newer download in ${config.folder} (full-<date> or changes-<date>) and run ${CMD} dnc load ${config.name}` : null,
       };
     }));
     return [company, ...rest];

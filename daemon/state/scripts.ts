@@ -30,7 +30,7 @@ type Arg = string | number;
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     cdsApplyContacts(contacts: string, phones: string, dirty: string, doNotCall: string, ...args: Arg[]): Result<[number, number, number], Context>;
-    cdsPlan(...keysAndArgs: Arg[]): Result<[string[], number, number, string[], string[], string[]], Context>;
+    cdsPlan(...keysAndArgs: Arg[]): Result<[string[], number, number, string[], string[], string[], string[]], Context>;
     cdsDryPlan(have: string, ...args: Arg[]): Result<string[], Context>;
     cdsRecord(...keysAndArgs: Arg[]): Result<[number, number, number, number], Context>;
     cdsReconcile(...keysAndArgs: Arg[]): Result<[number, number, number], Context>;

@@ -92,6 +92,8 @@ export interface PlanResult {
   added: PlannedAdd[];
   /** Numbers a contact wants that a Do Not Call list keeps out (it holds them, or cannot vouch for them). */
   keptOut: string[];
+  /** Numbers a Do Not Call list holds (or cannot vouch for) that the plan decided without keeping them out. */
+  released: string[];
 }
 
 export interface StoredContact { id: string; phones: string[]; varValues: string[]; hash: string; doNotCall?: boolean; exempt?: { until: number; why: string } }
@@ -173,15 +175,15 @@ export class SyncState {
    * planning span, kept with each batch (tracing on only).
    */
   async plan(phones: string[], onLeave: 'delete' | 'keep', maxBatch: number, runId: string, whole = false, traceparent?: string, owns = false, marks?: readonly string[], now = Date.now()): Promise<PlanResult> {
-    if (!phones.length) return { batchIds: [], skipped: 0, planned: 0, held: [], added: [], keptOut: [] };
+    if (!phones.length) return { batchIds: [], skipped: 0, planned: 0, held: [], added: [], keptOut: [], released: [] };
     const k = this.keys;
-    const [batchIds, skipped, planned, held, flat, keptOut] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter, k.doNotCall, k.window.takenOut, k.others,
+    const [batchIds, skipped, planned, held, flat, keptOut, released] = await this.redis.cdsPlan(k.contacts, k.phones, k.dirty, k.have, k.claims, k.batches, k.counter, k.doNotCall, k.window.takenOut, k.others,
       this.syncId, onLeave, maxBatch, now, runId, whole ? 1 : 0, traceparent ?? '', owns ? 1 : 0, ...(marks ? phones.map((p, i) => marks[i] + p) : phones));
     const added: PlannedAdd[] = [];
     for (let i = 0; i < flat.length; i += 4) {
       added.push({ phone: flat[i]!, contact: flat[i + 1]!, ...(flat[i + 2] ? { exemption: flat[i + 2]!, until: Number(flat[i + 3]) } : {}) });
     }
-    return { batchIds, skipped, planned, held, added, keptOut };
+    return { batchIds, skipped, planned, held, added, keptOut, released };
   }
 
   /**

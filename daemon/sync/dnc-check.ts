@@ -41,15 +41,11 @@ export async function afterJudgedPlan(state: SyncState, dnc: SyncDnc, judged: re
     ...(a.exemption ? { exemption: a.exemption } : {}),
   }));
   const k = state.keys;
-  const kept = new Set(result.keptOut);
   const m = state.redis.multi();
   for (const a of result.added) if (a.until !== undefined && a.until > 0) m.zadd(k.dncExemptEnds, a.until, a.phone);
-  const out: string[] = [];
-  const clear: string[] = [];
-  for (const j of judged) {
-    if (kept.has(j.phone)) out.push(j.phone, keptOutBy(j));
-    else clear.push(j.phone);
-  }
+  // A number stays counted as kept out until a plan decides it otherwise: numbers a plan skipped (not dirty) keep theirs.
+  const out = result.keptOut.flatMap((p) => [p, keptOutBy(byPhone.get(p)!)]);
+  const clear = [...judged.filter((j) => j.verdict === 'clear').map((j) => j.phone), ...result.released, ...result.added.map((a) => a.phone)];
   if (out.length) m.hset(k.dncKeptOut, ...out);
   if (clear.length) m.hdel(k.dncKeptOut, ...clear);
   const results = await m.exec();
@@ -83,7 +79,14 @@ export async function recheckCampaign(state: SyncState, dnc: SyncDnc, log: Logge
   const seen = await redis.hget(k.meta, 'dncChecked');
   if (seen === fingerprint) return { ended: ended.length, rechecked: 0 };
   let rechecked = 0;
+  // The numbers the lists kept out: a change list may have deleted them, a new copy may vouch for them now.
   let cursor = '0';
+  do {
+    const [next, flat] = await redis.hscan(k.dncKeptOut, cursor, 'COUNT', 1000);
+    cursor = next;
+    const phones = flat.filter((_, i) => i % 2 === 0);
+    if (phones.length) rechecked += await redis.sadd(k.dirty, ...phones);
+  } while (cursor !== '0');
   do {
     const [next, flat] = await redis.hscan(k.have, cursor, 'COUNT', 1000);
     cursor = next;

@@ -26,12 +26,13 @@
     ARGV[9..] phone numbers, each after the Do Not Call lists' verdict on it (dnc/gate.ts VERDICT_MARK): nothing (clear),
     '!' (the company's own list holds it: blocked like a Do Not Call mark), '~' (a registry or state list holds it:
     blocked unless the contact wanting it is exempt, its value's x: until when, ms, -1 until withdrawn), '?' (a list
-    cannot vouch for it: an exempt contact's number goes on; otherwise it is not added nor replaced, and stays dirty
-    until a list can vouch; a number held goes on being held, and may leave)
+    cannot vouch for it: an exempt contact's number goes on; otherwise it is not added nor replaced, and is kept out
+    until a new copy can vouch for it; a number held goes on being held, and may leave)
   Output:
     {batch ids, skipped (claimed), planned (entries), held (whole: the adds and deletions left dirty for a later batch),
      added (flat: phone, contact, the exemption that let it in or '', until or '' of each add written),
-     kept out (the marked numbers a contact wanted that were not let in: held by a list, or waiting for one to vouch)}
+     kept out (the marked numbers a contact wanted that were not let in: held by a list, or waiting for one to vouch),
+     released (the other marked numbers decided: let in by an exemption, or wanted by no contact)}
   Entries: add {e164, contact, variables, hash}; delete {e164, number id, then add 0|1, wanted hash or false}.
 ]=]
 --- @include "includes/owners"
@@ -41,7 +42,7 @@ local sync, on_leave, max_batch, now, run, whole = ARGV[1], ARGV[2], tonumber(AR
 local traceparent = ARGV[7] ~= '' and ARGV[7] or nil
 local owns = ARGV[8] == '1'
 local adds, dels, ids, added = {}, {}, {}, {}
-local exempted, kept_out = {}, {}
+local exempted, kept_out, released = {}, {}, {}
 local skipped, planned = 0, 0
 local function flush(kind, list)
   if #list == 0 then return end
@@ -66,6 +67,7 @@ for i = 9, #ARGV do
     if redis.call('HEXISTS', claims, e) == 1 then
       skipped = skipped + 1
     else
+      local kept_before = #kept_out
       redis.call('SREM', dirty, e)
       -- A number any holder marks Do Not Call, or taken out at its cap, is wanted by nobody; otherwise its first holder wants it.
       local is_blocked = redis.call('HEXISTS', blocked, e) == 1 or redis.call('HEXISTS', taken_out, e) == 1 or mark == '!'
@@ -100,8 +102,8 @@ for i = 9, #ARGV do
       end
       local action = decide(held, owner, value and value.h, sync, on_leave, is_blocked, owns)
       if unvouched and (action == 'add' or action == 'replace') then
-        -- No list can vouch for it: it waits, dirty, for a copy that can (what the campaign holds of it stays).
-        redis.call('SADD', dirty, e)
+        -- No list can vouch for it: it waits, kept out, for a copy that can (a new copy plans every number kept out
+        -- again: sync/dnc-check.ts); what the campaign holds of it stays.
         kept_out[#kept_out + 1] = e
         action = nil
       end
@@ -121,6 +123,7 @@ for i = 9, #ARGV do
         held.k = KEEP_NOTE
         redis.call('HSET', have, e, cjson.encode(held))
       end
+      if mark ~= '' and #kept_out == kept_before then released[#released + 1] = e end
       if #adds >= max_batch then flush('add', adds); adds = {} end
       if #dels >= max_batch then flush('del', dels); dels = {} end
     end
@@ -139,4 +142,4 @@ else
   flush('del', dels)
   flush('add', adds)
 end
-return {ids, skipped, planned, held, added, kept_out}
+return {ids, skipped, planned, held, added, kept_out, released}
