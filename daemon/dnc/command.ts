@@ -2,6 +2,7 @@
 // (the registry and state lists loaded from their folders, the company's own list, one number's answers and the
 // auditor's export). cli.ts parses the arguments; the work is here. Each returns the exit code: 0, 1 when something
 // failed or was refused, 2 when the command was asked wrongly.
+import { replanHeld } from '../sync/dnc-check.ts';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -82,7 +83,19 @@ export async function dncCommand(sub: DncSubcommand, args: string[], options: Dn
     const keys = new DncKeys(ctx.config.redis.prefix);
     if (sub === 'load') return await load(redis, keys, args, ctx);
     if (sub === 'list') return await list(redis, keys, options, ctx);
-    return await change(redis, keys, sub, args, options, ctx);
+    const changed = await change(redis, keys, sub, args, options, ctx);
+    if (changed.phones.length) {
+      // The syncs whose contacts hold these numbers plan them again at their next run: an added number leaves its
+      // campaign, a removed one goes back unless something else keeps it out.
+      const d = await ctx.openDaemon();
+      try {
+        const syncs = await replanHeld(d.redis, d.runtimes.values(), changed.phones);
+        if (syncs.length) say(`the syncs holding ${changed.phones.length === 1 ? 'it' : 'them'} (${syncs.join(', ')}) plan ${changed.phones.length === 1 ? 'it' : 'them'} again at their next run (${sub === 'add' ? 'out of' : 'back into'} their campaigns)`);
+      } finally {
+        await d.close();
+      }
+    }
+    return changed.code;
   } finally {
     redis.disconnect();
   }
@@ -136,7 +149,7 @@ function healthLine(h: ListHealth, command: string): string {
 
 interface Given { text: string; where: string }
 
-async function change(redis: RedisClient, keys: DncKeys, op: 'add' | 'remove', args: string[], options: DncOptions, ctx: DncContext): Promise<number> {
+async function change(redis: RedisClient, keys: DncKeys, op: 'add' | 'remove', args: string[], options: DncOptions, ctx: DncContext): Promise<{ code: number; phones: string[] }> {
   const country = countryCode(options.country ?? 'US');
   if (!country) throw new UsageError(`--country ${JSON.stringify(options.country)}: a two-letter country code such as US (the country of numbers given without their country code)`);
   let by = options.by?.trim();
@@ -175,9 +188,9 @@ async function change(redis: RedisClient, keys: DncKeys, op: 'add' | 'remove', a
   if (refused.length) {
     warn(`refused ${plural(refused.length, 'number')} that cannot be read (the others were ${op === 'add' ? 'added' : 'removed'}):`);
     for (const line of refused) warn(line);
-    return 1;
+    return { code: 1, phones: all };
   }
-  return 0;
+  return { code: 0, phones: all };
 }
 
 // ---- list ------------------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // POST /dnc/company: numbers put on the company's own Do Not Call list by a web form, an IVR's opt-out or a workflow,
 // signed as Standard Webhooks are with `doNotCallEndpoint.secret` (404 without it). A signed request seen before is
 // refused, a webhook-id handled before changes nothing again; a number that cannot be read is refused alone.
+import { replanHeld } from '../sync/dnc-check.ts';
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod/v4';
@@ -125,6 +126,8 @@ export async function registerDnc(app: FastifyInstance, d: RunningDaemon): Promi
         throw err;
       }
       await d.redis.set(eventKey, '1', 'EX', EVENT_TTL_S);
+      // A number a campaign holds leaves it now: the syncs holding it plan it again at once.
+      for (const id of await replanHeld(d.redis, d.runtimes.values(), [...phones])) await d.triggerPull(id, 'company Do Not Call list', false, 'inbox');
       span?.setAttribute('cds.numbers', given.length);
       d.log.info({ added, already: phones.size - added, refused: refused.length, by }, 'company Do Not Call list: numbers added through POST /dnc/company');
       return reply.code(200).send({ added, already: phones.size - added, refused });

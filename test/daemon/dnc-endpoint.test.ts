@@ -7,10 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Daemon } from '../../daemon/app.ts';
 import { OwnList } from '../../daemon/dnc/own-list.ts';
 import { DncKeys } from '../../daemon/state/keys.ts';
-import { daemonConfig, dialerFixture, quietLog, REDIS_URL, testPrefix, type DialerFixture } from '../support/daemon.ts';
+import { campaignNumbers, daemonConfig, dialerFixture, quietLog, REDIS_URL, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
-const SYNCS = [{ id: 'wh', campaignId: '', source: { type: 'webhook', secret: `whsec_${randomBytes(24).toString('base64')}` }, mapping: { id: 'id', phone: 'phone', defaultCountry: 'US' } }];
+const sourceSecret = `whsec_${randomBytes(24).toString('base64')}`;
+const SYNCS = [{ id: 'wh', campaignId: '', source: { type: 'webhook', secret: sourceSecret }, mapping: { id: 'id', phone: 'phone', defaultCountry: 'US' } }];
 
 let seq = 0;
 /** Standard Webhooks headers, signed here with node:crypto (not the daemon's helper, so a shared mistake cannot hide). */
@@ -127,6 +128,17 @@ describe('POST /dnc/company', () => {
     expect(big.length).toBeGreaterThan(1024 * 1024);
     expect(await send(big)).toEqual({ status: 413, body: { error: 'the body is larger than 1,048,576 bytes (1 MiB): send at most 10,000 numbers a request' } });
     expect((await own.lookup(['+12015550170', '+12015550171'])).map((a) => a.status)).toEqual(['not-listed', 'not-listed']);
+  });
+
+  it('takes a number the campaign holds out of it at once', async () => {
+    const phone = '+12015550190';
+    const contact = JSON.stringify({ id: 'held', phone });
+    const res = await fetch(`${d.address}/webhooks/wh`, { method: 'POST', headers: { 'content-type': 'application/json', ...signed(contact, { key: sourceSecret }) }, body: contact });
+    expect(res.status).toBe(200);
+    await waitFor(async () => (await campaignNumbers(f)).some((n) => n.number === phone), 'the contact\'s number in the campaign');
+    expect(await send({ number: phone, reason: 'opted out on the IVR' })).toMatchObject({ status: 200, body: { added: 1 } });
+    await waitFor(async () => !(await campaignNumbers(f)).some((n) => n.number === phone), 'the number out of the campaign');
+    expect(await redis.hget(d.runtimes.get('wh')!.state.keys.dncKeptOut, phone)).toBe('company');
   });
 
   it('answers 404 with a sentence when doNotCallEndpoint is not configured', async () => {
