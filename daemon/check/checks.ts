@@ -14,6 +14,7 @@ import { failed, skip, error, type CheckResult, type CheckStatus } from './resul
 import { checkCsvSource, checkWebhookSource } from './sources.ts';
 import { checkWebhooks } from './webhooks.ts';
 import { checkWindows } from './windows.ts';
+import { checkDnc } from './dnc.ts';
 
 export interface CheckDeps {
   /** Null when Redis did not answer (`redisProblem` says why): the CRM checks need it (their pacing is kept there). */
@@ -69,15 +70,17 @@ export async function checkConfig(config: Config, deps: CheckDeps, options: Chec
   const started = performance.now();
   const syncs = config.syncs.filter((s) => !options.syncs || options.syncs.includes(s.id));
   const shared = options.shared !== false;
-  const [redis, dialer, sources] = await Promise.all([
+  const [redis, dialer, sources, lists] = await Promise.all([
     shared ? checkRedis(config.redis, deps.redis, deps.redisProblem) : Promise.resolve([]),
     checkDialer(config, syncs, options.now),
     Promise.all(syncs.map((s) => checkSource(s, deps))),
+    checkDnc(config, syncs, deps.redis, deps.redisProblem, options.now),
   ]);
   const webhooks = checkWebhooks(config, syncs).filter((r) => shared || r.sync !== null);
   const bySync = new Map<string | null, CheckResult[]>([[null, [...redis, ...webhooks.filter((r) => r.sync === null)]]]);
   syncs.forEach((s, i) => bySync.set(s.id, [
     ...dialer.filter((r) => r.sync === s.id), ...sources[i]!, ...webhooks.filter((r) => r.sync === s.id), ...checkWindows(s),
+    ...lists.filter((r) => r.sync === s.id),
   ]));
   const checks = [...bySync.values()].flat();
   const verdicts: Record<string, SyncVerdict> = {};

@@ -16,6 +16,7 @@ import { connectRedis } from '../../daemon/state/connection.ts';
 import { syncStatus } from '../../daemon/sync/status.ts';
 import { campaignNumbers, daemonConfig, dialerFixture, quietLog, REDIS_URL, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
 import { pullAndSettle } from '../support/sync-checks.ts';
+import { runChecks } from '../../daemon/check/command.ts';
 import { createKey } from '../support/server.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'cds-dnc-sync-'));
@@ -180,4 +181,27 @@ describe('Do Not Call lists in a sync', () => {
       await d.close();
     }
   });
+
+  it('check says each list\'s age, fails for a list that cannot vouch, warns near its limit and for a sync without a registry', async () => {
+    const r = await rig('checked', [{ id: 'one', phone: phone(40) }], {
+      extra: { doNotCallLists: [
+        { name: 'national', type: 'registry', folder: dir },
+        { name: 'texas', type: 'state', folder: join(dir, 'no-such-folder'), states: ['TX'], maxAgeDays: 92 },
+      ] },
+    });
+    await r.registry.loadFull([fullList('checked', [phone(41)])], isoDay(Date.now() - 28 * DAY));
+    const bare = { ...r.config, syncs: [...r.config.syncs, { ...r.config.syncs[0]!, id: 'bare', dnc: { lists: [], from: 'default' as const } }, { ...r.config.syncs[0]!, id: 'survey', dnc: { lists: [], off: 'survey calls: not telemarketing', from: 'sync' as const } }] };
+    const report = await runChecks(bare, quietLog);
+    const of = (sync: string, check: string) => report.checks.find((c) => c.sync === sync && c.check === check);
+    expect(of('checked', 'dnc.company')).toMatchObject({ status: 'ok', message: 'the company\'s own list holds 0 numbers' });
+    expect(of('checked', 'dnc.list.national')).toMatchObject({ status: 'warn', message: expect.stringMatching(/^list national \(registry\): copy of .*, 2\d days old \(31 at most\), 1 area code, 2 numbers: it stops vouching in \d days?$/) });
+    expect(of('checked', 'dnc.list.texas')).toMatchObject({ status: 'fail', message: expect.stringContaining('list texas cannot vouch for any number: no copy is loaded'), fix: expect.stringMatching(/dnc load texas/) });
+    expect(of('checked', 'dnc.list.texas.folder')).toMatchObject({ status: 'warn', message: expect.stringContaining('no-such-folder cannot be read') });
+    expect(of('checked', 'dnc.list.national.folder')).toBeUndefined();
+    expect(of('bare', 'dnc.lists')).toMatchObject({ status: 'warn', message: expect.stringContaining('no Do Not Call registry holds this sync') });
+    expect(of('survey', 'dnc.lists')).toMatchObject({ status: 'ok', message: expect.stringContaining('survey calls: not telemarketing') });
+    expect(report.ok).toBe(false);
+    expect(report.syncs.checked!.refusals).toEqual([]);
+  });
 });
+
