@@ -225,6 +225,16 @@ ${CHARTS_SCRIPT}
       r.window ? windowSection(r.window, 'Campaign ' + r.campaignId + ' (' + r.states.concat(r.zones).join(', ') + ')') : null);
   }
 
+  // The Do Not Call lists holding the sync: each copy's age (or why it cannot vouch) and the numbers each keeps out.
+  function listsSection(dl) {
+    return el('div', { 'data-field': 'doNotCallLists' },
+      el('h3', { text: 'Do Not Call lists' + (dl.off ? ' (no registry or state list: ' + dl.off + ')' : '') }),
+      el('dl', { class: 'facts' }, ...dl.lists.map((l) => fact(l.type === 'company' ? 'The company\u2019s list (' + l.numbers + ' numbers)' : l.list,
+        (l.type === 'company' ? '' : l.cannotVouch ? 'CANNOT VOUCH: ' + l.cannotVouch + '; ' : 'copy of ' + l.date + ', ' + l.ageDays + ' days old (' + l.maxAgeDays + ' at most); ') + 'keeps out ' + l.keptOut,
+        'dncList-' + l.list)),
+      dl.waiting ? fact('Waiting for a list that can vouch', dl.waiting, 'dncWaiting') : null));
+  }
+
   // A refused sync (its checks found what would make a rule fail open): it adds no numbers until each problem is fixed.
   function refusedSection(r) {
     return el('div', { class: 'note', 'data-field': 'refused' },
@@ -250,6 +260,7 @@ ${CHARTS_SCRIPT}
         fact('Mirror parked', m ? show(m.parked) : dash, 'mirrorParked'), fact('Last record', m ? when(m.lastRecordAt) : dash, 'mirrorLastRecord')),
       m ? el('p', { class: 'note', text: LAG_NOTE }) : null,
       el('p', { class: s.rules.on ? 'muted' : 'note', 'data-field': 'rules', text: 'Calling-window rules ' + s.rules.summary }),
+      listsSection(s.doNotCallLists),
       s.window ? windowSection(s.window) : null,
       ...(s.routes || []).map(routeSection),
       el('h3', { text: 'History (runs shaded on the time axis)' }), chartsFor(s.sync),

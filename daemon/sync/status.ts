@@ -1,5 +1,6 @@
 // What `status` and the operations page show of a sync: its last runs and their record errors, what it holds, its
 // parked records (and of them those waiting for the calling window), its mirror's lag.
+import type { ListHealth } from '../dnc/gate.ts';
 import { redactPhone, type RecordError } from './contacts.ts';
 import { campaignsOf, readRun, type SyncRuntime } from './run.ts';
 import type { NumberState, RunRecord } from '../state/sync-state.ts';
@@ -23,6 +24,13 @@ export interface SyncStatus {
   notThisSyncs: number;
   /** The sync owns its campaign alone (`ownsCampaign`): the numbers no sync added are taken as its own. */
   ownsCampaign: boolean;
+  /**
+   * The Do Not Call lists that hold the sync's numbers (the company's own first): each copy's date and age against its
+   * limit, or why it cannot vouch, and how many numbers a contact wants that each keeps out of the campaign; `waiting`
+   * counts those kept out because a list cannot vouch for them (they go in once a copy can). `off`: why no registry or
+   * state list holds the sync.
+   */
+  doNotCallLists: { off: string | null; lists: (ListHealth & { keptOut: number })[]; waiting: number };
   /**
    * Numbers the dialer refused (409) because the calling window had paused the campaign: parked until the window opens
    * and a run sends them ("waiting for the window: N"). A routed sync's is the sum of its routes'.
@@ -107,6 +115,24 @@ function readMirror(raw: Record<string, string>, rt: SyncRuntime): MirrorStatus 
   return { lagMs: num(raw.lagMs), mirrored: num(raw.mirrored), parked: num(raw.parked), lastRecordAt: raw.lastRecordAt || null, countsOnly: rt.config.mirror?.sink.type === 'none' };
 }
 
+/** The sync's Do Not Call lists and what they keep out of its campaigns (see SyncStatus.doNotCallLists). */
+async function listsStatus(rt: SyncRuntime): Promise<SyncStatus['doNotCallLists']> {
+  const campaigns = campaignsOf(rt);
+  const gate = campaigns[0]?.dnc?.gate;
+  if (!gate) return { off: rt.config.dnc?.off ?? null, lists: [], waiting: 0 };
+  const health = await gate.health();
+  const kept = new Map<string, number>();
+  let waiting = 0;
+  // Costs what the lists keep out (one read of each campaign's record of them).
+  for (const c of campaigns) {
+    for (const list of await rt.state.redis.hvals(c.state.keys.dncKeptOut)) {
+      if (list.startsWith('?')) { waiting++; continue; }
+      kept.set(list, (kept.get(list) ?? 0) + 1);
+    }
+  }
+  return { off: gate.off ?? null, lists: health.map((h) => ({ ...h, keptOut: kept.get(h.list) ?? 0 })), waiting };
+}
+
 export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors = 20): Promise<SyncStatus> {
   const { redis, keys } = rt.state;
   const [inbox, runIds, mirror] = await Promise.all([redis.llen(keys.inbox), redis.lrange(keys.runs, 0, runs - 1), redis.hgetall(keys.mirror.meta)]);
@@ -137,6 +163,7 @@ export async function syncStatus(rt: SyncRuntime, runs = 10, parked = 20, errors
   }
   const waiting = routes ? routes.reduce((n, r) => n + r.waitingForWindow, 0) : await waitingForWindow(rt);
   return { sync: rt.config.id, source: rt.source.kind, campaignId: rt.config.campaignId, contacts, numbers, dirty, openBatches, parked: parkedCount, doNotCall, notThisSyncs, ownsCampaign: rt.config.ownsCampaign,
+    doNotCallLists: await listsStatus(rt),
     waitingForWindow: waiting,
     inbox, receiving: rt.arrivals.count, runs: records, parkedRecords, recordErrors,
     lastCompareAt: lastCompareAt && rt.source.compareEvery ? new Date(Number(lastCompareAt)).toISOString() : null, compareEvery: rt.source.compareEvery ?? null,

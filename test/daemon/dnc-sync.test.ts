@@ -105,6 +105,11 @@ describe('Do Not Call lists in a sync', () => {
       expect(new Set(audit.map((e) => e.phone))).toEqual(new Set([clear, consented, bought, asked]));
       // What the lists keep out, by list: counted for status and /ops.
       expect(await r.redis.hgetall(k.dncKeptOut)).toEqual({ [listed]: 'national', [boughtLongAgo]: 'national', [companyListed]: 'company' });
+      const status = await syncStatus(rt);
+      expect(status.doNotCallLists).toMatchObject({ off: null, waiting: 0, lists: [
+        { list: 'company', type: 'company', numbers: 1, keptOut: 1, cannotVouch: null },
+        { list: 'national', type: 'registry', date: copyDate, ageDays: 2, maxAgeDays: 31, areaCodes: 1, numbers: 7, keptOut: 2, cannotVouch: null },
+      ] });
       // The purchase's exemption ends in 18 months: the number is planned again then.
       expect(Number(await r.redis.zscore(k.dncExemptEnds, bought))).toBe(addMonths(Date.parse(`${isoDay(addMonths(now, -17))}T00:00:00+14:00`), 18));
     } finally {

@@ -279,6 +279,9 @@ describe('operations page', () => {
       expect(await cell(latest!.id, 'rejected')).toBe('1');
       expect(await sync.locator('[data-field="parked"]').textContent()).toBe('1');
       expect(await sync.locator('[data-field="mirrorLag"]').textContent()).toBe('—');
+      // The Do Not Call lists holding it: the company's own, always.
+      expect(await sync.locator('[data-field="dncList-company"]').textContent()).toBe('keeps out 0');
+      expect(await sync.locator('[data-field="doNotCallLists"] h3').textContent()).toBe('Do Not Call lists');
       // A CSV sync has no comparison (it reads the whole file every run): no such fact.
       expect(await sync.locator('[data-field="lastCompare"]').count()).toBe(0);
 
