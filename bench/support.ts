@@ -129,15 +129,15 @@ export function phone(i: number): string {
 
 export const MB = 1024 * 1024;
 
-export interface Stats { n: number; p50: number; p90: number; p99: number; max: number; mean: number }
+export interface Stats { n: number; p50: number; p90: number; p95: number; p99: number; max: number; mean: number }
 
 /** Percentiles (nearest rank) of latency samples, in their unit, to 2 decimals. */
 export function stats(samples: number[]): Stats {
-  if (!samples.length) return { n: 0, p50: 0, p90: 0, p99: 0, max: 0, mean: 0 };
+  if (!samples.length) return { n: 0, p50: 0, p90: 0, p95: 0, p99: 0, max: 0, mean: 0 };
   const s = [...samples].sort((a, b) => a - b);
   const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
   const r = (x: number) => Math.round(x * 100) / 100;
-  return { n: s.length, p50: r(at(0.5)), p90: r(at(0.9)), p99: r(at(0.99)), max: r(s[s.length - 1]!), mean: r(s.reduce((a, b) => a + b, 0) / s.length) };
+  return { n: s.length, p50: r(at(0.5)), p90: r(at(0.9)), p95: r(at(0.95)), p99: r(at(0.99)), max: r(s[s.length - 1]!), mean: r(s.reduce((a, b) => a + b, 0) / s.length) };
 }
 export const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 

@@ -1,5 +1,6 @@
 // A real Redis Cluster of the test's own: six redis-server processes (three masters, three replicas) on free loopback
 // ports, joined by `redis-cli --cluster create`, each persisting with AOF (fsync every second, as managed services).
+// A benchmark may ask for masters alone and no persistence (what it measures is memory and speed, not failover).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,10 +56,20 @@ async function ask<T>(port: number, f: (r: Redis) => Promise<T>): Promise<T | nu
   }
 }
 
-export async function startRedisCluster(): Promise<RedisClusterUnderTest> {
+export interface RedisClusterOptions {
+  /** Masters (3 by default, the least a cluster is made of). */
+  masters?: number;
+  /** Replicas of each master (1 by default). */
+  replicas?: number;
+  /** AOF, fsync every second (the default), or none: the nodes keep their data in memory only. */
+  persistence?: 'aof' | 'none';
+}
+
+export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisClusterUnderTest> {
+  const { masters = 3, replicas = 1, persistence = 'aof' } = options;
   const dir = mkdtempSync(join(tmpdir(), 'cds-cluster-'));
   const ports: number[] = [];
-  while (ports.length < 6) {
+  while (ports.length < masters * (1 + replicas)) {
     const p = await freePort();
     // The cluster bus listens on port + 10000: both must be free.
     if (p < 55_000 && !ports.includes(p) && !ports.includes(p + 10_000)) ports.push(p);
@@ -68,12 +79,13 @@ export async function startRedisCluster(): Promise<RedisClusterUnderTest> {
     procs.set(port, spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--cluster-enabled', 'yes',
       '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '1500',
       // A replica takes over however long its link was down (a test kills masters right after the cluster forms).
-      '--cluster-replica-validity-factor', '0', '--appendonly', 'yes', '--appendfsync', 'everysec',
-      '--appendfilename', `aof-${port}.aof`, '--appenddirname', `aof-${port}`, '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' }));
+      '--cluster-replica-validity-factor', '0',
+      ...(persistence === 'aof' ? ['--appendonly', 'yes', '--appendfsync', 'everysec', '--appendfilename', `aof-${port}.aof`, '--appenddirname', `aof-${port}`] : ['--appendonly', 'no']),
+      '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' }));
   };
   for (const port of ports) start(port);
   for (const port of ports) await waitFor(() => ask(port, async (r) => (await r.ping()) === 'PONG'), `redis-server on ${port}`);
-  await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes']);
+  await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes']);
   const dead = new Set<number>();
   const cluster: RedisClusterUnderTest = {
     ports,
