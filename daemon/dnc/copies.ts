@@ -401,43 +401,74 @@ export class ListCopies {
     await Promise.all(keys.map((k) => this.redis.unlink(k).catch(() => 0))); // they lapse anyway (STAGING_MS)
   }
 
+  /** The record the last lookup read: the next one asks for its bits at once, beside the record (see lookup). */
+  private lastRecord: CopyRecord | null = null;
+
   /**
-   * For each phone number (E.164), whether this list holds it and which copy answered. Two round trips whatever the
-   * batch: the record, then one BITFIELD_RO per area code (sent together; one slot each on a cluster).
+   * For each phone number (E.164), whether this list holds it and which copy answered. One round trip in the steady
+   * state: the record and one BITFIELD_RO per area code of the batch are sent at once, the bits read under the copy the
+   * last lookup saw; when the record read shows another copy (a load or change list switched it, once a day at most),
+   * the bits are asked again under it, a second round trip.
    */
   async lookup(phones: readonly string[]): Promise<ListAnswer[]> {
-    const list = this.list;
-    const answers: ListAnswer[] = new Array(phones.length);
-    const raw = await this.redis.get(this.keys.copy(list));
+    const now = this.now();
+    const guess = this.lastRecord;
+    const early = guess ? this.judge(phones, guess, now) : null;
+    const earlyBits = early ? this.bits(guess!, early.byAreaCode, phones) : null;
+    // A guess that turns out wrong is dropped; its errors (a bitmap gone since) must not go unhandled.
+    earlyBits?.catch(() => {});
+    const raw = await this.redis.get(this.keys.copy(this.list));
     const decoded = raw === null ? `no copy is loaded: load the list's full files` : decodeRecord(raw);
     const record = typeof decoded === 'string' ? null : decoded;
-    const now = this.now();
-    let stale: string | null = null;
-    if (record) {
-      const ageDays = (now - Date.parse(record.countsFrom)) / DAY_MS;
-      if (ageDays > this.maxAgeDays) stale = `its copy of ${record.date} is ${Math.floor(ageDays)} days old (${this.maxAgeDays} at most): load a newer copy or change list`;
+    this.lastRecord = record;
+    if (!record) {
+      return phones.map((phone) => this.outsideOrBad(phone) ?? { list: this.list, status: 'cannot-vouch', reason: decoded as string });
     }
+    const same = guess !== null && guess.generation === record.generation && early !== null;
+    const judged = same ? early! : this.judge(phones, record, now);
+    const bits = same ? await earlyBits! : await this.bits(record, judged.byAreaCode, phones);
+    const { answers } = judged;
+    const changes = record.changes.map((c) => c.name);
+    for (const [areaCode, indices] of judged.byAreaCode) {
+      const entry = record.areaCodes[areaCode]!;
+      const got = bits.get(areaCode)!;
+      const copy = { file: entry.files.join(', '), changes, date: record.date };
+      indices.forEach((i, k) => {
+        answers[i] = got[0] !== 1
+          ? { list: this.list, status: 'cannot-vouch', reason: `the bitmap of area code ${areaCode} is gone from Redis (evicted, or a load died): load the list again` }
+          : { list: this.list, status: got[k + 1] === 1 ? 'listed' : 'not-listed', copy };
+      });
+    }
+    return answers;
+  }
+
+  /** A number the list does not cover, or cannot be a NANP number: its answer; null for a 10-digit +1 number. */
+  private outsideOrBad(phone: string): ListAnswer | null {
+    if (/^\+1\d{10}$/.test(phone)) return null;
+    return /^\+1/.test(phone)
+      ? { list: this.list, status: 'cannot-vouch', reason: `${phone} is not a 10-digit NANP number` }
+      : { list: this.list, status: 'outside', reason: 'the list holds NANP (+1) numbers only' };
+  }
+
+  /** The answers a record gives without its bits (not a NANP number, a copy too old, no file for the area code), and the numbers to read bits for, by area code. */
+  private judge(phones: readonly string[], record: CopyRecord, now: number): { answers: ListAnswer[]; byAreaCode: Map<string, number[]> } {
+    const list = this.list;
+    const answers: ListAnswer[] = new Array(phones.length);
+    const ageDays = (now - Date.parse(record.countsFrom)) / DAY_MS;
+    const stale = ageDays > this.maxAgeDays ? `its copy of ${record.date} is ${Math.floor(ageDays)} days old (${this.maxAgeDays} at most): load a newer copy or change list` : null;
     const byAreaCode = new Map<string, number[]>();
     phones.forEach((phone, i) => {
-      const m = /^\+1(\d{3})(\d{7})$/.exec(phone);
-      if (!m) {
-        answers[i] = /^\+1/.test(phone)
-          ? { list, status: 'cannot-vouch', reason: `${phone} is not a 10-digit NANP number` }
-          : { list, status: 'outside', reason: 'the list holds NANP (+1) numbers only' };
-        return;
-      }
-      const [, areaCode, rest] = m as unknown as [string, string, string];
-      if (!record || stale) {
-        answers[i] = { list, status: 'cannot-vouch', reason: stale ?? (decoded as string) };
-        return;
-      }
+      const other = this.outsideOrBad(phone);
+      if (other) { answers[i] = other; return; }
+      const areaCode = phone.slice(2, 5);
+      if (stale) { answers[i] = { list, status: 'cannot-vouch', reason: stale }; return; }
       if (!record.areaCodes[areaCode]) {
         answers[i] = this.whole
           ? { list, status: 'not-listed', copy: { file: '(no number of the area code)', changes: record.changes.map((c) => c.name), date: record.date } }
           : { list, status: 'cannot-vouch', reason: `its copy of ${record.date} has no file for area code ${areaCode}: add that area code's full list` };
         return;
       }
-      if (Number(rest) < 2_000_000) {
+      if (Number(phone.slice(5)) < 2_000_000) {
         answers[i] = { list, status: 'cannot-vouch', reason: `${phone} is not a NANP number (its exchange starts with 0 or 1)` };
         return;
       }
@@ -445,20 +476,17 @@ export class ListCopies {
       if (!at) byAreaCode.set(areaCode, at = []);
       at.push(i);
     });
-    if (!record) return answers;
-    const changes = record.changes.map((c) => c.name);
+    return { answers, byAreaCode };
+  }
+
+  /** Bit 0 (the bitmap exists) and each number's bit, per area code, under the record's generations: sent at once. */
+  private async bits(record: CopyRecord, byAreaCode: Map<string, number[]>, phones: readonly string[]): Promise<Map<string, number[]>> {
+    const out = new Map<string, number[]>();
     await Promise.all([...byAreaCode].map(async ([areaCode, indices]) => {
-      const entry = record.areaCodes[areaCode]!;
       const args: (string | number)[] = ['GET', 'u1', 0];
       for (const i of indices) args.push('GET', 'u1', Number(phones[i]!.slice(5)));
-      const bits = await this.redis.call('BITFIELD_RO', this.keys.bitmap(list, areaCode, entry.generation), ...args) as number[];
-      const copy = { file: entry.files.join(', '), changes, date: record.date };
-      indices.forEach((i, k) => {
-        answers[i] = bits[0] !== 1
-          ? { list, status: 'cannot-vouch', reason: `the bitmap of area code ${areaCode} is gone from Redis (evicted, or a load died): load the list again` }
-          : { list, status: bits[k + 1] === 1 ? 'listed' : 'not-listed', copy };
-      });
+      out.set(areaCode, await this.redis.call('BITFIELD_RO', this.keys.bitmap(this.list, areaCode, record.areaCodes[areaCode]!.generation), ...args) as number[]);
     }));
-    return answers;
+    return out;
   }
 }
