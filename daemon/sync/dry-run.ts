@@ -7,8 +7,10 @@ import { rulesStatus } from '../compliance/in-force.ts';
 import { redactPhone, type RecordError } from './contacts.ts';
 import { campaignsOf, heldHash, mapPage, placeContact, reconcileDue, routeContact, type SyncRuntime } from './run.ts';
 import type { KnownHeld } from '../state/sync-state.ts';
+import { exemptAt } from '../dnc/exemptions.ts';
 
-type Wanted = Map<string, { contactId: string; hash: string; blocked?: boolean }>;
+/** `list`: the Do Not Call list that blocks it (none: a contact's mark or a cap); `exempt`: the wanting contact's exemption's end. */
+type Wanted = Map<string, { contactId: string; hash: string; blocked?: boolean; list?: string; exempt?: number }>;
 
 /** One campaign's side of a dry run: what it holds now, as the start will know it, and what the read wants it to hold. */
 interface CampaignPlan {
@@ -28,6 +30,10 @@ export interface DryRunCounts {
   others: number;
   /** Wanted numbers kept out of the campaign because a contact holding them is marked Do Not Call. */
   doNotCall: number;
+  /** Wanted numbers each Do Not Call list keeps out (the company's, the registry, state lists), by list. */
+  lists: Record<string, number>;
+  /** Wanted numbers kept out because a list cannot vouch for them (they go in once a copy can). */
+  waitingForLists: number;
 }
 
 async function campaignPlan(rt: SyncRuntime, reader: SyncRuntime): Promise<CampaignPlan> {
@@ -104,12 +110,13 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
           for (const p of phones[i]!) {
             // Do Not Call blocks a number whoever else wants it, as the plan decides.
             if (contact.doNotCall) wanted.set(p, { contactId: contact.id, hash: '', blocked: true });
-            else if (!wanted.get(p)?.blocked && (!wanted.has(p) || heldBy.get(p) === contact.id)) wanted.set(p, { contactId: contact.id, hash: contact.hash });
+            else if (!wanted.get(p)?.blocked && (!wanted.has(p) || heldBy.get(p) === contact.id)) wanted.set(p, { contactId: contact.id, hash: contact.hash, ...(contact.exempt ? { exempt: contact.exempt.until } : {}) });
           }
         });
       }
     }
   }
+  const { lists, waitingForLists } = await judgeLists(plans);
   const lines: string[] = [];
   const others: string[] = [];
   const count = { add: 0, replace: 0, delete: 0, others: 0 };
@@ -122,7 +129,7 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
     capped += out.size;
     const actions = await campaign.state.dryPlan(wanted, rt.source.pulls ? rt.config.onLeave : 'keep', rt.config.ownsCampaign, known);
     const deleted = new Set(actions.filter((a) => a.action === 'delete').map((a) => a.phone));
-    for (const [p, w] of wanted) if (w.blocked && !out.has(p) && !deleted.has(p)) doNotCall++;
+    for (const [p, w] of wanted) if (w.blocked && !w.list && !out.has(p) && !deleted.has(p)) doNotCall++;
     const to = rt.routes ? `  (campaign ${campaign.config.campaignId})` : '';
     let adds = 0;
     for (const a of actions) {
@@ -136,6 +143,7 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
       if (a.action === 'add') lines.push(`  add      ${redactPhone(a.phone)}  contact ${wanted.get(a.phone)!.contactId}${to}`);
       else if (a.action === 'replace') lines.push(`  replace  ${redactPhone(a.phone)}  contact ${wanted.get(a.phone)!.contactId} (variables changed)${to}`);
       else if (out.has(a.phone)) lines.push(`  delete   ${redactPhone(a.phone)}  (taken out at its per-number cap: a retry was pending)${to}`);
+      else if (wanted.get(a.phone)?.list) lines.push(`  delete   ${redactPhone(a.phone)}  (on Do Not Call list ${wanted.get(a.phone)!.list})${to}`);
       else if (wanted.get(a.phone)?.blocked) lines.push(`  delete   ${redactPhone(a.phone)}  (contact ${wanted.get(a.phone)!.contactId} is marked Do Not Call)${to}`);
       else lines.push(`  delete   ${redactPhone(a.phone)}  (contact ${a.heldContact ?? '?'} left the selection)${to}`);
     }
@@ -150,13 +158,45 @@ export async function dryRun(rt: SyncRuntime, print: (line: string) => void, sho
   print(`dry run of ${rt.config.id}: ${selected} phone numbers selected, ${inCampaigns} in the campaign${s} now`);
   print(`would add ${add}, replace ${replace}, delete ${remove}; ${invalid} invalid records`);
   print(`in the campaign${s}, not this sync's: ${count.others} (${rt.config.ownsCampaign ? 'taken as its own: ownsCampaign' : 'kept as they are; a sync deletes and replaces only the numbers it added'})`);
-  print(`held out: ${doNotCall} by a Do Not Call mark, ${capped} at a per-number cap`);
+  const byList = Object.entries(lists).map(([l, n]) => `${n} by list ${l}`);
+  print(`held out: ${doNotCall} by a Do Not Call mark, ${[...byList, ''].join(', ')}${capped} at a per-number cap${waitingForLists ? `; ${waitingForLists} wait for a Do Not Call list that can vouch for them` : ''}`);
   if (waiting) print(`the calling window holds the campaign${s} Paused now: ${waiting} of the adds wait until it opens`);
   // What the campaign then does with them: held to their callees' windows (paused outside), or not, and why.
   print(`calling-window rules ${rulesStatus(rt.config.rules).summary}`);
   for (const l of [...lines, ...others, ...examples]) print(l);
   const listed = lines.length + others.length;
   if (add + replace + remove + count.others > listed) print(`  … (${add + replace + remove + count.others - listed} more)`);
-  return { add, replace, remove, invalid, others: count.others, doNotCall };
+  return { add, replace, remove, invalid, others: count.others, doNotCall, lists, waitingForLists };
+}
+
+/**
+ * The Do Not Call lists' verdicts on every number the campaigns want or hold, as the start's plans will judge them (a
+ * start after a new copy plans every number held again): a listed number is blocked, unless a registry or state list
+ * lists it and its contact is exempt; a number no list can vouch for is not added (it waits) and, held, stays.
+ */
+async function judgeLists(plans: CampaignPlan[]): Promise<{ lists: Record<string, number>; waitingForLists: number }> {
+  const lists: Record<string, number> = {};
+  let waitingForLists = 0;
+  for (const plan of plans) {
+    const gate = plan.rt.dnc?.gate;
+    if (!gate) continue;
+    const now = gate.now();
+    const phones = [...new Set([...plan.wanted.keys(), ...plan.heldBy.keys()])];
+    for (let i = 0; i < phones.length; i += 1000) {
+      for (const j of await gate.judge(phones.slice(i, i + 1000))) {
+        const w = plan.wanted.get(j.phone);
+        if (j.verdict === 'clear' || w?.blocked) continue;
+        if (j.verdict !== 'listed' && exemptAt(w?.exempt, now)) continue;
+        if (j.verdict === 'unvouched') {
+          if (w && !plan.heldBy.has(j.phone)) { plan.wanted.delete(j.phone); waitingForLists++; }
+          continue;
+        }
+        const list = j.answers.find((a) => a.status === 'listed')!.list;
+        plan.wanted.set(j.phone, { contactId: w?.contactId ?? plan.heldBy.get(j.phone) ?? '', hash: '', blocked: true, list });
+        if (w) lists[list] = (lists[list] ?? 0) + 1;
+      }
+    }
+  }
+  return { lists, waitingForLists };
 }
 

@@ -12,6 +12,8 @@ import { ListCopies } from '../../daemon/dnc/copies.ts';
 import { auditDay, lastEvidence } from '../../daemon/dnc/evidence.ts';
 import { addMonths } from '../../daemon/dnc/exemptions.ts';
 import { DncKeys } from '../../daemon/state/keys.ts';
+import { OwnList } from '../../daemon/dnc/own-list.ts';
+import { dryRun } from '../../daemon/sync/dry-run.ts';
 import { connectRedis } from '../../daemon/state/connection.ts';
 import { syncStatus } from '../../daemon/sync/status.ts';
 import { campaignNumbers, daemonConfig, dialerFixture, quietLog, REDIS_URL, testPrefix, waitFor, type DialerFixture } from '../support/daemon.ts';
@@ -82,10 +84,17 @@ describe('Do Not Call lists in a sync', () => {
     ]);
     const copyDate = isoDay(now - 2 * DAY);
     await r.registry.loadFull([fullList('exempt', [listed, consented, bought, boughtLongAgo, asked, companyListed])], copyDate);
+    await new OwnList(r.redis, new DncKeys(r.prefix), 'company').add([companyListed], { by: 'test', reason: 'asked not to be called' });
+    // The dry run says what the start then does.
+    const dry = await Daemon.start(r.config, { log: quietLog, workers: false, http: false, schedules: false });
+    const lines: string[] = [];
+    const counts = await dryRun(dry.runtimes.get(r.name)!, (l) => lines.push(l), 100);
+    await dry.close();
+    expect(counts).toMatchObject({ add: 4, remove: 0, doNotCall: 0, lists: { national: 2, company: 1 }, waitingForLists: 0 });
+    expect(lines).toContain('held out: 0 by a Do Not Call mark, 2 by list national, 1 by list company, 0 at a per-number cap');
     const d = await r.start();
     try {
       const rt = d.runtimes.get(r.name)!;
-      await rt.dnc!.gate.company.add([companyListed], { by: 'test', reason: 'asked not to be called' });
       await pullAndSettle(d, r.name, true);
       expect(await held(r.f)).toEqual(new Set([clear, consented, bought, asked]));
 

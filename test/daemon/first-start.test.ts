@@ -172,9 +172,9 @@ describe('the first start of a sync on a campaign that already holds numbers', (
       const pulls = w.source.deliver === null;
       const expected: DryRunCounts = pulls
         ? { add: [...wantedPhones].filter((p) => !before.has(p) && !markedPhones.has(p)).length, replace: 0, remove: w.markedByHand.length, invalid: 0,
-          others: w.strangers.length + w.shared.length, doNotCall: [...markedPhones].filter((p) => !before.has(p)).length }
+          others: w.strangers.length + w.shared.length, doNotCall: [...markedPhones].filter((p) => !before.has(p)).length, lists: {}, waitingForLists: 0 }
         // A webhook source has no selection to read: nothing to add or delete until its webhooks deliver contacts.
-        : { add: 0, replace: 0, remove: 0, invalid: 0, others: 13, doNotCall: 0 };
+        : { add: 0, replace: 0, remove: 0, invalid: 0, others: 13, doNotCall: 0, lists: {}, waitingForLists: 0 };
       expect(counts).toEqual(expected);
       expect(lines).toContain(`in the campaign, not this sync's: ${expected.others} (kept as they are; a sync deletes and replaces only the numbers it added)`);
       if (pulls) for (const p of w.shared) expect(lines.some((l) => l.startsWith('  keep') && l.includes(p.slice(-4)) && l.includes('wants it'))).toBe(true);
