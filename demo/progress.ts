@@ -38,6 +38,8 @@ export interface Counts {
     contacts: number; numbers: number; parked: number; mirrorParked: number | null; lastRun: string | null;
     /** Numbers held out because a contact holding them is marked Do Not Call. */
     doNotCall: number;
+    /** Numbers a contact wants that a Do Not Call list (the registry, the company's own list) keeps out. */
+    listed: number;
     /** What the calling window holds back (null: no compliance rules). */
     rules: Held | null;
   } | null;
@@ -140,6 +142,7 @@ interface OpsSync {
   runs: { mode: string; status: string; seen: number; pushed: number }[];
   mirror: { mirrored: number | null; parked: number | null } | null;
   doNotCall: number;
+  doNotCallLists?: { lists: { keptOut: number }[]; waiting: number };
   window: { state: 'Active' | 'Paused' | null; nextEdgeAt: string | null; heldByWindow: number; heldByCap: number; nextCapReleaseAt: string | null } | null;
 }
 
@@ -157,6 +160,7 @@ async function daemonStatus(s: ProgressSources): Promise<Counts['daemon']> {
     contacts: sync.contacts, numbers: sync.numbers, parked: sync.parked, mirrorParked: sync.mirror?.parked ?? null,
     lastRun: run ? `${run.mode} ${run.status}, ${run.seen} seen, ${run.pushed} pushed` : null,
     doNotCall: sync.doNotCall,
+    listed: (sync.doNotCallLists?.lists ?? []).reduce((n, l) => n + l.keptOut, 0) + (sync.doNotCallLists?.waiting ?? 0),
     rules: sync.window && { state: sync.window.state, nextEdgeAt: sync.window.nextEdgeAt, window: sync.window.heldByWindow,
       cap: sync.window.heldByCap, nextCapReleaseAt: sync.window.nextCapReleaseAt },
   };
@@ -239,7 +243,7 @@ export function merge(previous: Counts | null, next: Counts): Counts {
 export function settled(c: Counts): boolean {
   // At least one number a contact (a contact whose number changed keeps its called old number beside the new one),
   // besides the contacts Do Not Call holds out; none waiting for the calling window.
-  const held = c.daemon ? c.daemon.doNotCall : 0;
+  const held = c.daemon ? c.daemon.doNotCall + c.daemon.listed : 0;
   return c.synced !== null && c.crmContacts !== null && c.synced > 0 && c.synced + held >= c.crmContacts && !c.daemon?.rules?.window &&
     c.byStatus.NotContacted === 0 && c.byStatus.Contacting === 0 && c.byStatus.RetryPending === 0 &&
     c.calls !== null && c.calls > 0 && c.activities === c.calls;
@@ -275,7 +279,7 @@ function changeText(l: LastChange, at: (iso: string) => string): string {
 /** `held: window 270 cap 0 dnc 30, campaign Paused until 2026-12-01T18:00:00.000Z` (what the rules hold back). */
 function heldPlain(d: NonNullable<Counts['daemon']>): string {
   const r = d.rules;
-  return `held: ${r ? `window ${r.window} cap ${r.cap} ` : ''}dnc ${d.doNotCall}` +
+  return `held: ${r ? `window ${r.window} cap ${r.cap} ` : ''}dnc ${d.doNotCall} lists ${d.listed}` +
     (r?.state ? `, campaign ${r.state}${r.nextEdgeAt ? ` until ${r.nextEdgeAt}` : ''}` : '');
 }
 
@@ -299,7 +303,7 @@ function heldLine(d: NonNullable<Counts['daemon']>, clock: Counts['dialerClock']
     ? `window ${bold(String(r.window))} (campaign paused: the callees' calling window is closed${r.nextEdgeAt ? `; opens ${when(r.nextEdgeAt)}${realIn(r.nextEdgeAt, clock)}` : ''})  `
     : `window ${bold(String(r.window))} (open${r.nextEdgeAt ? `; the campaign pauses ${when(r.nextEdgeAt)}${realIn(r.nextEdgeAt, clock)}` : ''})  `;
   const cap = r ? `call cap ${bold(String(r.cap))}${r.cap && r.nextCapReleaseAt ? ` (next released ${when(r.nextCapReleaseAt)})` : ''}  ` : '';
-  return `  Held back by the rules     ${window}${cap}Do Not Call ${bold(String(d.doNotCall))}`;
+  return `  Held back by the rules     ${window}${cap}Do Not Call ${bold(String(d.doNotCall))}  Do Not Call lists ${bold(String(d.listed))}`;
 }
 
 /** The terminal view. */

@@ -1,7 +1,7 @@
 // `./dev start`: the whole loop on one machine — the reference server, the HubSpot stand-in and the sync daemon, each
 // started by its own entry point and wired by URL — with a live progress view; Ctrl-C stops it all and cleans up.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -25,6 +25,20 @@ const PHONE_FIELDS = { hubspot: ['phone'], salesforce: ['Phone', 'MobilePhone', 
 const AREA_CODES = [212, 617, 404, 305, 312, 214, 219, 303, 602, 213, 206, 907, 808, 787, 416, 604, 902, 401];
 /** The share of contacts the CRM marks Do Not Call. */
 const DO_NOT_CALL_SHARE = 0.1;
+/**
+ * The demo's stand-in for the National Do Not Call Registry: a full list per area code of the demo, holding every
+ * number whose last four digits end in 1 (about a tenth of the contacts' +1 AAA 555 XXXX numbers; +1 212 555 0001 is one).
+ */
+const REGISTRY_EXAMPLE = '+12125550001';
+function writeRegistry(folder: string, day: string): void {
+  const full = join(folder, `full-${day}`);
+  mkdirSync(full, { recursive: true });
+  for (const ac of AREA_CODES) {
+    const lines: string[] = [];
+    for (let line = 1; line < 10_000; line += 10) lines.push(`${ac}555${String(line).padStart(4, '0')}`);
+    writeFileSync(join(full, `${ac}.txt`), `${lines.join('\n')}\n`);
+  }
+}
 /**
  * When the window those zones share opens: Tuesday 1 December 2026, 08:00 in Honolulu (it closes at 18:00 in Rhode
  * Island, 23:00 UTC). The dialer's clock starts OPENS_AFTER_S real seconds before it, whatever the speed, so the
@@ -227,7 +241,7 @@ function sourceYaml(crm: CrmSetup): string {
       defaultCountry: US`;
 }
 
-function daemonConfig(o: { prefix: string; daemonUrl: string; daemonPort: number; serverUrl: string; speed: number; crm: CrmSetup; dialer: DialerSetup }): string {
+function daemonConfig(o: { prefix: string; daemonUrl: string; daemonPort: number; serverUrl: string; speed: number; crm: CrmSetup; dialer: DialerSetup; registry: string }): string {
   // Secrets are ${ENV} references, as in a real deployment: the values go to the daemon's environment only.
   return `# Written by ./dev start for this run; removed when it stops. A real deployment looks the same (docs/daemon-configuration.md).
 redis:
@@ -255,6 +269,12 @@ compliance:
 dialerClock:
   url: ${o.serverUrl}/console/clock
   token: \${CONSOLE_TOKEN}
+# The national Do Not Call registry: a small stand-in, each download in its own dated folder (\`dnc load\` loads
+# what is new). Every number is checked against it and the company's own list before it reaches the dialer.
+doNotCallLists:
+  - name: national
+    type: registry
+    folder: ${o.registry}
 syncs:
   - id: ${SYNC_ID}
     campaignId: ${o.dialer.campaignId}
@@ -402,7 +422,9 @@ try {
   const campaignName = sf ? 'Salesforce Campaign members' : 'HubSpot leads';
   const dialer = await setUpDialer({ baseUrl: serverUrl, consoleToken, eventsUrl: `${daemonUrl}/webhooks/${SYNC_ID}/events`, agents, campaignName });
   const configFile = join(dir, 'sync.yaml');
-  writeFileSync(configFile, daemonConfig({ prefix, daemonUrl, daemonPort, serverUrl, speed, crm, dialer }));
+  const registry = join(dir, 'dnc', 'national');
+  writeRegistry(registry, new Date().toISOString().slice(0, 10));
+  writeFileSync(configFile, daemonConfig({ prefix, daemonUrl, daemonPort, serverUrl, speed, crm, dialer, registry }));
   const daemonEnv = {
     DIALER_API_TOKEN: dialer.daemonToken,
     ...(sf ? { SF_CLIENT_SECRET: sfClientSecret } : { HUBSPOT_TOKEN: hubspotToken, HUBSPOT_CLIENT_SECRET: hubspotClientSecret }),
@@ -411,6 +433,10 @@ try {
   // For the person who wants to run `./dev daemon status` against this run (the file goes with the run).
   const envFile = join(dir, 'secrets.env');
   writeFileSync(envFile, Object.entries(daemonEnv).map(([k, v]) => `${k}=${v}\n`).join(''), { mode: 0o600 });
+  // The registry's download loaded as an operator loads it (the daemon checks numbers against it from its first run).
+  const load = startChild('dnc load', 'daemon/cli.ts', ['dnc', 'load', '--config', configFile], daemonEnv, join(dir, 'dnc-load.log'), ROOT);
+  const loaded = await load.exited;
+  if (loaded.code !== 0) throw new Error(`dnc load failed (${describeExit(loaded)}): ${load.lastLines(20).join('\n')}`);
   const daemon = watch(startChild(DAEMON, 'daemon/cli.ts', ['start', '--config', configFile], { ...daemonEnv, ...otel('campaign-sync') }, join(dir, 'daemon.log'), ROOT));
   await daemon.waitFor(/"msg":"daemon listening"/, 60_000);
 
@@ -427,7 +453,7 @@ try {
     `                     account ${dialer.accountId} (Demo Company, ${TIME_ZONE})`,
     `                     campaign ${dialer.campaignId} "${campaignName}": Dynamic, Active, ${agents} agents, clock at ${speed}x`,
     `                     calling windows of the callees (on by default; area codes ${AREA_CODES.join(', ')}), judged by this clock;` +
-      ` its time starts ${OPENS_AFTER_S} s before they open (${new Date(WINDOW_OPENS).toISOString()}); Do Not Call: ${sf ? 'the DoNotCall checkbox' : `${Math.round(DO_NOT_CALL_SHARE * 100)}% of the contacts`}`,
+      ` its time starts ${OPENS_AFTER_S} s before they open (${new Date(WINDOW_OPENS).toISOString()}); Do Not Call: ${sf ? 'the DoNotCall checkbox' : `${Math.round(DO_NOT_CALL_SHARE * 100)}% of the contacts`}, and a registry stand-in holding a tenth of the numbers`,
     `                     Campaign Admin API token ${dialer.adminToken}`,
     `                     console token ${consoleToken}`,
     sf ? `  ${bold('Salesforce stand-in')} ${crmUrl}   ${contacts} Contacts and Leads; Campaign ${sf.campaignId}; org ${sf.orgId}; consumer key ${sf.clientId}, secret ${sfClientSecret}`
@@ -449,6 +475,9 @@ try {
       sf ? `  curl -s -X PATCH -H "Authorization: Bearer $(curl -s -d grant_type=client_credentials -d client_id=${sf.clientId} -d client_secret=${sfClientSecret} ${crmUrl}/services/oauth2/token | sed 's/.*"access_token":"\\([^"]*\\)".*/\\1/')" -H 'Content-Type: application/json' ${crmUrl}/services/data/v62.0/sobjects/Contact/${tryContact} -d '{"Phone":"+1 212 555 0199"}'`
         : `  curl -s -X PATCH -H 'Authorization: Bearer ${hubspotToken}' -H 'Content-Type: application/json' ${crmUrl}/crm/objects/${HUBSPOT_API_VERSION}/contacts/${tryContact} -d '{"properties":{"phone":"+1 212 555 0199"}}'`]),
     `  set -a; . ${envFile}; set +a; ./dev daemon status --config ${configFile}`,
+    `  why a number on the demo's Do Not Call registry is not called, and the day's evidence of every number added (after the line above):`,
+    `  ./dev daemon dnc why ${REGISTRY_EXAMPLE} --config ${configFile}`,
+    `  ./dev daemon dnc export --sync ${SYNC_ID} --day $(date -u +%F) --config ${configFile} | head`,
     ...(traces ? [`  the path of that number, from the webhook to the call and back: ./dev daemon trace +12125550199${
       traces.file === join(ROOT, 'traces.jsonl') ? '' : ` --file ${traces.file}`}`] : []),
     '',

@@ -70,7 +70,8 @@ for i = 9, #ARGV do
       local kept_before = #kept_out
       redis.call('SREM', dirty, e)
       -- A number any holder marks Do Not Call, or taken out at its cap, is wanted by nobody; otherwise its first holder wants it.
-      local is_blocked = redis.call('HEXISTS', blocked, e) == 1 or redis.call('HEXISTS', taken_out, e) == 1 or mark == '!'
+      local by_mark = redis.call('HEXISTS', blocked, e) == 1 or redis.call('HEXISTS', taken_out, e) == 1
+      local is_blocked = by_mark or mark == '!'
       local owner = (not is_blocked) and owners(phones, e)[1] or nil
       local value = nil
       if owner then
@@ -89,7 +90,8 @@ for i = 9, #ARGV do
         else
           unvouched = true
         end
-      elseif mark == '!' and owners(phones, e)[1] then
+      elseif mark == '!' and not by_mark and owners(phones, e)[1] then
+        -- (a number a Do Not Call mark or a cap holds out is counted there, not as the company list's)
         kept_out[#kept_out + 1] = e
       end
       local held_raw = redis.call('HGET', have, e)
