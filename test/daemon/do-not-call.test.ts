@@ -4,6 +4,9 @@
 // contact out; each change costs the dialer and the CRM a few requests, not the selection's size.
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Redis } from 'ioredis';
+import { ListCopies } from '../../daemon/dnc/copies.ts';
+import { DncKeys } from '../../daemon/state/keys.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
@@ -16,7 +19,7 @@ import { Daemon } from '../../daemon/app.ts';
 import { dryRun } from '../../daemon/sync/dry-run.ts';
 import { crmMarkBy, replanNumbers } from '../../daemon/sync/dnc-check.ts';
 import { syncStatus } from '../../daemon/sync/status.ts';
-import { campaignNumbers, daemonConfig, dialerFixture, quietLog, testPrefix, type DialerFixture } from '../support/daemon.ts';
+import { campaignNumbers, daemonConfig, dialerFixture, quietLog, REDIS_URL, testPrefix, type DialerFixture } from '../support/daemon.ts';
 import { PHONES, salesforceSync } from '../support/salesforce.ts';
 import { setNumber } from '../support/server.ts';
 import { allRunErrors, countedDialer, freePort, held, pullAndSettle, settle, type CountedDialer } from '../support/sync-checks.ts';
@@ -106,6 +109,19 @@ function scenarios(name: string, { unreadable, reads }: { unreadable: boolean; r
       });
     }
 
+    it('a contact whose number is on the national registry is never added, nor counted as marked', async () => {
+      let i = 0;
+      for (const via of vias()) {
+        const phone = REGISTERED[i++]!;
+        const id = await rig.driver.create(phone, false);
+        await deliver(rig, id, via);
+        expect((await numbersHeld(rig.f)).has(phone)).toBe(false);
+        const rt = rig.d.runtimes.get(rig.driver.syncId)!;
+        expect(await rt.state.redis.hget(rt.state.keys.dncKeptOut, phone)).toBe('national');
+        expect((await rt.dnc!.gate.company.lookup([phone]))[0]!.status).toBe('not-listed');
+      }
+    });
+
     it('a contact created marked is never added', async () => {
       let i = 0;
       for (const via of vias()) {
@@ -190,13 +206,26 @@ function scenarios(name: string, { unreadable, reads }: { unreadable: boolean; r
 }
 
 const OPS_TOKEN = 'do-not-call-ops-token-0123456789';
+/** Numbers the national registry holds (one per via of a source, and more). */
+const REGISTERED = Array.from({ length: 10 }, (_, i) => validPhone(760_000 + i));
 
 /** The daemon on a counted dialer, its webhooks at a public URL known before it starts, its operations page on. */
 async function startDaemon(f: DialerFixture, prefix: string, sync: Record<string, unknown>): Promise<{ d: Daemon; dialer: CountedDialer; hook: string }> {
   const dialer = await countedDialer(f);
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
-  const d = await Daemon.start(daemonConfig(f, prefix, [sync], { dialer: dialer.dialer, http: { host: '127.0.0.1', port, publicUrl, adminToken: OPS_TOKEN } }), { log: quietLog });
+  // The national registry: a copy of every area code the contacts' numbers have, holding REGISTERED.
+  const folder = await mkdtemp(join(tmpdir(), 'cds-dnc-registry-'));
+  const byAreaCode = new Map<string, string[]>();
+  for (let i = 0; i < 100; i++) byAreaCode.set(validPhone(i).slice(2, 5), [`${validPhone(i).slice(2, 5)}9999999`]);
+  for (const p of REGISTERED) byAreaCode.get(p.slice(2, 5))!.push(p.slice(2));
+  const files = await Promise.all([...byAreaCode].map(async ([ac, lines]) => { const file = join(folder, `${ac}.txt`); await writeFile(file, `${lines.join('\n')}\n`); return file; }));
+  const redis = new Redis(REDIS_URL);
+  await new ListCopies(redis, new DncKeys(prefix), 'national').loadFull(files, new Date(Date.now() - 86_400_000).toISOString().slice(0, 10));
+  redis.disconnect();
+  await rm(folder, { recursive: true, force: true });
+  const d = await Daemon.start(daemonConfig(f, prefix, [sync], { dialer: dialer.dialer, http: { host: '127.0.0.1', port, publicUrl, adminToken: OPS_TOKEN },
+    doNotCallLists: [{ name: 'national', type: 'registry', folder: tmpdir() }] }), { log: quietLog });
   return { d, dialer, hook: `${publicUrl}/webhooks/${sync.id as string}` };
 }
 
