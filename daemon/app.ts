@@ -1,5 +1,6 @@
 // Wires one daemon process: Redis, the sync queue and its schedulers, one push queue per dialer API key, the
 // sources, and the HTTP side (webhooks, /health, /metrics).
+import { randomBytes } from 'node:crypto';
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { complianceOf, ConfigError, dialerOf, type Config, type DialerConfig, type SyncConfig } from './config.ts';
@@ -31,6 +32,7 @@ import { connectRedis, redisWhere, serverRunIds, type RedisClient } from './stat
 import { ReplicaAcks } from './state/replication.ts';
 import { DaemonKeys, DncKeys, campaignKey, routeId } from './state/keys.ts';
 import { DncGate, listHold } from './dnc/gate.ts';
+import { copiesOf, loadFolder } from './dnc/folder.ts';
 import { openState } from './state/state-version.ts';
 import { WorkerWatchdog } from './worker-watchdog.ts';
 import { inSpan, queueTelemetry } from './telemetry.ts';
@@ -394,7 +396,7 @@ export class Daemon implements RunningDaemon {
           () => config.syncs.flatMap((sync) => {
             const rt = d.runtimes.get(sync.id)!;
             // A routed sync's one window check sets every route's campaign.
-            return wantedSchedulers(sync, rt.source.compareEvery, campaignsOf(rt)[0]!.window?.compliance.checkEvery);
+            return wantedSchedulers(sync, rt.source.compareEvery, campaignsOf(rt)[0]!.window?.compliance.checkEvery, config.doNotCallLoadEvery || undefined);
           }));
         const scheduled = await step(d.schedules.check(true));
         d.schedules.repeat(config.scheduleCheckEvery);
@@ -537,6 +539,7 @@ export class Daemon implements RunningDaemon {
       // A trace of its own per check (linked to the scheduler's): the runs and plans it asks for are not chained into
       // one never-ending trace of the scheduler's repeats.
       if (job.data.kind === 'window') return await inSpan('calling window', () => ({ 'cds.sync': rt.config.id }), () => this.enforceWindow(rt, 'schedule', true), { root: true });
+      if (job.data.kind === 'lists') return await this.loadLists(rt);
       if (job.data.kind === 'mirror') await this.triggerMirror(rt.config.id, 'schedule');
       else if (job.data.kind === 'compare') {
         // The scheduler's first tick fires at once: a sync that has not imported yet, or compared within the
@@ -606,6 +609,32 @@ export class Daemon implements RunningDaemon {
       if (err instanceof SourceError && err.final) throw new UnrecoverableError(err.message);
       throw err;
     }
+  }
+
+  /**
+   * Loads what is new in the folders of the sync's Do Not Call lists (doNotCallLoadEvery), one process per list at a
+   * time (a lease); a list another sync shares is loaded by whichever asks first, the others find nothing newer. What
+   * a load changed reaches the campaigns at their next run (a new copy plans their numbers again).
+   */
+  async loadLists(rt: SyncRuntime): Promise<string> {
+    const keys = new DncKeys(this.prefix);
+    const said: string[] = [];
+    for (const list of rt.config.dnc.lists) {
+      const token = randomBytes(8).toString('hex');
+      if (await this.redis.set(keys.loadLease(list.name), token, 'PX', 15 * 60_000, 'NX') !== 'OK') { said.push(`${list.name}: being loaded by another process`); continue; }
+      try {
+        const r = await loadFolder(copiesOf(this.redis, keys, list), list);
+        const what = { list: list.name, folder: list.folder, loaded: r.loaded?.folder ?? null, applied: r.applied.map((a) => a.folder), skipped: r.skipped, copyDate: r.copy?.date ?? null };
+        if (r.failed) this.log.warn({ ...what, err: r.failed }, `Do Not Call list ${list.name}: its folder's downloads could not be loaded (${r.failed}); the copy stays as it was`);
+        else if (r.loaded || r.applied.length) this.log.info(what, `Do Not Call list ${list.name}: loaded from its folder; copy of ${r.copy?.date}`);
+        else if (r.skipped.length) this.log.warn(what, `Do Not Call list ${list.name}: entries of its folder left aside: ${r.skipped.join('; ')}`);
+        said.push(`${list.name}: ${r.failed ? `failed: ${r.failed}` : r.loaded || r.applied.length ? `copy of ${r.copy?.date}` : 'nothing newer'}`);
+      } finally {
+        // Released only if still this process's (a load that outlived its lease must not release another's).
+        await this.redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, keys.loadLease(list.name), token);
+      }
+    }
+    return said.join('; ');
   }
 
   /**

@@ -294,6 +294,11 @@ export const configSchema = z.strictObject({
    * workflow, signed as Standard Webhooks are (`whsec_` + base64). Off without it.
    */
   doNotCallEndpoint: z.strictObject({ secret }).optional(),
+  /**
+   * How often the daemon loads what is new in each Do Not Call list's folder (the downloads an operator or a script
+   * puts there); 0 turns it off (then run \`campaign-sync dnc load\` after each download).
+   */
+  doNotCallLoadEvery: z.union([z.literal(0), duration.refine((ms) => ms >= 60_000, 'at least 1m, or 0 (off)')]).default(3_600_000),
   /** Days each day's Do Not Call evidence stays in Redis for `campaign-sync dnc export` (export daily to keep it longer). */
   doNotCallAuditDays: z.number().int().min(1).max(800).default(45),
 }).superRefine((c, ctx) => {

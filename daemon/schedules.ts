@@ -8,7 +8,7 @@ import type { RedisClient } from './state/connection.ts';
 import type { DaemonKeys } from './state/keys.ts';
 import { Lease } from './state/lease.ts';
 
-export interface SyncJobData { syncId: string; trigger?: string; kind?: 'pull' | 'mirror' | 'compare' | 'window' }
+export interface SyncJobData { syncId: string; trigger?: string; kind?: 'pull' | 'mirror' | 'compare' | 'window' | 'lists' }
 
 /** One job scheduler as the configuration wants it. */
 export interface WantedScheduler {
@@ -29,8 +29,11 @@ const LOCK_MS = 10_000;
 /** What the `schedulers` hash holds for a scheduler a process removed: older processes must not set it again. */
 const REMOVED = 'removed';
 
-/** The schedulers a sync needs: its pulls, its comparison (a source that compares), its mirror and its calling window's check. */
-export function wantedSchedulers(sync: SyncConfig, compareEvery: number | undefined, windowEvery?: number): WantedScheduler[] {
+/**
+ * The schedulers a sync needs: its pulls, its comparison (a source that compares), its mirror, its calling window's
+ * check, and the loads of its Do Not Call lists' folders (`listsEvery`).
+ */
+export function wantedSchedulers(sync: SyncConfig, compareEvery: number | undefined, windowEvery?: number, listsEvery?: number): WantedScheduler[] {
   const s = sync.schedule;
   const wanted: WantedScheduler[] = [{
     key: `tick-${sync.id}`, syncId: sync.id, field: sync.id, spec: JSON.stringify(s),
@@ -53,6 +56,12 @@ export function wantedSchedulers(sync: SyncConfig, compareEvery: number | undefi
     wanted.push({
       key: `window-${sync.id}`, syncId: sync.id, field: `window-${sync.id}`, spec: JSON.stringify({ every: windowEvery }),
       repeat: { every: windowEvery }, data: { syncId: sync.id, trigger: 'schedule', kind: 'window' },
+    });
+  }
+  if (listsEvery && sync.dnc?.lists.length) {
+    wanted.push({
+      key: `lists-${sync.id}`, syncId: sync.id, field: `lists-${sync.id}`, spec: JSON.stringify({ every: listsEvery }),
+      repeat: { every: listsEvery }, data: { syncId: sync.id, trigger: 'schedule', kind: 'lists' },
     });
   }
   return wanted;

@@ -215,6 +215,8 @@ export class DncKeys {
    * generation of the list's copy. Bit 0 (exchange 000, never a number) is always set: a key that reads 0 there is gone.
    */
   bitmap(list: string, areaCode: string, generation: string) { return `${this.prefix}:{dnc-${list}-${areaCode}}:dnc:${list}:${areaCode}:${generation}`; }
+  /** The lease of the one process loading the list's folder now (the daemon's scheduled load; lapses if it dies). */
+  loadLease(list: string) { return `${this.prefix}:{dnc-${list}}:dnc:${list}:load-lease`; }
   /** hash: phone number (E.164) -> JSON of who put it on the company's own list, when and why. */
   ownNumbers(list: string) { return `${this.prefix}:{dnc-own-${list}}:dnc-own:${list}:numbers`; }
   /** list: every add and remove asked of the company's own list (JSON: op, number, by, at, reason), oldest first. */

@@ -2,7 +2,7 @@
 // purchase, an inquiry) and only while the exemption lasts; the company's own list wins over every exemption; a change
 // list naming a number the campaign holds takes it out at the next run whoever added it; every number added has its
 // evidence (which lists, which copy, which exemption); a copy too old holds the campaign and says why.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -216,6 +216,27 @@ describe('Do Not Call lists in a sync', () => {
     expect(of('survey', 'dnc.lists')).toMatchObject({ status: 'ok', message: expect.stringContaining('survey calls: not telemarketing') });
     expect(report.ok).toBe(false);
     expect(report.syncs.checked!.refusals).toEqual([]);
+  });
+
+  it('loads a download put in a list\'s folder by itself (doNotCallLoadEvery), then keeps its numbers out', async () => {
+    const folder = mkdtempSync(join(dir, 'national-'));
+    const day = isoDay(Date.now() - DAY);
+    mkdirSync(join(folder, `full-${day}`));
+    const [listed, clear] = [phone(50), phone(51)];
+    writeFileSync(join(folder, `full-${day}`, '212.txt'), `${digits(listed)}\n`);
+    const r = await rig('folder', [{ id: 'listed', phone: listed }, { id: 'clear', phone: clear }], {
+      extra: { doNotCallLists: [{ name: 'national', type: 'registry', folder }], doNotCallLoadEvery: '1h' },
+    });
+    const d = await r.start();
+    try {
+      // The scheduler's first load runs at the start.
+      const copy = await waitFor(() => r.registry.copy(), 'the folder\'s download loaded');
+      expect(copy).toMatchObject({ date: day, numbers: 1 });
+      await pullAndSettle(d, r.name, true);
+      expect(await held(r.f)).toEqual(new Set([clear]));
+    } finally {
+      await d.close();
+    }
   });
 });
 
