@@ -642,3 +642,39 @@ describe('a compliance rule set', () => {
     expect(problemAt(problemsOf(raw).problems, 'syncs.0.compliance.windows')).toContain('allowed here: window, stateRules, evidence, zones, checkEvery, margin');
   });
 });
+
+describe('Do Not Call lists', () => {
+  const national = { name: 'national', type: 'registry', folder: '/var/dnc/national' };
+  it('gives each sync every list by default, the top-level choice, or its own; off takes a reason', () => {
+    const raw = minimalConfig();
+    raw.doNotCallLists = [national, { name: 'texas', type: 'state', folder: '/var/dnc/tx', states: ['TX'], maxAgeDays: 92 }];
+    raw.syncs.push({ ...raw.syncs[0], id: 's2', doNotCall: { lists: ['texas'] } }, { ...raw.syncs[0], id: 's3', doNotCall: { off: 'survey calls: not telemarketing' } });
+    const c = parseConfig(raw, 'sync.yaml', ENV);
+    expect(c.syncs.map((s) => ({ lists: s.dnc.lists.map((l) => l.name), off: s.dnc.off, from: s.dnc.from }))).toEqual([
+      { lists: ['national', 'texas'], off: undefined, from: 'default' },
+      { lists: ['texas'], off: undefined, from: 'sync' },
+      { lists: [], off: 'survey calls: not telemarketing', from: 'sync' },
+    ]);
+    expect(c.syncs[0]!.dnc.lists[0]).toMatchObject({ maxAgeDays: 31, changeLayout: { number: 0, action: 1, added: ['A'], deleted: ['D'] } });
+    expect(c).toMatchObject({ doNotCallLoadEvery: 3_600_000, doNotCallAuditDays: 45 });
+    raw.doNotCall = { lists: ['national'] };
+    expect(parseConfig(raw, 'sync.yaml', ENV).syncs[0]!.dnc).toMatchObject({ lists: [{ name: 'national' }], from: 'configuration' });
+  });
+
+  it('names what is wrong: an unknown list, a registry kept past 31 days, a state list without its age, the reserved name, off beside lists', () => {
+    const raw = minimalConfig();
+    raw.doNotCallLists = [national, { name: 'texas', type: 'state', folder: '/var/dnc/tx', states: ['TX'] }, { name: 'company', type: 'registry', folder: '/x' },
+      { name: 'old', type: 'registry', folder: '/x', maxAgeDays: 45 }];
+    raw.syncs[0].doNotCall = { lists: ['nationl'] };
+    raw.doNotCall = { lists: ['national'], off: 'surveys' };
+    const { problems } = problemsOf(raw);
+    expect(problemAt(problems, 'doNotCallLists.1.maxAgeDays')).toContain('how many days a copy of this list vouches for');
+    expect(problemAt(problems, 'doNotCallLists.2.name')).toContain('"company" is the company\'s own list');
+    expect(problemAt(problems, 'doNotCallLists.3.maxAgeDays')).toContain('at most 31: the safe harbor asks for a copy of the registry no older than 31 days');
+    expect(problemAt(problems, 'doNotCall.lists')).toContain('the lists are off here (off is given)');
+    const bad = minimalConfig();
+    bad.doNotCallLists = [national];
+    bad.syncs[0].doNotCall = { lists: ['nationl'] };
+    expect(problemAt(problemsOf(bad).problems, 'syncs.0.doNotCall.lists')).toContain('no Do Not Call list "nationl" in doNotCallLists (it has national)');
+  });
+});
