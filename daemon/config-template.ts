@@ -161,6 +161,13 @@ compliance:
   margin: ${duration(c.margin)}                            # the campaign pauses this long before its window closes
   rescanEvery: ${duration(c.rescanEvery)}
   # window: { from: "09:00", to: "20:00", days: [mon, tue, wed, thu, fri] }   # your own window, inside the law's
+# Do Not Call: every number is checked against the company's own list (numbers added by \`dnc add\`, POST /dnc/company
+# and the CRM's Do Not Call mark) and the lists named here, before it reaches the dialer. Put each download of the
+# National Do Not Call Registry in the folder as full-YYYY-MM-DD/ or changes-YYYY-MM-DD/ and load it (\`dnc load\`)
+# before you name the list: a list without a copy vouches for no number, and none is added.
+# doNotCallLists:
+#   - { name: national, type: registry, folder: /var/lib/campaign-sync/dnc/national }
+# doNotCall: { off: "the reason" }        # no registry for syncs whose calls are not sales calls (surveys, charities)
 syncs:
   - id: ${type}-sync
     campaignId: your-campaign-id          # a Dynamic campaign of the account

@@ -403,6 +403,7 @@ export class ListCopies {
 
   /** The record the last lookup read: the next one asks for its bits at once, beside the record (see lookup). */
   private lastRecord: CopyRecord | null = null;
+  private lastRaw: string | null = null;
 
   /**
    * For each phone number (E.164), whether this list holds it and which copy answered. One round trip in the steady
@@ -418,7 +419,9 @@ export class ListCopies {
     // A guess that turns out wrong is dropped; its errors (a bitmap gone since) must not go unhandled.
     earlyBits?.catch(() => {});
     const raw = await this.redis.get(this.keys.copy(this.list));
-    const decoded = raw === null ? `no copy is loaded: load the list's full files` : decodeRecord(raw);
+    // The record's text unchanged since the last lookup: its decoding too (every batch would parse it again).
+    const decoded = raw === null ? `no copy is loaded: load the list's full files` : raw === this.lastRaw && guess ? guess : decodeRecord(raw);
+    this.lastRaw = raw;
     const record = typeof decoded === 'string' ? null : decoded;
     this.lastRecord = record;
     if (!record) {

@@ -170,7 +170,7 @@ describe('one sync routed into one campaign per window group', () => {
       // The dry run routes as the run does: two numbers leave their campaigns, one enters the western one.
       const lines: string[] = [];
       // Its invalid records are the run's: Alaska's two numbers and New York's, each in no route.
-      expect(await dryRun(rt, (l) => lines.push(l))).toEqual({ add: 1, replace: 0, remove: 2, invalid: 3, others: 0, doNotCall: 0 });
+      expect(await dryRun(rt, (l) => lines.push(l))).toEqual({ add: 1, replace: 0, remove: 2, invalid: 3, others: 0, doNotCall: 0, lists: {}, waitingForLists: 0 });
       expect(lines.filter((l) => /^\s+add\s/.test(l)).every((l) => l.endsWith(`(campaign ${x.campaigns.west})`))).toBe(true);
       expect(lines.filter((l) => /^\s+delete\s/.test(l)).map((l) => /\(campaign (.+)\)$/.exec(l)![1]).sort()).toEqual([x.campaigns.east, x.campaigns.pacific].sort());
       const beforePull = x.hs.stats.byRoute[SEARCH] ?? 0;

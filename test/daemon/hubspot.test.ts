@@ -342,7 +342,7 @@ describe('HubSpot: import, incremental runs, webhooks', () => {
 
     const lines: string[] = [];
     const result = await dryRun(d.runtimes.get('hs')!, (l) => lines.push(l));
-    expect(result).toEqual({ add: 1, replace: 1, remove: 1, invalid: 0, others: 0, doNotCall: 0 });
+    expect(result).toEqual({ add: 1, replace: 1, remove: 1, invalid: 0, others: 0, doNotCall: 0, lists: {}, waitingForLists: 0 });
     expect(lines.join('\n')).toMatch(/would add 1, replace 1, delete 1/);
     expect(lines.some((l) => /^\s+add\s/.test(l) && l.includes(`contact ${created.id}`))).toBe(true);
     expect(lines.some((l) => /^\s+replace\s/.test(l) && l.includes(`contact ${changed.id}`))).toBe(true);
