@@ -2,7 +2,7 @@
 // (the registry and state lists loaded from their folders, the company's own list, one number's answers and the
 // auditor's export). cli.ts parses the arguments; the work is here. Each returns the exit code: 0, 1 when something
 // failed or was refused, 2 when the command was asked wrongly.
-import { replanHeld } from '../sync/dnc-check.ts';
+import { replanHeld } from './replan.ts';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';

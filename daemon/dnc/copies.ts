@@ -413,17 +413,19 @@ export class ListCopies {
    */
   async lookup(phones: readonly string[]): Promise<ListAnswer[]> {
     const now = this.now();
+    // The record and its text as the last lookup left them, taken together (lookups run concurrently).
     const guess = this.lastRecord;
+    const guessRaw = this.lastRaw;
     const early = guess ? this.judge(phones, guess, now) : null;
     const earlyBits = early ? this.bits(guess!, early.byAreaCode, phones) : null;
     // A guess that turns out wrong is dropped; its errors (a bitmap gone since) must not go unhandled.
     earlyBits?.catch(() => {});
     const raw = await this.redis.get(this.keys.copy(this.list));
     // The record's text unchanged since the last lookup: its decoding too (every batch would parse it again).
-    const decoded = raw === null ? `no copy is loaded: load the list's full files` : raw === this.lastRaw && guess ? guess : decodeRecord(raw);
-    this.lastRaw = raw;
+    const decoded = raw === null ? `no copy is loaded: load the list's full files` : raw === guessRaw && guess ? guess : decodeRecord(raw);
     const record = typeof decoded === 'string' ? null : decoded;
     this.lastRecord = record;
+    this.lastRaw = record ? raw : null;
     if (!record) {
       return phones.map((phone) => this.outsideOrBad(phone) ?? { list: this.list, status: 'cannot-vouch', reason: decoded as string });
     }
@@ -487,7 +489,8 @@ export class ListCopies {
     const out = new Map<string, number[]>();
     await Promise.all([...byAreaCode].map(async ([areaCode, indices]) => {
       const args: (string | number)[] = ['GET', 'u1', 0];
-      for (const i of indices) args.push('GET', 'u1', Number(phones[i]!.slice(5)));
+      // The offset as the number's own 7 digits (no leading zero: an exchange starts with 2-9), not converted twice.
+      for (const i of indices) args.push('GET', 'u1', phones[i]!.slice(5));
       out.set(areaCode, await this.redis.call('BITFIELD_RO', this.keys.bitmap(this.list, areaCode, record.areaCodes[areaCode]!.generation), ...args) as number[]);
     }));
     return out;

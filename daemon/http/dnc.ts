@@ -1,7 +1,7 @@
 // POST /dnc/company: numbers put on the company's own Do Not Call list by a web form, an IVR's opt-out or a workflow,
 // signed as Standard Webhooks are with `doNotCallEndpoint.secret` (404 without it). A signed request seen before is
 // refused, a webhook-id handled before changes nothing again; a number that cannot be read is refused alone.
-import { replanHeld } from '../sync/dnc-check.ts';
+import { replanHeld } from '../dnc/replan.ts';
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod/v4';

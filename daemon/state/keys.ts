@@ -179,6 +179,11 @@ export class SyncKeys {
    * Evidence: which lists, which copy of each, which exemption), for `campaign-sync dnc why`.
    */
   get dncEvidence() { return `${this.campaign}:dnc:evidence`; }
+  /**
+   * hash: check id -> JSON of what the numbers of one plan were checked under (when, the campaign and sync, each list's
+   * copy: its date, change lists and file per area code), named by their evidence lines (dnc/evidence.ts).
+   */
+  get dncChecks() { return `${this.campaign}:dnc:checks`; }
   /** list: the same evidence of every number added on one day (UTC, YYYY-MM-DD), oldest first, for the auditor's export; it expires. */
   dncAudit(day: string) { return `${this.campaign}:dnc:audit:${day}`; }
   /**

@@ -108,35 +108,3 @@ export async function recheckCampaign(state: SyncState, dnc: SyncDnc, log: Logge
   return { ended: ended.length, rechecked };
 }
 
-/**
- * Numbers that left the company's list (campaign-sync dnc remove) are planned again by every sync a contact of which
- * holds them: they go back into its campaign at its next run, if nothing else keeps them out. Returns how many
- * (sync, number) pairs were marked.
- */
-/** A sync as the commands and the endpoint hold it: its campaigns' keys (a routed sync's are its routes'). */
-export interface HeldBy { config: { id: string }; state: { keys: SyncState['keys'] }; routes?: HeldBy[] }
-
-/**
- * After the company's list changed (a number added or removed by a command or the endpoint): the numbers are planned
- * again by every sync a contact of which holds them (an added one leaves its campaign, a removed one may go back).
- * Returns the ids of the syncs that have numbers to plan: run them (a plan-only run) to act at once.
- */
-export async function replanHeld(redis: SyncState['redis'], syncs: Iterable<HeldBy>, phones: readonly string[]): Promise<string[]> {
-  const touched: string[] = [];
-  for (const rt of syncs) {
-    const marked = await replanNumbers(redis, (rt.routes ?? [rt]).map((c) => c.state.keys), phones);
-    if (marked) touched.push(rt.config.id);
-  }
-  return touched;
-}
-
-export async function replanNumbers(redis: SyncState['redis'], syncs: readonly SyncState['keys'][], phones: readonly string[]): Promise<number> {
-  if (!phones.length) return 0;
-  let marked = 0;
-  for (const k of syncs) {
-    const holders = await redis.hmget(k.phones, ...phones);
-    const held = phones.filter((_, i) => holders[i]);
-    if (held.length) marked += await redis.sadd(k.dirty, ...held);
-  }
-  return marked;
-}

@@ -1,8 +1,9 @@
 // POST /dnc/company over real HTTP against a running daemon (real Redis, the reference server as its dialer): a signed
 // add recorded with who and why, a bad signature and a replay refused, a webhook-id handled once, a bad number refused
 // alone, a body that is not JSON or names no number refused by name, the body's size limit, and the endpoint off.
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { signedHeaders } from '../support/standard-webhooks.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Daemon } from '../../daemon/app.ts';
 import { OwnList } from '../../daemon/dnc/own-list.ts';
@@ -13,15 +14,7 @@ const secret = `whsec_${randomBytes(24).toString('base64')}`;
 const sourceSecret = `whsec_${randomBytes(24).toString('base64')}`;
 const SYNCS = [{ id: 'wh', campaignId: '', source: { type: 'webhook', secret: sourceSecret }, mapping: { id: 'id', phone: 'phone', defaultCountry: 'US' } }];
 
-let seq = 0;
-/** Standard Webhooks headers, signed here with node:crypto (not the daemon's helper, so a shared mistake cannot hide). */
-function signed(body: string, o: { id?: string; timestamp?: number; key?: string } = {}): Record<string, string> {
-  const id = o.id ?? `msg_${++seq}_${randomBytes(4).toString('hex')}`;
-  const ts = String(o.timestamp ?? Math.floor(Date.now() / 1000));
-  const key = Buffer.from((o.key ?? secret).slice('whsec_'.length), 'base64');
-  const sig = createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64');
-  return { 'webhook-id': id, 'webhook-timestamp': ts, 'webhook-signature': `v1,${sig}` };
-}
+const signed = (body: string, o: { id?: string; timestamp?: number; key?: string } = {}) => signedHeaders(body, o.key ?? secret, o);
 
 describe('POST /dnc/company', () => {
   const redisPrefix = testPrefix();

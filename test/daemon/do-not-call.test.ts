@@ -17,7 +17,8 @@ import { DO_NOT_CALL_FIELD, startPipedriveStandIn, type PipedriveStandIn, type S
 import { startSalesforceStandIn, type SalesforceStandIn } from '../../crm-stand-ins/salesforce.ts';
 import { Daemon } from '../../daemon/app.ts';
 import { dryRun } from '../../daemon/sync/dry-run.ts';
-import { crmMarkBy, replanNumbers } from '../../daemon/sync/dnc-check.ts';
+import { crmMarkBy } from '../../daemon/sync/dnc-check.ts';
+import { replanNumbers } from '../../daemon/dnc/replan.ts';
 import { syncStatus } from '../../daemon/sync/status.ts';
 import { campaignNumbers, daemonConfig, dialerFixture, quietLog, REDIS_URL, testPrefix, type DialerFixture } from '../support/daemon.ts';
 import { PHONES, salesforceSync } from '../support/salesforce.ts';

@@ -3,6 +3,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { signedHeaders } from '../support/standard-webhooks.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validPhone } from '../../crm-stand-ins/contacts.ts';
 import { Daemon } from '../../daemon/app.ts';
@@ -25,16 +26,8 @@ describe('generic webhook source (Standard Webhooks)', () => {
   let f: DialerFixture;
   let d: Daemon;
   let hook: string;
-  let seq = 0;
 
-  // Signed here with node:crypto, not with the daemon's own helper, so a shared mistake cannot hide.
-  function signed(body: string, o: { id?: string; timestamp?: number; key?: string } = {}): Record<string, string> {
-    const id = o.id ?? `msg_${++seq}_${randomBytes(4).toString('hex')}`;
-    const ts = String(o.timestamp ?? Math.floor(Date.now() / 1000));
-    const key = Buffer.from((o.key ?? secret).slice('whsec_'.length), 'base64');
-    const sig = createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64');
-    return { 'webhook-id': id, 'webhook-timestamp': ts, 'webhook-signature': `v1,${sig}` };
-  }
+  const signed = (body: string, o: { id?: string; timestamp?: number; key?: string } = {}) => signedHeaders(body, o.key ?? secret, o);
 
   async function send(body: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
     const res = await fetch(hook, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
