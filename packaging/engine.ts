@@ -58,3 +58,5 @@ export const DEFAULT_BASE = 'docker.io/library/node:24-bookworm-slim';
 export const DEBIAN_BASE = 'docker.io/library/debian:bookworm-slim';
 /** The Redis deploy/compose.yaml runs: 7.0 is Debian bookworm's, which a stand-in made here carries. */
 export const REDIS_IMAGE = 'docker.io/library/redis:7.0-bookworm';
+/** The Prometheus deploy/compose.yaml runs beside the daemon (its alert rules): 2.42 is Debian bookworm's. */
+export const PROMETHEUS_IMAGE = 'docker.io/prom/prometheus:v2.42.0';

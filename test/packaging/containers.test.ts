@@ -8,7 +8,8 @@
 // - deploy/compose.yaml end to end, with the commands its header and the README give a user: a copy of deploy/ with an
 //   .env made from .env.example, `compose up -d redis server`, ./reference-account.sh, `compose up -d`; the daemon
 //   syncs contacts.csv into the campaign by itself (at start) and mirrors the calls into its volume; Redis keeps an
-//   AOF; stopping exits 0; `compose down -v` takes it all away.
+//   AOF; Prometheus scrapes it with the shipped alert rules, and a sync the daemon refuses fires CampaignSyncRefused
+//   within a minute; stopping exits 0; `compose down -v` takes it all away.
 // With podman (./dev test installs it, and podman-compose) or docker; skipped without either.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -144,11 +145,11 @@ describe.skipIf(!engine?.compose)('deploy/compose.yaml', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'compose-test-'));
-    for (const f of ['compose.yaml', 'sync.yaml', '.env.example', 'contacts.csv', 'reference-account.sh']) cpSync(join(ROOT, 'deploy', f), join(dir, f));
+    for (const f of ['compose.yaml', 'sync.yaml', '.env.example', 'contacts.csv', 'reference-account.sh', 'prometheus']) cpSync(join(ROOT, 'deploy', f), join(dir, f), { recursive: true });
     // What a user fills in: the secrets; and here ports of its own, this version's images and a dialer at 60x.
     const values: Record<string, string> = {
       VERSION, CONSOLE_TOKEN: `console_${randomBytes(16).toString('hex')}`, REDIS_PASSWORD: randomBytes(16).toString('hex'),
-      SERVER_PORT: String(await freePort()), DAEMON_PORT: String(await freePort()), SERVER_SPEED: '60',
+      SERVER_PORT: String(await freePort()), DAEMON_PORT: String(await freePort()), PROMETHEUS_PORT: String(await freePort()), SERVER_SPEED: '60',
     };
     const example = readFileSync(join(dir, '.env.example'), 'utf8');
     writeFileSync(join(dir, '.env'), example.replace(/^([A-Z_]+)=.*$/gm, (line, name: string) => (name in values ? `${name}=${values[name]}` : line)));
@@ -189,6 +190,33 @@ describe.skipIf(!engine?.compose)('deploy/compose.yaml', () => {
 
     const aof = engineRun(engine!, ['exec', container('redis'), 'redis-cli', '--no-auth-warning', '-a', e.REDIS_PASSWORD!, 'config', 'get', 'appendonly']);
     expect(aof.split('\n').map((l) => l.trim())).toContain('yes');
+
+    // Prometheus beside it, with the shipped rules: a sync whose key lacks Campaign Admin under the calling-window
+    // rules is refused at the start, and the alert fires within a minute.
+    const prometheus = `http://127.0.0.1:${e.PROMETHEUS_PORT}`;
+    await waitFor(async () => {
+      const targets = await (await fetch(`${prometheus}/api/v1/targets`)).json() as { data: { activeTargets: { labels: { job: string }; health: string }[] } };
+      return targets.data.activeTargets.some((t) => t.labels.job === 'campaign-sync' && t.health === 'up');
+    }, 'Prometheus scraping the daemon', 90_000);
+    writeFileSync(join(dir, 'sync.yaml'), readFileSync(join(dir, 'sync.yaml'), 'utf8').replace(/^syncs:\n/m, `syncs:
+  - id: windowed
+    campaignId: \${CAMPAIGN_ID}
+    source: { type: csv, path: /data/contacts.csv }
+    mapping: { id: id, phone: phone, defaultCountry: US }
+    compliance: {}
+`));
+    compose(['restart', 'daemon']);
+    const restarted = Date.now();
+    const alerts = async () => ((await (await fetch(`${prometheus}/api/v1/alerts`)).json()) as { data: { alerts: { labels: Record<string, string>; state: string }[] } }).data.alerts;
+    const fired = await waitFor(async () => (await alerts()).find((a) => a.labels.alertname === 'CampaignSyncRefused' && a.labels.sync === 'windowed' && a.state === 'firing'),
+      'the CampaignSyncRefused alert firing for the refused sync', 120_000);
+    const seconds = (Date.now() - restarted) / 1000;
+    console.log(`compose: CampaignSyncRefused fired ${seconds.toFixed(0)} s after the daemon restarted with the refused sync (check ${fired.labels.check})`);
+    expect(fired.labels).toMatchObject({ severity: 'critical', check: 'dialer.state' });
+    // The daemon's start, its first scrape (15 s), the rule's 15 s and its evaluation (15 s).
+    expect(seconds).toBeLessThan(90);
+    // The other sync is not refused: no alert names it.
+    expect((await alerts()).filter((a) => a.labels.alertname === 'CampaignSyncRefused' && a.labels.sync === 'contacts')).toEqual([]);
 
     compose(['stop', 'daemon', 'server']);
     for (const service of ['daemon', 'server']) {
