@@ -369,13 +369,13 @@ function formatStatus(s: Awaited<ReturnType<typeof import('./sync/status.ts').sy
     `  contacts held ${s.contacts}, numbers in the campaign ${s.numbers}, webhook deliveries waiting ${s.inbox}, dirty ${s.dirty}, open batches ${s.openBatches}, parked ${s.parked} (waiting for the window: ${s.waitingForWindow}), held by Do Not Call ${s.doNotCall}`,
 
     `  in the campaign, not this sync's: ${s.notThisSyncs} (${s.ownsCampaign ? 'taken as its own: ownsCampaign' : 'kept as they are: a sync deletes and replaces only the numbers it added'})`];
-  const dl = s.doNotCallLists;
-  lines.push(`  Do Not Call lists${dl.off ? ` (no registry or state list: ${dl.off})` : ''}: ${dl.lists.map((l) => `${l.type === 'company' ? `the company's (${l.numbers} numbers)` : `${l.list}: ${l.cannotVouch ? `CANNOT VOUCH (${l.cannotVouch})` : `copy of ${l.date}, ${l.ageDays} days old (${l.maxAgeDays} at most)`}`} keeps out ${l.keptOut}`).join('; ')}` +
-    (dl.waiting ? `; waiting for a list that can vouch: ${dl.waiting}` : ''));
   if (s.refused) {
     lines.push(`  REFUSED since ${s.refused.at} (checked ${s.refused.checkedAt}): it adds no numbers until this is fixed`);
     for (const p of s.refused.problems) lines.push(`    ${p.check}: ${p.message}${p.fix ? `\n      fix: ${p.fix}` : ''}`);
   }
+  const dl = s.doNotCallLists;
+  lines.push(`  Do Not Call lists${dl.off ? ` (no registry or state list: ${dl.off})` : ''}: ${dl.lists.map((l) => `${l.type === 'company' ? `the company's (${l.numbers} numbers)` : `${l.list}: ${l.cannotVouch ? `CANNOT VOUCH (${l.cannotVouch})` : `copy of ${l.date}, ${l.ageDays} days old (${l.maxAgeDays} at most)`}`} keeps out ${l.keptOut}`).join('; ')}` +
+    (dl.waiting ? `; waiting for a list that can vouch: ${dl.waiting}` : ''));
   if (s.compareEvery !== null) lines.push(`  last comparison with the whole selection ${s.lastCompareAt ?? 'never'} (every ${Math.round(s.compareEvery / 60_000)} min)`);
   for (const r of s.runs.slice(0, 5)) {
     lines.push(`  run ${r.id} ${r.mode} ${r.status} ${r.startedAt} ${r.durationMs ?? '-'} ms  seen ${r.seen} changed ${r.changed} left ${r.left} ` +

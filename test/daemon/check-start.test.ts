@@ -88,6 +88,8 @@ describe('start refuses a sync whose Do Not Call field the CRM does not have, an
     const text = (await cli({ ...config, log: { level: 'error' } }, dir, ['status'])).stdout;
     expect(text).toMatch(/^typo .*\n {2}contacts held 0.*\n {2}in the campaign, not this sync's: 0 .*\n {2}REFUSED since \S+ \(checked \S+\): it adds no numbers until this is fixed\n {4}crm\.doNotCall: mapping\.doNotCall: the HubSpot contact property "do_not_cal" does not exist/m);
     expect(text).toContain('      fix: name an existing field in mapping.doNotCall (do_not_call?)');
+    // The Do Not Call lists that hold each sync: here the company's own alone, with the marks the good sync read.
+    expect(text).toMatch(/\n {2}Do Not Call lists: the company's \(\d+ numbers\) keeps out 0\n/);
 
     const ops = await fetch(`${await daemon.address}/ops/api/syncs`, { headers: { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` } });
     const page = (await ops.json()) as { syncs: SyncStatus[] } | SyncStatus[];
