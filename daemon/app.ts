@@ -9,6 +9,7 @@ import { CampaignWindow } from './compliance/campaign-window.ts';
 import { routeOf } from './compliance/routes.ts';
 import { rulesStatus } from './compliance/in-force.ts';
 import { listenHttp, type HttpServer } from './http/server.ts';
+import { stateReader } from './http/state-metrics.ts';
 import type { RunningDaemon } from './http/running-daemon.ts';
 import { createLogger } from './log.ts';
 import { Metrics } from './metrics.ts';
@@ -178,6 +179,7 @@ export class Daemon implements RunningDaemon {
     this.redis.on('error', (err) => this.redisDown(err));
     this.redis.on('ready', () => this.redisUp());
     this.history = new History(this.redis, this.keys, log);
+    this.metrics.readStateWith(stateReader(this));
     // Every emitter that can see Redis go away has a listener: the error goes to the log, not to the console (a
     // connection error once, by the connection's own warning).
     this.syncQueue = new Queue<SyncJobData>(this.keys.syncQueue, {

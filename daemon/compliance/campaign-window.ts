@@ -70,6 +70,14 @@ export interface WindowStatus {
   };
 }
 
+/**
+ * Why a campaign is held Paused though no window is closed, in a word: what it holds is not judged (or could not be
+ * read), it holds a number with no zone, or a Do Not Call list cannot vouch for its numbers.
+ */
+export type ClosedFor = 'not_judged' | 'no_zone' | 'do_not_call_list';
+/** What holds a campaign Paused (the metrics' `reason`): its callees' window is closed, a ClosedFor, or its sync is refused. */
+export type HoldReason = 'window_closed' | ClosedFor | 'refused';
+
 /** The statuses of the numbers a campaign may still call (§3.2): the window governs these. */
 const CALLABLE = ['NotContacted', 'RetryPending'];
 /** What /ops and `status` say holds a cap (see "The cap without the race" in docs/calling-windows.md). */
@@ -131,7 +139,7 @@ export class CampaignWindow {
     const last = await this.state.lastState();
     if (last === 'Paused') return;
     await this.dialer.setCampaignState(this.campaignId, 'Paused');
-    await this.state.setState('Paused', this.now(), null);
+    await this.state.setState('Paused', this.now(), null, true);
     this.log.warn({ campaign: this.campaignId, from: last ?? 'unknown', why }, 'calling window: campaign paused until what it holds is judged');
   }
 
@@ -241,22 +249,36 @@ export class CampaignWindow {
 
   /**
    * What the campaign should be now: Paused while what it holds is not judged (or holds a number with no zone), else
-   * from the groups admitted and held (no numbers: Active, nothing to hold). `closedBecause` says why when no window is.
+   * from the groups admitted and held (no numbers: Active, nothing to hold). `closedBecause` says why when no window is,
+   * `closedFor` the same in a word.
    */
-  async wanted(at = this.now()): Promise<GroupEdge & { groups: number; closedBecause: string | null }> {
+  async wanted(at = this.now()): Promise<GroupEdge & { groups: number; closedBecause: string | null; closedFor: ClosedFor | null }> {
     const [members, held, j] = await Promise.all([this.state.groups(), this.state.heldGroups(), this.state.judgement()]);
     const all = [...new Set([...members, ...held])];
-    const closed = (closedBecause: string) => ({ group: '', want: 'Paused' as const, next: null, groups: all.length, closedBecause });
-    if (j.judgedAt === null) return closed('the numbers the campaign holds are not judged yet');
-    if (!j.current) return closed(j.error ? `what the campaign holds could not be read: ${j.error}` : 'the campaign holds numbers not judged yet');
-    if (j.unjudged) return closed(`the campaign holds ${j.unjudged} number${j.unjudged === 1 ? '' : 's'} whose callee's zone is unknown (added by another key): delete ${j.unjudged === 1 ? 'it' : 'them'} from the campaign`);
+    const closed = (closedFor: ClosedFor, closedBecause: string) => ({ group: '', want: 'Paused' as const, next: null, groups: all.length, closedBecause, closedFor });
+    if (j.judgedAt === null) return closed('not_judged', 'the numbers the campaign holds are not judged yet');
+    if (!j.current) return closed('not_judged', j.error ? `what the campaign holds could not be read: ${j.error}` : 'the campaign holds numbers not judged yet');
+    if (j.unjudged) return closed('no_zone', `the campaign holds ${j.unjudged} number${j.unjudged === 1 ? '' : 's'} whose callee's zone is unknown (added by another key): delete ${j.unjudged === 1 ? 'it' : 'them'} from the campaign`);
     const lists = await this.listHold(all.length > 0);
-    if (lists.reason) return closed(lists.reason);
-    if (!all.length) return { group: '', want: 'Active', next: null, groups: 0, closedBecause: null };
+    if (lists.reason) return closed('do_not_call_list', lists.reason);
+    if (!all.length) return { group: '', want: 'Active', next: null, groups: 0, closedBecause: null, closedFor: null };
     const edge = campaignEdge(all.map(parseGroup), this.compliance.ruleSet, at, this.compliance.margin);
     // A list that stops vouching before the window's next edge pauses the campaign then.
     const next = lists.at !== null && (edge.next === null || lists.at < edge.next) && edge.want === 'Active' ? lists.at : edge.next;
-    return { group: '', ...edge, next, groups: all.length, closedBecause: null };
+    return { group: '', ...edge, next, groups: all.length, closedBecause: null, closedFor: null };
+  }
+
+  /**
+   * Why the daemon holds the campaign Paused, for the metrics (null: it last set it Active, or never set it): what holds
+   * it, since when (ms) and, when only the window is closed, when it next opens (ms). One HMGET while it is not Paused;
+   * while it is, the refusal (one HGET) and, unless refused, what `wanted` reads.
+   */
+  async hold(): Promise<{ reason: HoldReason; since: number | null; opensAt: number | null } | null> {
+    const s = await this.state.stateSince();
+    if (s.state !== 'Paused') return null;
+    if (await this.refusal()) return { reason: 'refused', since: s.since, opensAt: null };
+    const w = await this.wanted();
+    return { reason: w.closedFor ?? 'window_closed', since: s.since, opensAt: w.closedFor ? null : s.next };
   }
 
   /**
@@ -275,7 +297,7 @@ export class CampaignWindow {
       await this.dialer.setCampaignState(this.campaignId, w.want);
       this.log.info({ campaign: this.campaignId, from: last ?? 'unknown', to: w.want, next: w.next && new Date(w.next).toISOString(), why, groups: w.groups, ...(w.closedBecause ? { closedBecause: w.closedBecause } : {}) }, 'calling window: campaign state set');
     }
-    await this.state.setState(w.want, this.now(), w.next);
+    await this.state.setState(w.want, this.now(), w.next, last !== w.want);
     return { state: w.want, changed: last !== w.want, next: w.next };
   }
 
@@ -294,7 +316,7 @@ export class CampaignWindow {
     if (last === 'Active' || (retry && last === null)) {
       // (A 403 here goes to the caller, which says the campaign stays as it was.)
       await this.dialer.setCampaignState(this.campaignId, 'Paused');
-      await this.state.setState('Paused', this.now(), null);
+      await this.state.setState('Paused', this.now(), null, true);
       this.said = null;
       this.log.warn({ campaign: this.campaignId, from: last ?? 'unknown', why, problems: refusal.problems }, last === 'Active'
         ? `campaign ${this.campaignId} paused: its sync is refused, and the numbers the sync added before are held by no calling window until the refusal is lifted; it stays Paused until then (${fix})`
@@ -447,7 +469,7 @@ export class CampaignWindow {
     // A refused sync's campaign that the daemon never set is not the daemon's to pause (see standAside).
     if (last === 'Paused' || (last === null && await this.refusal()) || !await this.holdsCapped()) return false;
     await this.dialer.setCampaignState(this.campaignId, 'Paused');
-    await this.state.setState('Paused', this.now(), null);
+    await this.state.setState('Paused', this.now(), null, true);
     this.log.warn({ campaign: this.campaignId }, 'per-number cap: campaign paused while no daemon process runs (the last one is stopping): nothing would hold its numbers to their caps');
     return true;
   }

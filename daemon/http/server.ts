@@ -12,6 +12,7 @@ import { verifyStandardWebhook } from '../signing.ts';
 import type { InboxItem } from '../sync/run.ts';
 import { registerDnc } from './dnc.ts';
 import { registerOps } from './ops.ts';
+import { STATE_READ_TIMEOUT_MS, withinMs } from './state-metrics.ts';
 
 /** The daemon's listening socket: a starting daemon's answers first, then its routes (serve). */
 export interface HttpServer {
@@ -212,8 +213,11 @@ async function buildHttp(d: RunningDaemon, serverFactory: (handler: Handler) => 
   });
 
   app.get('/metrics', async (_req, reply) => {
-    const parts = [await d.metrics.registry.metrics(), await d.syncQueue.exportPrometheusMetrics({ daemon: prefix })];
-    for (const q of d.pushQueues.values()) parts.push(await q.queue.exportPrometheusMetrics({ daemon: prefix }));
+    // BullMQ's queue gauges read Redis too (beside the state gauges, at the same time): left out while it is unreachable
+    // or slow (cds_redis_up says so), so that a scrape always answers within the reading's timeout.
+    const queues = !d.metrics.redisAnswers() ? null : withinMs(Promise.all([d.syncQueue, ...[...d.pushQueues.values()].map((q) => q.queue)]
+      .map((q) => q.exportPrometheusMetrics({ daemon: prefix }))).catch(() => null), STATE_READ_TIMEOUT_MS);
+    const parts = [await d.metrics.registry.metrics(), ...(await queues) ?? []];
     return reply.type(d.metrics.registry.contentType).send(parts.join('\n'));
   });
 

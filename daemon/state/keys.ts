@@ -124,8 +124,9 @@ export class SyncKeys {
       /** hash: phone number -> evidence (ending with its group, or "no zone"), of each such number, from the last judgement. */
       foreign: `${base}:foreign`,
       /**
-       * hash: state (the one the daemon last set), at, next (the next edge, ms); the judgement of what the campaign holds:
-       * judgedAt, baseline, current, unjudged, judgeError (window-state.ts decodes them).
+       * hash: state (the one the daemon last set), at, next (the next edge, ms), since (when it entered that state, ms);
+       * the judgement of what the campaign holds: judgedAt, baseline, current, unjudged, judgeError (window-state.ts
+       * decodes them).
        */
       meta: base,
       /** hash: phone number -> where its callee is, in words (the zone evidence /ops shows). */

@@ -18,6 +18,8 @@ export interface WindowMeta {
   /** When it was last checked and the next edge (ms). */
   checkedAt: number | null;
   nextEdgeAt: number | null;
+  /** Since when the campaign has been in `state` as the daemon set it (ms; a state an older version set: its first check since). */
+  since: number | null;
   /** Calls the mirror read, by whether they started inside their callee's window. */
   callsInside: number;
   callsOutside: number;
@@ -89,7 +91,7 @@ export class WindowState {
   async meta(): Promise<WindowMeta> {
     const m = await this.redis.hgetall(this.keys.meta);
     return {
-      state: (m.state as WindowCampaignState | undefined) ?? null, checkedAt: ms(m.at), nextEdgeAt: ms(m.next),
+      state: (m.state as WindowCampaignState | undefined) ?? null, checkedAt: ms(m.at), nextEdgeAt: ms(m.next), since: ms(m.since),
       callsInside: Number(m.callsInside ?? 0), callsOutside: Number(m.callsOutside ?? 0),
       judgement: {
         judgedAt: ms(m.judgedAt), baseline: Number(m.baseline ?? 0), current: m.current === '1',
@@ -145,9 +147,19 @@ export class WindowState {
     return (await this.redis.hget(this.keys.meta, 'state') as WindowCampaignState | null) ?? null;
   }
 
-  /** Remembers the state set, when, and the next edge. */
-  async setState(state: WindowCampaignState, at: number, next: number | null): Promise<void> {
-    await this.redis.hset(this.keys.meta, 'state', state, 'at', at, 'next', next ?? '');
+  /**
+   * Remembers the state set, when, and the next edge; `entered`: the campaign was in another state (or none), so `at`
+   * is also since when it is in this one. (A state kept from a version that did not record since when: from now.)
+   */
+  async setState(state: WindowCampaignState, at: number, next: number | null, entered: boolean): Promise<void> {
+    const m = this.redis.multi().hset(this.keys.meta, 'state', state, 'at', at, 'next', next ?? '');
+    await (entered ? m.hset(this.keys.meta, 'since', at) : m.hsetnx(this.keys.meta, 'since', at)).exec();
+  }
+
+  /** The state the daemon last set, since when and the next edge (ms): one HMGET, for the metrics. */
+  async stateSince(): Promise<{ state: WindowCampaignState | null; since: number | null; next: number | null }> {
+    const [state, since, next] = await this.redis.hmget(this.keys.meta, 'state', 'since', 'next');
+    return { state: (state as WindowCampaignState | null) ?? null, since: ms(since ?? undefined), next: ms(next ?? undefined) };
   }
 
   /** Adds to the compliance report's counts (one MULTI: the two counts move together). */

@@ -538,16 +538,23 @@ describe('the calling window\'s state', () => {
     expect(await w.evidence(['+13055550100', '+19995550100'])).toEqual(['area code 305 (group America/New_York|FL)', null]);
   });
 
-  it('keeps the state set, the next edge and the report\'s counts, decoded', async () => {
+  it('keeps the state set, since when, the next edge and the report\'s counts, decoded', async () => {
     const w = freshWindow();
-    expect(await w.meta()).toEqual({ state: null, checkedAt: null, nextEdgeAt: null, callsInside: 0, callsOutside: 0, judgement: { judgedAt: null, baseline: 0, current: false, unjudged: 0, error: null } });
-    await w.setState('Paused', 1_000, null);
+    expect(await w.meta()).toEqual({ state: null, checkedAt: null, nextEdgeAt: null, since: null, callsInside: 0, callsOutside: 0, judgement: { judgedAt: null, baseline: 0, current: false, unjudged: 0, error: null } });
+    await w.setState('Paused', 1_000, null, true);
     await w.countCalls(3, 0);
     await w.countCalls(2, 1);
     expect(await w.lastState()).toBe('Paused');
-    expect(await w.meta()).toEqual({ state: 'Paused', checkedAt: 1_000, nextEdgeAt: null, callsInside: 5, callsOutside: 1, judgement: { judgedAt: null, baseline: 0, current: false, unjudged: 0, error: null } });
-    await w.setState('Active', 2_000, 9_000);
-    expect(await w.meta()).toMatchObject({ state: 'Active', checkedAt: 2_000, nextEdgeAt: 9_000 });
+    expect(await w.meta()).toEqual({ state: 'Paused', checkedAt: 1_000, nextEdgeAt: null, since: 1_000, callsInside: 5, callsOutside: 1, judgement: { judgedAt: null, baseline: 0, current: false, unjudged: 0, error: null } });
+    // A check that keeps the state moves the check's time, not since when.
+    await w.setState('Paused', 1_500, 8_000, false);
+    expect(await w.stateSince()).toEqual({ state: 'Paused', since: 1_000, next: 8_000 });
+    await w.setState('Active', 2_000, 9_000, true);
+    expect(await w.meta()).toMatchObject({ state: 'Active', checkedAt: 2_000, nextEdgeAt: 9_000, since: 2_000 });
+    // A state an older version set (no since): from the first check that keeps it.
+    await w.redis.hdel(w.keys.meta, 'since');
+    await w.setState('Active', 3_000, 9_000, false);
+    expect(await w.stateSince()).toEqual({ state: 'Active', since: 3_000, next: 9_000 });
   });
 
   it('replaces the judgement of the numbers held in one step: groups, evidence and meta move together', async () => {
