@@ -91,10 +91,14 @@ export class CsvSource implements Source {
   }
 
   async *pull(options: PullOptions): AsyncGenerator<PullPage> {
-    const parser = createReadStream(this.config.path).pipe(parse({
+    const file = createReadStream(this.config.path);
+    const parser = file.pipe(parse({
       delimiter: this.config.delimiter, bom: true, skip_empty_lines: true, trim: true,
       relax_column_count: true, info: true, skip_records_with_error: false,
     }));
+    // pipe() does not pass the file's errors on: a missing or unreadable file would be an uncaught error (the process
+    // ends) instead of the run's failure.
+    file.on('error', (err) => parser.destroy(err));
     const taken = new TakenRows(this.mapping);
     let contacts: SourceContact[] = [];
     let errors: RowError[] = [];
