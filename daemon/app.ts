@@ -42,6 +42,7 @@ import { Schedules, wantedSchedulers, type SyncJobData } from './schedules.ts';
 import { checkConfig, type CheckReport } from './check/checks.ts';
 import { refusalOf, Refusals } from './check/refusals.ts';
 import { fail } from './check/result.ts';
+import { Notifications } from './notify/notifications.ts';
 
 /** Two mirror runs' results as one (a routed sync's campaigns). */
 function sumResults(a: MirrorRunResult, b: MirrorRunResult): MirrorRunResult {
@@ -167,6 +168,8 @@ export class Daemon implements RunningDaemon {
   refusals!: Refusals;
   /** The report of the checks the start ran (options.check), if it ran them. */
   firstCheck: CheckReport | null = null;
+  /** Alerts sent to Slack or a signed webhook (config `notify`), in a process that works and sets the schedules. */
+  notifications: Notifications | null = null;
 
   private constructor(config: Config, log: Logger) {
     this.config = config;
@@ -256,6 +259,7 @@ export class Daemon implements RunningDaemon {
       }
       d.clock?.stop();
       d.refusals?.stop().catch(() => {});
+      await d.notifications?.close().catch(() => {});
       await d.http?.close(0).catch(() => {});
       d.redis.disconnect();
       throw err;
@@ -408,6 +412,10 @@ export class Daemon implements RunningDaemon {
           if (!(await step(d.redis.hget(d.runtimes.get(sync.id)!.state.keys.meta, 'fullDone')))) await step(d.triggerPull(sync.id, 'first run'));
         }
       }
+    }
+    // Notifications (notify/): evaluated under a lease by one process at a time, delivered by every working one.
+    if (config.notify && works && options.schedules !== false) {
+      d.notifications = Notifications.start({ config: config.notify, redis: d.redis, keys: d.keys, log, metrics: d.metrics, runtimes: () => d.runtimes.values() });
     }
     if (d.http) {
       await step(d.http.serve(d));
@@ -734,7 +742,7 @@ export class Daemon implements RunningDaemon {
       deadlineMs = Math.min(deadlineMs, REDIS_GONE_GRACE_MS);
     }
     const graceful = (async () => {
-      await Promise.all([this.refusals?.stop(), this.http?.close(Math.min(deadlineMs, 1000))]);
+      await Promise.all([this.refusals?.stop(), this.notifications?.close(), this.http?.close(Math.min(deadlineMs, 1000))]);
       await Promise.all([this.syncWorker?.close(), ...[...this.pushQueues.values()].map((q) => q.close())]);
       // (Only a process that worked the queue can be the last one to stop.)
       if (reachable && this.syncWorker) await this.pauseUnwatched();

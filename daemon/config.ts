@@ -16,6 +16,7 @@ import { telemetrySchema } from './telemetry.ts';
 import { yamlErrorText } from './yaml-error.ts';
 import { dncChoiceSchema, dncInForce, dncListsSchema, unknownLists, type DncChoice } from './dnc/config.ts';
 import { MAX_VARIABLES } from '../api/limits.ts';
+import { notifySchema, notifySecretPath } from './notify/config.ts';
 
 const COUNTRIES = new Set<string>(getCountries());
 
@@ -301,6 +302,8 @@ export const configSchema = z.strictObject({
   doNotCallLoadEvery: z.union([z.literal(0), duration.refine((ms) => ms >= 60_000, 'at least 1m, or 0 (off)')]).default(3_600_000),
   /** Days each day's Do Not Call evidence stays in Redis for `campaign-sync dnc export` (export daily to keep it longer). */
   doNotCallAuditDays: z.number().int().min(1).max(800).default(45),
+  /** Notifications without Prometheus: alerts sent to Slack or a signed webhook (notify/config.ts). */
+  notify: notifySchema.optional(),
 }).superRefine((c, ctx) => {
   // A sync (or the top level) may name only lists of the catalog.
   const unknown = (choice: DncChoice | undefined, path: PropertyKey[]) => {
@@ -378,7 +381,7 @@ function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, path: string[], p
 const SECRET_KEYS = /token|secret|password|apikey/i;
 
 function describeValue(path: PropertyKey[], input: unknown): string {
-  if (path.some((p) => SECRET_KEYS.test(String(p)))) return '(secret, not shown)';
+  if (path.some((p) => SECRET_KEYS.test(String(p))) || notifySecretPath(path)) return '(secret, not shown)';
   if (input === undefined) return 'missing';
   if (Array.isArray(input)) return `a list of ${input.length}`;
   if (input && typeof input === 'object') return `an object with keys ${Object.keys(input).join(', ')}`;

@@ -64,6 +64,7 @@ export class Metrics {
   readonly mirrorLag = new Histogram({ name: 'cds_mirror_lag_seconds', help: 'Each mirror run\'s lag: its oldest call written behind the newest in the report, plus the write (docs/operations.md: Mirror lag)', labelNames: ['sync'], buckets: [0.1, 0.5, 1, 5, 30, 60, 300, 3600], registers: [this.registry] });
   readonly schedulesRestored = new Counter({ name: 'cds_schedules_restored_total', help: 'Job schedulers found missing or broken in Redis and set again (docs/operations.md: When things go wrong)', labelNames: ['sync'], registers: [this.registry] });
   readonly schedulesChecked = new Gauge({ name: 'cds_schedules_checked_timestamp_seconds', help: 'When this process last compared the job schedulers with the configuration (Unix time)', registers: [this.registry] });
+  readonly notifications = new Counter({ name: 'cds_notifications_total', help: 'Notification deliveries (notify:) by destination (type:host) and result: delivered, retry (a try failed, tried again), failed (given up)', labelNames: ['to', 'result'], registers: [this.registry] });
   readonly pushSeconds = new Histogram({ name: 'cds_push_duration_seconds', help: 'Dialer push job durations', labelNames: ['kind'], buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30], registers: [this.registry] });
 
   /** A CRM's daily API allowance as its answers report it (Salesforce's Sforce-Limit-Info), by org. */

@@ -68,9 +68,12 @@ const BASE = {
   syncs: [{ id: 'docs', campaignId: 'campaign-docs', source: { type: 'hubspot', accessToken: 'token' }, mapping: { phone: 'phone' } }],
 };
 
-/** A value for every ${NAME} the text names (any non-empty string will do: the schema sees what it substitutes). */
+/**
+ * A value for every ${NAME} the text names (any non-empty string will do: the schema sees what it substitutes; a name
+ * ending in _URL gets an https URL, as a secret URL such as a Slack webhook's is given whole).
+ */
 function placeholders(text: string): Record<string, string> {
-  return Object.fromEntries([...text.matchAll(/\$\{(\w+)\}/g)].map((m) => [m[1]!, `placeholder-for-${m[1]}`]));
+  return Object.fromEntries([...text.matchAll(/\$\{(\w+)\}/g)].map((m) => [m[1]!, m[1]!.endsWith('_URL') ? `https://placeholder.example/${m[1]}` : `placeholder-for-${m[1]}`]));
 }
 
 type Raw = Record<string, any>;

@@ -96,7 +96,8 @@ export class CsvSource implements Source {
       delimiter: this.config.delimiter, bom: true, skip_empty_lines: true, trim: true,
       relax_column_count: true, info: true, skip_records_with_error: false,
     }));
-    // pipe() passes no error on: a missing or unreadable file would be an uncaught error (the process's end), not the run's.
+    // pipe() does not pass the file's errors on: a missing or unreadable file would be an uncaught error (the process
+    // ends) instead of the run's failure.
     file.on('error', (err) => parser.destroy(err));
     const taken = new TakenRows(this.mapping);
     let contacts: SourceContact[] = [];

@@ -49,6 +49,15 @@ export class DaemonKeys {
    * `<point index>:<series>`; `view` is its resolution (hour: per-minute points, day: per-10-minute points).
    */
   history(syncId: string, view: string, block: number) { return `${this.prefix}:{history-${syncId}}:sync:${syncId}:history:${view}:${block}`; }
+  /**
+   * hash: alert fingerprint (`<kind>|<sync>|<campaign>`) -> the alert's record JSON (notify/, state/notify-state.ts):
+   * pending, firing or resolved, since when, when its last message was sent, and the message still to be queued.
+   */
+  get notifyAlerts() { return `${this.prefix}:{notify}:alerts`; }
+  /** The lease of the one process evaluating the alerts (taken every `notify.checkEvery`, left to lapse). */
+  get notifyLease() { return `${this.prefix}:{notify}:lease`; }
+  /** The queue of notification deliveries (one job per message and destination), tagged like the alerts. */
+  get notifyQueue() { return '{notify}'; }
 }
 
 /** Keys of one sync, of its mirror and of the campaign it feeds (shared by every sync feeding that campaign). */

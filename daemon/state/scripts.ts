@@ -1,6 +1,6 @@
 // The one loader of the state's Lua scripts (commands/<name>-<number of keys>.lua, as BullMQ lays out its own):
 // reads them once, inlines their `--- @include "includes/x"` lines, and defines each as an ioredis command on a
-// connection. The typed calls are in sync-state.ts, lease.ts, window-state.ts, state-version.ts and crm/http.ts (the
+// connection. The typed calls are in sync-state.ts, lease.ts, window-state.ts, state-version.ts, notify-state.ts and crm/http.ts (the
 // gates); nothing else runs Lua.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,6 +45,7 @@ declare module 'ioredis' {
     cdsWindowJudge(held: string, foreign: string, meta: string, ...args: Arg[]): Result<number, Context>;
     cdsStateOpen(stateVersion: string, version: number, writtenBy: string, at: string): Result<[number, string], Context>;
     cdsClaim(inflight: string, batches: string, batchId: string, token: string, seen: string, deadAfterMs: number): Result<[string, number], Context>;
+    cdsNotifyAlert(alerts: string, fingerprint: string, found: 'firing' | 'clear' | 'queued', now: number, n: number, alert: string): Result<string, Context>;
   }
 }
 

@@ -509,14 +509,14 @@ describe('the configuration examples of docs/', () => {
   /** The first block of YAML that starts with these lines, without its fence. */
   const yamlBlock = (start: string) => new RegExp(`\`\`\`yaml\\n(${start}[\\s\\S]*?)\`\`\``).exec(docs)?.[1];
 
-  /** Loads YAML from a file as the daemon does, every ${NAME} in it given a value of its own. */
+  /** Loads YAML from a file as the daemon does, every ${NAME} in it given a value of its own (an https URL for a *_URL). */
   function load(yaml: string, values: Record<string, string> = {}) {
     const dir = mkdtempSync(join(tmpdir(), 'cds-docs-'));
     try {
       const file = join(dir, 'sync.yaml');
       writeFileSync(file, yaml);
       const names = [...yaml.matchAll(/\$\{(\w+)\}/g)].map((m) => m[1]!);
-      return loadConfig(file, Object.fromEntries(names.map((n) => [n, values[n] ?? `value-of-${n}`])));
+      return loadConfig(file, Object.fromEntries(names.map((n) => [n, values[n] ?? (n.endsWith('_URL') ? `https://example.com/${n}` : `value-of-${n}`)])));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -528,6 +528,7 @@ describe('the configuration examples of docs/', () => {
     const config = load(block!, { SIGNUP_WEBHOOK_SECRET: 'whsec_c2VjcmV0' });
     expect(config.syncs.map((s) => s.source.type)).toEqual(['hubspot', 'pipedrive', 'webhook', 'csv']);
     expect(config.dialer.apiToken).toBe('value-of-DIALER_API_TOKEN');
+    expect(config.notify?.to).toEqual([{ type: 'slack', url: 'https://example.com/SLACK_WEBHOOK_URL' }, expect.objectContaining({ type: 'webhook' })]);
   });
 
   it('has a valid Salesforce example, with the schedule, onLeave and compareEvery it runs on in their places', async () => {

@@ -115,6 +115,11 @@ describe('CSV source: which rows a read takes', () => {
     // No page holds more than a page's worth of rows, errors included.
     expect(Math.max(...pages.map((p) => p.contacts.length + (p.errors?.length ?? 0)))).toBeLessThanOrEqual(1000);
   });
+
+  it('fails the read of a file that is not there with a final source error (not an uncaught error that ends the process)', async () => {
+    const path = join(dir, 'gone.csv');
+    await expect(readAll(path)).rejects.toMatchObject({ final: true, message: expect.stringMatching(/^csv .*gone\.csv: ENOENT: no such file or directory/) });
+  });
 });
 
 describe('CSV source: the dry run says what the start pushes, for a file with every fault', () => {

@@ -63,7 +63,7 @@ async function heldMap(state: SyncState): Promise<Record<string, { numberId: str
 
 describe('the scripts', () => {
   it('each compiles, names its keys in its file name, and has a header naming KEYS and ARGV', async () => {
-    expect(SCRIPTS.map((s) => s.name).sort()).toEqual(['applyContacts', 'claim', 'dryPlan', 'forget', 'gateHold', 'gateTake', 'lease', 'plan', 'reconcile', 'record', 'stateOpen', 'windowAdmit', 'windowJudge', 'windowProbe', 'windowRelease', 'windowTakeOut']);
+    expect(SCRIPTS.map((s) => s.name).sort()).toEqual(['applyContacts', 'claim', 'dryPlan', 'forget', 'gateHold', 'gateTake', 'lease', 'notifyAlert', 'plan', 'reconcile', 'record', 'stateOpen', 'windowAdmit', 'windowJudge', 'windowProbe', 'windowRelease', 'windowTakeOut']);
     for (const s of SCRIPTS) {
       await expect(redis.script('LOAD', s.lua), s.name).resolves.toMatch(/^[0-9a-f]{40}$/);
       for (let k = 1; k <= s.numberOfKeys; k++) expect(s.lua, `${s.name} documents KEYS[${k}]`).toContain(`KEYS[${k}]`);
