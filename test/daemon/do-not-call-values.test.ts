@@ -66,13 +66,16 @@ describe('mapping a contact', () => {
   const mapping = { id: 'id', phone: ['phone'], variables: { Name: 'name' }, defaultCountry: 'US', doNotCall: FIELD } as Mapping;
   it('a marked contact keeps its numbers (to hold them out) and no variables, even ones over the limit', () => {
     const { contact, errors } = mapContact({ id: 'c1', fields: { phone: '+12125550100', name: 'x'.repeat(5000), dnc: 'yes' } }, mapping);
-    expect(contact).toEqual({ id: 'c1', phones: ['+12125550100'], varValues: [], hash: '', doNotCall: true });
+    // A readable mark: the numbers go on the company's Do Not Call list too.
+    expect(contact).toEqual({ id: 'c1', phones: ['+12125550100'], varValues: [], hash: '', doNotCall: true, markedDoNotCall: true });
     expect(errors).toEqual([]);
   });
 
   it('an unreadable value is a bad_record error of the contact, which is held as marked', () => {
     const { contact, errors } = mapContact({ id: 'c2', line: 7, fields: { phone: '+12125550101', name: 'Ann', dnc: 'maybe' } }, mapping);
     expect(contact?.doNotCall).toBe(true);
+    // A value that cannot be read holds the contact out, but says nothing of its wish: not put on the company's list.
+    expect(contact?.markedDoNotCall).toBeUndefined();
     expect(errors).toEqual([expect.objectContaining({ contactId: 'c2', line: 7, field: 'dnc', value: 'maybe', code: 'bad_record' })]);
   });
 
