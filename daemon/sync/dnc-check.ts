@@ -61,7 +61,10 @@ export async function afterJudgedPlan(state: SyncState, dnc: SyncDnc, judged: re
 export async function recordCrmMarks(gate: DncGate, syncId: string, contacts: readonly MappedContact[]): Promise<number> {
   const phones = [...new Set(contacts.filter((c) => c.markedDoNotCall).flatMap((c) => c.phones))];
   if (!phones.length) return 0;
-  return gate.company.add(phones, { by: crmMarkBy(syncId) });
+  // Only those not on it yet: every full read sees the marked contacts again, and the list logs every add asked.
+  const answers = await gate.company.lookup(phones);
+  const missing = phones.filter((_, i) => answers[i]!.status === 'not-listed');
+  return missing.length ? gate.company.add(missing, { by: crmMarkBy(syncId) }) : 0;
 }
 
 /**

@@ -153,6 +153,9 @@ function scenarios(name: string, { unreadable, reads }: { unreadable: boolean; r
         const rt = rig.d.runtimes.get(rig.driver.syncId)!;
         const company = rt.dnc!.gate.company;
         expect((await company.lookup([phone]))[0]).toMatchObject({ status: 'listed', entry: { by: crmMarkBy(rig.driver.syncId) } });
+        // Read again, still marked: the list is not asked to add it again (its log grows with changes, not reads).
+        await deliver(rig, id, via);
+        expect((await company.log()).filter((l) => l.number === phone)).toHaveLength(1);
         await rig.driver.set(id, false);
         const unmarked = await cost(rig, () => deliver(rig, id, via));
         expect((await numbersHeld(rig.f)).has(phone)).toBe(false);
