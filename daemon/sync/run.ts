@@ -159,8 +159,10 @@ async function planNow(rt: SyncRuntime, phones: string[], runId: string, carry?:
     const now = rt.dnc?.gate.now() ?? Date.now();
     const r = await rt.state.plan(chunk, rt.config.onLeave, max, runId, carry !== undefined, currentTraceparent(), rt.config.ownsCampaign,
       judged?.map((j) => VERDICT_MARK[j.verdict]), now);
-    if (judged) await afterJudgedPlan(rt.state, rt.dnc!, judged, r, now);
+    // Queued first: a batch written but not queued waits for the next run's resumeBatches (a failover cutting the
+    // evidence's write must not leave it there).
     await rt.push.enqueue(rt.config.id, r.batchIds);
+    if (judged) await afterJudgedPlan(rt.state, rt.dnc!, judged, r, now);
     planned += r.planned;
     held = r.held;
   }
